@@ -1,0 +1,4 @@
+export * from './devices.ts';
+export * from './params.ts';
+export * from './readings.ts';
+export * from './time.ts';

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import {
+  addLocalDays,
+  calendarBucketStarts,
+  HOUR_MS,
+  localParts,
+  offsetMinutes,
+  startOfLocalDay,
+  startOfLocalWeek,
+  zonedTimeToUtc,
+} from './time.ts';
+
+const WAW = 'Europe/Warsaw';
+const KOL = 'Asia/Kolkata';
+
+describe('offsetMinutes', () => {
+  it.each([
+    ['2026-01-15T12:00:00Z', WAW, 60],
+    ['2026-07-15T12:00:00Z', WAW, 120],
+    ['2026-03-29T00:59:59Z', WAW, 60],
+    ['2026-03-29T01:00:00Z', WAW, 120],
+    ['2026-10-25T00:59:59Z', WAW, 120],
+    ['2026-10-25T01:00:00Z', WAW, 60],
+    ['2026-07-15T12:00:00Z', KOL, 330],
+    ['2026-07-15T12:00:00Z', 'Asia/Kathmandu', 345],
+    ['2026-07-15T12:00:00Z', 'UTC', 0],
+  ])('%s in %s is %i', (iso, tz, expected) => {
+    expect(offsetMinutes(Date.parse(iso), tz)).toBe(expected);
+  });
+});
+
+describe('zonedTimeToUtc', () => {
+  it.each([
+    // [local wall time, zone, expected UTC]
+    [[2026, 1, 15, 0, 0], WAW, '2026-01-14T23:00:00.000Z'],
+    [[2026, 7, 15, 0, 0], WAW, '2026-07-14T22:00:00.000Z'],
+    // Spring gap: 02:30 does not exist in Warsaw on 29 March 2026 → 03:30 CEST.
+    [[2026, 3, 29, 2, 30], WAW, '2026-03-29T01:30:00.000Z'],
+    [[2026, 3, 29, 3, 0], WAW, '2026-03-29T01:00:00.000Z'],
+    // Autumn overlap: 02:30 happens twice on 25 October 2026 → the first occurrence (CEST).
+    [[2026, 10, 25, 2, 30], WAW, '2026-10-25T00:30:00.000Z'],
+    [[2026, 10, 25, 3, 0], WAW, '2026-10-25T02:00:00.000Z'],
+    [[2026, 7, 15, 0, 0], KOL, '2026-07-14T18:30:00.000Z'],
+  ] as const)('%j in %s', (wall, tz, iso) => {
+    const [y, mo, d, h, mi] = wall;
+    expect(new Date(zonedTimeToUtc(y, mo, d, h, mi, 0, tz)).toISOString()).toBe(iso);
+  });
+});
+
+describe('local days across DST', () => {
+  it('the spring day in Warsaw has 23 hours and the autumn day 25', () => {
+    const spring = startOfLocalDay(Date.parse('2026-03-29T12:00:00Z'), WAW);
+    const autumn = startOfLocalDay(Date.parse('2026-10-25T12:00:00Z'), WAW);
+    expect(addLocalDays(spring, 1, WAW) - spring).toBe(23 * HOUR_MS);
+    expect(addLocalDays(autumn, 1, WAW) - autumn).toBe(25 * HOUR_MS);
+    expect(new Date(spring).toISOString()).toBe('2026-03-28T23:00:00.000Z');
+    expect(new Date(autumn).toISOString()).toBe('2026-10-24T22:00:00.000Z');
+  });
+
+  it('a +05:30 day starts at 18:30 UTC the day before', () => {
+    expect(new Date(startOfLocalDay(Date.parse('2026-07-15T10:00:00Z'), KOL)).toISOString()).toBe(
+      '2026-07-14T18:30:00.000Z',
+    );
+  });
+
+  it('daily bucket starts over March 2026 in Warsaw: 31 days, one of them 23 h', () => {
+    const from = Date.parse('2026-02-28T23:00:00Z');
+    const to = Date.parse('2026-03-31T22:00:00Z');
+    const starts = calendarBucketStarts(from, to, 'day', WAW);
+    expect(starts).toHaveLength(31);
+    const lengths = starts.map((s, i) => (starts[i + 1] ?? to) - s);
+    expect(lengths.filter((l) => l === 23 * HOUR_MS)).toHaveLength(1);
+    expect(lengths.filter((l) => l === 24 * HOUR_MS)).toHaveLength(30);
+  });
+
+  it('weeks start on Monday', () => {
+    // 2026-11-22 is a Sunday.
+    const ts = Date.parse('2026-11-22T10:00:00Z');
+    expect(localParts(ts, WAW).weekday).toBe(7);
+    expect(new Date(startOfLocalWeek(ts, WAW)).toISOString()).toBe('2026-11-15T23:00:00.000Z');
+  });
+
+  it('month and year buckets follow the zone', () => {
+    const from = Date.parse('2026-01-01T00:00:00Z');
+    const to = Date.parse('2027-01-01T00:00:00Z');
+    const months = calendarBucketStarts(from, to, 'month', WAW);
+    // The bucket containing `from` (Jan 2026 local) starts on 31 Dec 23:00 UTC.
+    expect(new Date(months[0]!).toISOString()).toBe('2025-12-31T23:00:00.000Z');
+    expect(months).toHaveLength(13); // Jan..Dec 2026 and the local January 2027 that starts before `to`.
+    expect(calendarBucketStarts(from, to, 'year', WAW)).toHaveLength(2);
+  });
+});

@@ -1,0 +1,220 @@
+/**
+ * Time-zone arithmetic on plain epoch milliseconds, built on Intl only (so it runs in the browser too).
+ * Data is stored in UTC; days, weeks, months and years are counted in the device location's zone
+ * (DOMAIN.md §Time), where a day has 23, 24 or 25 hours.
+ */
+
+export const DEFAULT_TIMEZONE = 'Europe/Warsaw';
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+export interface LocalParts {
+  year: number;
+  /** 1..12 */
+  month: number;
+  /** 1..31 */
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+  /** ISO weekday: 1 = Monday .. 7 = Sunday */
+  weekday: number;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(tz: string): Intl.DateTimeFormat {
+  let f = formatters.get(tz);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      weekday: 'short',
+    });
+    formatters.set(tz, f);
+  }
+  return f;
+}
+
+/** True when the runtime knows the IANA zone name. */
+export function isValidTimeZone(tz: string): boolean {
+  if (!tz) return false;
+  try {
+    formatter(tz);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const WEEKDAYS: Record<string, number> = { Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6, Sun: 7 };
+
+/** Wall-clock fields of an instant in a zone. */
+export function localParts(ts: number, tz: string): LocalParts {
+  const out: LocalParts = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0, weekday: 0 };
+  for (const p of formatter(tz).formatToParts(new Date(ts))) {
+    switch (p.type) {
+      case 'year':
+        out.year = Number(p.value);
+        break;
+      case 'month':
+        out.month = Number(p.value);
+        break;
+      case 'day':
+        out.day = Number(p.value);
+        break;
+      case 'hour':
+        out.hour = Number(p.value);
+        break;
+      case 'minute':
+        out.minute = Number(p.value);
+        break;
+      case 'second':
+        out.second = Number(p.value);
+        break;
+      case 'weekday':
+        out.weekday = WEEKDAYS[p.value] ?? 0;
+        break;
+    }
+  }
+  return out;
+}
+
+/** UTC offset of the zone at an instant, in minutes (Warsaw summer: +120). */
+export function offsetMinutes(ts: number, tz: string): number {
+  const p = localParts(ts, tz);
+  const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  return Math.round((asUtc - Math.floor(ts / 1000) * 1000) / MINUTE_MS);
+}
+
+/**
+ * The instant at which the zone's wall clock shows the given fields. A wall time skipped by a
+ * spring-forward gap is moved forward by the gap's length (02:30 → 03:30, as Temporal's "compatible");
+ * a repeated autumn time resolves to its first occurrence.
+ */
+export function zonedTimeToUtc(
+  year: number,
+  month: number,
+  day: number,
+  hour = 0,
+  minute = 0,
+  second = 0,
+  tz: string = DEFAULT_TIMEZONE,
+): number {
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second);
+  // Two candidates from the offsets around the wall time cover every transition.
+  const o1 = offsetMinutes(wall - DAY_MS / 2, tz);
+  const o2 = offsetMinutes(wall + DAY_MS / 2, tz);
+  const candidates = [...new Set([wall - o1 * MINUTE_MS, wall - o2 * MINUTE_MS])].sort((a, b) => a - b);
+  for (const c of candidates) {
+    if (wall - offsetMinutes(c, tz) * MINUTE_MS === c) return c;
+  }
+  // In a gap no instant shows this wall time; the earlier offset moves it forward by the gap.
+  return Math.max(...candidates);
+}
+
+/** Local midnight starting the day that contains `ts`. */
+export function startOfLocalDay(ts: number, tz: string): number {
+  const p = localParts(ts, tz);
+  return zonedTimeToUtc(p.year, p.month, p.day, 0, 0, 0, tz);
+}
+
+/** Local midnight `n` days after the day containing `ts` (n may be negative). */
+export function addLocalDays(ts: number, n: number, tz: string): number {
+  const p = localParts(ts, tz);
+  const d = new Date(Date.UTC(p.year, p.month - 1, p.day + n));
+  return zonedTimeToUtc(d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), 0, 0, 0, tz);
+}
+
+/** Local midnight of the Monday starting the week that contains `ts`. */
+export function startOfLocalWeek(ts: number, tz: string): number {
+  return addLocalDays(ts, 1 - localParts(ts, tz).weekday, tz);
+}
+
+export function startOfLocalMonth(ts: number, tz: string): number {
+  const p = localParts(ts, tz);
+  return zonedTimeToUtc(p.year, p.month, 1, 0, 0, 0, tz);
+}
+
+export function addLocalMonths(ts: number, n: number, tz: string): number {
+  const p = localParts(ts, tz);
+  const d = new Date(Date.UTC(p.year, p.month - 1 + n, 1));
+  return zonedTimeToUtc(d.getUTCFullYear(), d.getUTCMonth() + 1, 1, 0, 0, 0, tz);
+}
+
+export function startOfLocalYear(ts: number, tz: string): number {
+  return zonedTimeToUtc(localParts(ts, tz).year, 1, 1, 0, 0, 0, tz);
+}
+
+export type CalendarUnit = 'day' | 'week' | 'month' | 'year';
+
+function startOf(ts: number, unit: CalendarUnit, tz: string): number {
+  switch (unit) {
+    case 'day':
+      return startOfLocalDay(ts, tz);
+    case 'week':
+      return startOfLocalWeek(ts, tz);
+    case 'month':
+      return startOfLocalMonth(ts, tz);
+    case 'year':
+      return startOfLocalYear(ts, tz);
+  }
+}
+
+function next(ts: number, unit: CalendarUnit, tz: string): number {
+  switch (unit) {
+    case 'day':
+      return addLocalDays(ts, 1, tz);
+    case 'week':
+      return addLocalDays(ts, 7, tz);
+    case 'month':
+      return addLocalMonths(ts, 1, tz);
+    case 'year':
+      return addLocalMonths(ts, 12, tz);
+  }
+}
+
+/**
+ * Start instants of the calendar buckets overlapping [from, to): the first is the start of the bucket
+ * containing `from`. Consecutive starts differ by 23, 24 or 25 hours on days around DST.
+ */
+export function calendarBucketStarts(from: number, to: number, unit: CalendarUnit, tz: string): number[] {
+  const out: number[] = [];
+  for (let t = startOf(from, unit, tz); t < to; t = next(t, unit, tz)) out.push(t);
+  return out;
+}
+
+/** Fixed-length buckets (15m, 30m, 1h) aligned to the UTC epoch. */
+export function fixedBucketStart(ts: number, stepMs: number): number {
+  return Math.floor(ts / stepMs) * stepMs;
+}
+
+/**
+ * Fixed-length bucket starts overlapping [from, to). Buckets are aligned to the epoch, so they line
+ * up with local hours in every zone whose offset is a whole number of steps (15 minutes covers
+ * :30 and :45 zones too).
+ */
+export function fixedBucketStarts(from: number, to: number, stepMs: number): number[] {
+  const out: number[] = [];
+  for (let t = fixedBucketStart(from, stepMs); t < to; t += stepMs) out.push(t);
+  return out;
+}
+
+/** `YYYY-MM-DD HH:mm:ss` in UTC, the data-log form of SPEC.md §3. */
+export function formatUtcTimestamp(ts: number): string {
+  return new Date(ts).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** `YYYY-MM-DD` of the local day containing `ts`. */
+export function localDateString(ts: number, tz: string): string {
+  const p = localParts(ts, tz);
+  return `${p.year}-${String(p.month).padStart(2, '0')}-${String(p.day).padStart(2, '0')}`;
+}

@@ -1,0 +1,171 @@
+/**
+ * The TelemetryStore port (ARCHITECTURE.md §The TelemetryStore port). One interface, two engines
+ * (DuckDB embedded, InfluxDB over its v1 API); everything above it is engine-blind. Times are UTC
+ * epoch milliseconds; intervals are half-open [from, to).
+ */
+import type { Reading } from '@kilowatch/core';
+
+export type { Reading };
+
+/** Fixed-length rollup resolutions kept current by the rollup scheduler. */
+export type RollupInterval = '15m' | '30m' | '1h';
+export type SeriesInterval = 'raw' | RollupInterval | '1d';
+export type EnergyInterval = RollupInterval | '1d' | '1mo';
+export type Stat = 'avg' | 'min' | 'max';
+
+export const ROLLUP_STEP_MS: Record<RollupInterval, number> = {
+  '15m': 15 * 60_000,
+  '30m': 30 * 60_000,
+  '1h': 60 * 60_000,
+};
+
+export interface WriteResult {
+  /** Readings committed (a re-write of the same device + timestamp counts again but stores once). */
+  written: number;
+}
+
+export interface RawQuery {
+  deviceKey: string;
+  from: number;
+  to: number;
+  /** Stored parameter names; omitted → every parameter the device has. */
+  params?: readonly string[];
+  /** Opaque cursor from a previous page. */
+  cursor?: string | null;
+  /** Page size, 1..10,000. */
+  limit: number;
+}
+
+export interface RawRow {
+  ts: number;
+  values: Record<string, number>;
+}
+
+export interface RawPage {
+  items: RawRow[];
+  nextCursor: string | null;
+}
+
+export interface SeriesQuery {
+  deviceKey: string;
+  /** Stored names (`vave1`) or all-phase names (`vave`, combined per the catalogue). */
+  params: readonly string[];
+  from: number;
+  to: number;
+  interval: SeriesInterval;
+  stats: readonly Stat[];
+  /** Zone for `1d` buckets (device location); default Europe/Warsaw. */
+  tz?: string;
+}
+
+/**
+ * Columnar series, the shape a chart takes without reshaping. For bucketed intervals `t` lists every
+ * bucket start in range (gaps are `null`); for `raw` it lists the readings' timestamps.
+ */
+export interface SeriesResult {
+  interval: SeriesInterval;
+  from: number;
+  to: number;
+  tz: string;
+  t: number[];
+  series: Record<string, Partial<Record<Stat, (number | null)[]>>>;
+}
+
+export interface EnergyQuery {
+  deviceKey: string;
+  /** Counter names, stored (`eai1`) or all-phase (`eai` = Σ of the phases' energies). */
+  counters: readonly string[];
+  from: number;
+  to: number;
+  interval: EnergyInterval;
+  /** Zone for `1d` and `1mo` buckets. */
+  tz?: string;
+}
+
+/**
+ * Energy per bucket from cumulative counters (DOMAIN.md §Energy from counters): last − last-before,
+ * resets contribute nothing, jitter ignored, implausible jumps left out and flagged. Empty buckets are 0
+ * unless no reading exists on either side (then `null`: nothing is known).
+ */
+export interface EnergyResult {
+  interval: EnergyInterval;
+  tz: string;
+  t: number[];
+  energy: Record<string, (number | null)[]>;
+  /** Intervals left out of energy because they implied more than the plausible power. */
+  implausible: { counter: string; from: number; to: number; delta: number }[];
+  /** Counter resets seen (the interval holding a reset contributes nothing). */
+  resets: { counter: string; at: number }[];
+}
+
+export interface LatestValues {
+  /** Timestamp of the newest reading of the device. */
+  ts: number;
+  /** Newest value of every parameter the device has reported (each may come from an older reading). */
+  values: Record<string, number>;
+}
+
+export interface RollupRunResult {
+  /** Buckets recomputed in this run (re-opened late buckets included). */
+  buckets: number;
+  /** Everything before this instant is final unless late data re-opens it. */
+  watermark: number;
+}
+
+export interface StoreHealth {
+  ok: boolean;
+  engine: 'duckdb' | 'influxdb';
+  detail?: string;
+}
+
+/** A store error says whether retrying can help (STYLE.md: errors are values with meaning). */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly kind: 'unavailable' | 'configuration' | 'rejected' | 'internal' = retryable ? 'unavailable' : 'internal',
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+export interface TelemetryStore {
+  readonly engine: StoreHealth['engine'];
+
+  /**
+   * Writes a batch. Resolves only once the batch is durably committed: that is the point at which
+   * ingest acknowledges the MQTT messages. Idempotent on (device, timestamp): a re-write replaces the
+   * values it carries and keeps the others.
+   */
+  write(readings: readonly Reading[]): Promise<WriteResult>;
+
+  /** Raw readings in time order, paged (data log). */
+  readRaw(query: RawQuery): Promise<RawPage>;
+
+  /** Raw readings in time order as a stream of pages with bounded memory (exports). */
+  streamRaw(query: Omit<RawQuery, 'cursor' | 'limit'> & { pageSize?: number }): AsyncIterable<RawRow[]>;
+
+  /** Bucketed or raw series; bucketed answers come from rollups, never a long raw scan. */
+  series(query: SeriesQuery): Promise<SeriesResult>;
+
+  /** Energy per bucket from counters. */
+  energy(query: EnergyQuery): Promise<EnergyResult>;
+
+  /** Newest values of a device, or null when it never reported. */
+  latest(deviceKey: string): Promise<LatestValues | null>;
+
+  /** Brings the 15m/30m/1h rollups up to date, re-opening buckets that received late data. */
+  refreshRollups(now?: number): Promise<RollupRunResult>;
+
+  /** Deletes every reading and rollup of a device. */
+  deleteDevice(deviceKey: string): Promise<void>;
+
+  /** Device keys that have data (used by the demo and health views). */
+  devices(): Promise<string[]>;
+
+  health(): Promise<StoreHealth>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,9 @@
+import { defineConfig } from 'vitest/config';
+
+// One run covers every package; each package's own vitest.config.ts sets its environment and timeouts.
+export default defineConfig({
+  test: {
+    projects: ['*/vitest.config.ts'],
+    reporters: ['default', './.ci/summary-reporter.ts'],
+  },
+});
