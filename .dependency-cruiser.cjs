@@ -26,6 +26,13 @@ module.exports = {
   forbidden: [
     ...directionRules,
     {
+      name: 'not-to-unresolvable',
+      comment: 'An import of a package that is not declared in package.json (or a missing file)',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},
@@ -33,7 +40,8 @@ module.exports = {
     },
     {
       name: 'public-entry-only',
-      comment: "Another package is reached only through its public entries (src/index.ts, src/conformance.ts, src/testing.ts)",
+      comment:
+        'Another package is reached only through its public entries (src/index.ts, src/conformance.ts, src/testing.ts)',
       severity: 'error',
       from: { path: `^(${pkgs})/` },
       to: {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { checkValue, combinedParamDef, detailsPageFor, deviceKeyFromMac, isQueryableParam, paramDef } from './index.ts';
+import {
+  checkValue,
+  combinedParamDef,
+  detailsPageFor,
+  deviceKeyFromMac,
+  isQueryableParam,
+  paramDef,
+} from './index.ts';
 
 describe('parameter catalogue', () => {
   it.each([

@@ -68,10 +68,36 @@ export const PARAMS: readonly ParamDef[] = [
   ...phased(['vave', 'vmax', 'vmin'], { unit: 'V', kind: 'gauge', group: 'voltage', min: 0, max: 500 }),
   ...phased(['iave', 'imax', 'imin'], { unit: 'A', kind: 'gauge', group: 'current', min: -1000, max: 1000 }),
   ...phased(['pfave', 'pfmax', 'pfmin'], { unit: '', kind: 'gauge', group: 'powerFactor', min: -1, max: 1 }),
-  ...phased(['eai', 'eae'], { unit: 'kWh', kind: 'counter', group: 'activeEnergy', min: 0, max: COUNTER_MAX }),
-  ...phased(['eri', 'ere'], { unit: 'kvarh', kind: 'counter', group: 'reactiveEnergy', min: 0, max: COUNTER_MAX }),
-  { name: 'energy3phases_import', unit: 'kWh', kind: 'counter', group: 'activeEnergy', min: 0, max: COUNTER_MAX },
-  { name: 'energy3phases_export', unit: 'kWh', kind: 'counter', group: 'activeEnergy', min: 0, max: COUNTER_MAX },
+  ...phased(['eai', 'eae'], {
+    unit: 'kWh',
+    kind: 'counter',
+    group: 'activeEnergy',
+    min: 0,
+    max: COUNTER_MAX,
+  }),
+  ...phased(['eri', 'ere'], {
+    unit: 'kvarh',
+    kind: 'counter',
+    group: 'reactiveEnergy',
+    min: 0,
+    max: COUNTER_MAX,
+  }),
+  {
+    name: 'energy3phases_import',
+    unit: 'kWh',
+    kind: 'counter',
+    group: 'activeEnergy',
+    min: 0,
+    max: COUNTER_MAX,
+  },
+  {
+    name: 'energy3phases_export',
+    unit: 'kWh',
+    kind: 'counter',
+    group: 'activeEnergy',
+    min: 0,
+    max: COUNTER_MAX,
+  },
   {
     name: 'renergy3phases_import',
     unit: 'kvarh',
@@ -88,7 +114,14 @@ export const PARAMS: readonly ParamDef[] = [
     min: 0,
     max: COUNTER_MAX,
   },
-  { name: 'energy3phases', unit: 'kWh', kind: 'counter', group: 'activeEnergy', min: -COUNTER_MAX, max: COUNTER_MAX },
+  {
+    name: 'energy3phases',
+    unit: 'kWh',
+    kind: 'counter',
+    group: 'activeEnergy',
+    min: -COUNTER_MAX,
+    max: COUNTER_MAX,
+  },
   {
     name: 'renergy3phases',
     unit: 'kvarh',
@@ -164,7 +197,9 @@ export function unitOf(name: string): string | undefined {
   return byName.get(name)?.unit ?? combinedByName.get(name)?.unit;
 }
 
-export type RangeCheck = { ok: true } | { ok: false; reason: 'unknown-parameter' | 'out-of-range' | 'not-finite' };
+export type RangeCheck =
+  | { ok: true }
+  | { ok: false; reason: 'unknown-parameter' | 'out-of-range' | 'not-finite' };
 
 /** Checks one value against the catalogue. */
 export function checkValue(name: string, value: number): RangeCheck {

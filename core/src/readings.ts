@@ -13,7 +13,10 @@ export interface Reading {
   values: Record<string, number>;
 }
 
-export const DeviceKeySchema = v.pipe(v.string(), v.regex(DEVICE_KEY_PATTERN, 'device key must be 12 lowercase hex digits'));
+export const DeviceKeySchema = v.pipe(
+  v.string(),
+  v.regex(DEVICE_KEY_PATTERN, 'device key must be 12 lowercase hex digits'),
+);
 
 /** Earliest timestamp accepted from a meter (guards against unset RTCs reporting 1970). */
 export const MIN_READING_TS = Date.UTC(2000, 0, 1);

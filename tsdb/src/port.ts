@@ -124,7 +124,9 @@ export class StoreError extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
-    readonly kind: 'unavailable' | 'configuration' | 'rejected' | 'internal' = retryable ? 'unavailable' : 'internal',
+    readonly kind: 'unavailable' | 'configuration' | 'rejected' | 'internal' = retryable
+      ? 'unavailable'
+      : 'internal',
     options?: ErrorOptions,
   ) {
     super(message, options);
