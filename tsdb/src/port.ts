@@ -13,6 +13,13 @@ export type SeriesInterval = 'raw' | RollupInterval | '1d';
 export type EnergyInterval = RollupInterval | '1d' | '1mo';
 export type Stat = 'avg' | 'min' | 'max';
 
+/**
+ * Where a bucketed answer comes from. `auto` (default) uses the rollups; `raw` computes the same
+ * aggregation straight from raw readings — for the conformance suite (rollups must equal raw) and the
+ * benchmarks (rollups against the raw path in the same run). Both give the same numbers.
+ */
+export type QuerySource = 'auto' | 'raw';
+
 export const ROLLUP_STEP_MS: Record<RollupInterval, number> = {
   '15m': 15 * 60_000,
   '30m': 30 * 60_000,
@@ -56,6 +63,7 @@ export interface SeriesQuery {
   stats: readonly Stat[];
   /** Zone for `1d` buckets (device location); default Europe/Warsaw. */
   tz?: string;
+  source?: QuerySource;
 }
 
 /**
@@ -80,6 +88,7 @@ export interface EnergyQuery {
   interval: EnergyInterval;
   /** Zone for `1d` and `1mo` buckets. */
   tz?: string;
+  source?: QuerySource;
 }
 
 /**
