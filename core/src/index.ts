@@ -1,4 +1,5 @@
 export * from './devices.ts';
+export * from './energy.ts';
 export * from './params.ts';
 export * from './readings.ts';
 export * from './time.ts';

@@ -92,9 +92,10 @@ export interface EnergyQuery {
 }
 
 /**
- * Energy per bucket from cumulative counters (DOMAIN.md §Energy from counters): last − last-before,
- * resets contribute nothing, jitter ignored, implausible jumps left out and flagged. Empty buckets are 0
- * unless no reading exists on either side (then `null`: nothing is known).
+ * Energy per bucket from cumulative counters (DOMAIN.md §Energy from counters; core `energyPerBucket`):
+ * last − last-before, resets contribute nothing, jitter ignored, implausible jumps left out and flagged.
+ * A bucket holding no reading is `null` (a gap); the energy across a gap lands in the bucket of the
+ * reading that ends it.
  */
 export interface EnergyResult {
   interval: EnergyInterval;
