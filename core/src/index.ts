@@ -1,3 +1,7 @@
+export * from './analytics/billing.ts';
+export * from './analytics/heatmap.ts';
+export * from './analytics/interval.ts';
+export * from './analytics/quality.ts';
 export * from './devices.ts';
 export * from './energy.ts';
 export * from './params.ts';
