@@ -1,0 +1,118 @@
+/** Account, session and profile messages (API.md §Account). */
+import * as v from 'valibot';
+import { DEFAULT_TIMEZONE } from '../time.ts';
+import { IdSchema, TimeZoneSchema } from './common.ts';
+import { MESSAGES } from './messages.ts';
+
+export const LANGUAGES = ['en', 'pl', 'tr'] as const;
+export type Language = (typeof LANGUAGES)[number];
+export const DEFAULT_LANGUAGE: Language = 'en';
+export const DEFAULT_COUNTRY = 'PL';
+
+/** Passwords: 8 to 128 characters (OWASP ASVS: at least 64 allowed, no composition rules). */
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 128;
+
+const EmailSchema = v.pipe(
+  v.string(MESSAGES.fieldEmpty),
+  v.trim(),
+  v.nonEmpty(MESSAGES.fieldEmpty),
+  v.maxLength(254, MESSAGES.invalidEmail),
+  v.email(MESSAGES.invalidEmail),
+  v.toLowerCase(),
+);
+
+const NewPasswordSchema = v.pipe(
+  v.string(MESSAGES.fieldEmpty),
+  v.nonEmpty(MESSAGES.fieldEmpty),
+  v.minLength(PASSWORD_MIN, MESSAGES.passwordLength),
+  v.maxLength(PASSWORD_MAX, MESSAGES.passwordLength),
+);
+
+const LanguageSchema = v.picklist(LANGUAGES, MESSAGES.fieldEmpty);
+
+const CountrySchema = v.pipe(
+  v.string(MESSAGES.countryRequired),
+  v.trim(),
+  v.nonEmpty(MESSAGES.countryRequired),
+  v.maxLength(64, MESSAGES.countryRequired),
+);
+
+const FullNameSchema = v.pipe(
+  v.string(MESSAGES.fieldEmpty),
+  v.trim(),
+  v.nonEmpty(MESSAGES.fieldEmpty),
+  v.maxLength(200, MESSAGES.fieldEmpty),
+);
+
+export const UserSchema = v.object({
+  id: IdSchema,
+  email: v.string(),
+  fullName: v.string(),
+  country: v.string(),
+  timezone: v.string(),
+  language: v.picklist(LANGUAGES),
+});
+export type User = v.InferOutput<typeof UserSchema>;
+
+export const AuthDataSchema = v.object({
+  /** Access token (short-lived bearer). */
+  token: v.string(),
+  refreshToken: v.string(),
+  /** When the access token expires (ISO 8601). */
+  expiresAt: v.string(),
+  /** When the refresh token expires (ISO 8601). */
+  refreshExpiresAt: v.string(),
+  user: UserSchema,
+});
+export type AuthData = v.InferOutput<typeof AuthDataSchema>;
+
+export const LoginRequestSchema = v.object({
+  email: EmailSchema,
+  // Login checks no length rules: a wrong password is just wrong.
+  password: v.pipe(v.string(MESSAGES.fieldEmpty), v.nonEmpty(MESSAGES.fieldEmpty), v.maxLength(1024)),
+  rememberMe: v.optional(v.boolean(), false),
+});
+export type LoginRequest = v.InferInput<typeof LoginRequestSchema>;
+
+export const DemoRequestSchema = v.optional(v.object({}), {});
+
+export const RefreshRequestSchema = v.object({
+  refreshToken: v.pipe(v.string(MESSAGES.fieldEmpty), v.nonEmpty(MESSAGES.fieldEmpty), v.maxLength(512)),
+});
+export type RefreshRequest = v.InferInput<typeof RefreshRequestSchema>;
+
+export const VerifyTokenRequestSchema = v.object({
+  api_token: v.pipe(v.string(MESSAGES.fieldEmpty), v.nonEmpty(MESSAGES.fieldEmpty), v.maxLength(512)),
+});
+export type VerifyTokenRequest = v.InferInput<typeof VerifyTokenRequestSchema>;
+
+export const VerifyTokenResponseSchema = v.object({ valid: v.literal(true), expiresAt: v.string() });
+export type VerifyTokenResponse = v.InferOutput<typeof VerifyTokenResponseSchema>;
+
+export const UpdateUserRequestSchema = v.object({
+  fullName: FullNameSchema,
+  country: CountrySchema,
+  timezone: TimeZoneSchema,
+  language: LanguageSchema,
+});
+export type UpdateUserRequest = v.InferInput<typeof UpdateUserRequestSchema>;
+
+export const RegisterRequestSchema = v.object({
+  email: EmailSchema,
+  password: NewPasswordSchema,
+  fullName: FullNameSchema,
+  country: v.optional(CountrySchema, DEFAULT_COUNTRY),
+  timezone: v.optional(TimeZoneSchema, DEFAULT_TIMEZONE),
+  language: v.optional(LanguageSchema, DEFAULT_LANGUAGE),
+});
+export type RegisterRequest = v.InferInput<typeof RegisterRequestSchema>;
+
+export const ForgotPasswordRequestSchema = v.object({ email: EmailSchema });
+export type ForgotPasswordRequest = v.InferInput<typeof ForgotPasswordRequestSchema>;
+
+export const ResetPasswordRequestSchema = v.object({
+  token: v.pipe(v.string(MESSAGES.fieldEmpty), v.nonEmpty(MESSAGES.fieldEmpty), v.maxLength(512)),
+  password: NewPasswordSchema,
+});
+export type ResetPasswordRequest = v.InferInput<typeof ResetPasswordRequestSchema>;

@@ -1,0 +1,153 @@
+/** Device messages (API.md §Devices). */
+import * as v from 'valibot';
+import { deviceKeyFromMac } from '../devices.ts';
+import { COUNTER_NAMES } from '../params.ts';
+import {
+  DateStringSchema,
+  IdSchema,
+  InstantSchema,
+  numberIn,
+  optionalText,
+  RefSchema,
+  requiredText,
+} from './common.ts';
+import { MESSAGES } from './messages.ts';
+
+export const DEVICE_STATUSES = ['online', 'offline', 'weak-signal'] as const;
+
+export const DeviceSchema = v.object({
+  id: IdSchema,
+  name: v.string(),
+  friendlyName: v.string(),
+  model: v.string(),
+  modelName: v.string(),
+  typeCode: v.number(),
+  typeName: v.string(),
+  mac: v.string(),
+  /** The MAC as 12 lowercase hex digits: the key of its MQTT topics and telemetry. */
+  deviceKey: v.string(),
+  phases: v.picklist([1, 3]),
+  /** Client route of the details page this type opens (SPEC.md §2). */
+  detailsPath: v.string(),
+  status: v.picklist(DEVICE_STATUSES),
+  /** Epoch milliseconds of the newest reading or status message, null when never seen. */
+  lastSeen: v.nullable(v.number()),
+  rssi: v.nullable(v.number()),
+  location: v.nullable(RefSchema),
+  tariff: v.nullable(RefSchema),
+});
+export type Device = v.InferOutput<typeof DeviceSchema>;
+
+export const NotificationSettingsSchema = v.object({
+  enabled: v.boolean(MESSAGES.fieldEmpty),
+  /** Alert when a phase voltage falls below this many volts. */
+  voltageDrop: numberIn(0, 500),
+  /** Alert when a phase voltage rises above this many volts. */
+  voltageRise: numberIn(0, 500),
+  /** Alert when a day's imported energy exceeds this many kWh (0 = off). */
+  totalConsumption: numberIn(0, 1_000_000),
+  /** Silence 22:00–07:00 in the location's time zone. */
+  disableAtNight: v.boolean(MESSAGES.fieldEmpty),
+  /** Minimum minutes between two alerts of the same kind. */
+  interval: v.pipe(numberIn(1, 10_080), v.integer(MESSAGES.validNumber)),
+  muteAll: v.boolean(MESSAGES.fieldEmpty),
+});
+export type NotificationSettings = v.InferOutput<typeof NotificationSettingsSchema>;
+
+export const DEFAULT_NOTIFICATION_SETTINGS: NotificationSettings = {
+  enabled: false,
+  voltageDrop: 207,
+  voltageRise: 253,
+  totalConsumption: 0,
+  disableAtNight: true,
+  interval: 60,
+  muteAll: false,
+};
+
+export const DeviceOverviewSchema = v.object({
+  ...DeviceSchema.entries,
+  registeredAt: v.string(),
+  modifiedAt: v.string(),
+  billingStart: v.string(),
+  billingMonths: v.number(),
+  /** The tariff of the device's location, used when the device names none. */
+  defaultTariff: v.nullable(RefSchema),
+  notifications: NotificationSettingsSchema,
+});
+export type DeviceOverview = v.InferOutput<typeof DeviceOverviewSchema>;
+
+export const ClaimDeviceRequestSchema = v.object({
+  mac: v.pipe(
+    v.string(MESSAGES.invalidMac),
+    v.trim(),
+    v.check((mac) => deviceKeyFromMac(mac) !== null, MESSAGES.invalidMac),
+  ),
+  name: requiredText(100),
+  typeCode: v.pipe(numberIn(1, 999), v.integer(MESSAGES.validNumber)),
+  model: optionalText(100),
+  friendlyName: optionalText(100),
+  /** 1 for single-phase meters; three-phase by default. */
+  phases: v.optional(v.picklist([1, 3], MESSAGES.validNumber), 3),
+  locationId: v.optional(v.nullable(IdSchema), null),
+});
+export type ClaimDeviceRequest = v.InferInput<typeof ClaimDeviceRequestSchema>;
+
+export const UpdateDeviceRequestSchema = v.object({
+  name: requiredText(100),
+  friendlyName: optionalText(100),
+  locationId: v.optional(v.nullable(IdSchema), null),
+  tariffId: v.optional(v.nullable(IdSchema), null),
+  billingStart: DateStringSchema,
+  billingMonths: v.pipe(numberIn(1, 24), v.integer(MESSAGES.validNumber)),
+});
+export type UpdateDeviceRequest = v.InferInput<typeof UpdateDeviceRequestSchema>;
+
+/** Warning and critical bands in % of the nominal 230 V (SPEC.md §5, DOMAIN.md §Limits). */
+export const LimitsSchema = v.pipe(
+  v.object({
+    warning: v.pipe(v.number(MESSAGES.validNumber), v.finite(MESSAGES.validNumber)),
+    critical: v.pipe(v.number(MESSAGES.validNumber), v.finite(MESSAGES.validNumber)),
+  }),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const { warning, critical } = dataset.value;
+    const warningOk = warning >= 0 && warning <= 50;
+    const criticalOk = critical >= 0 && critical <= 100;
+    if (!warningOk) {
+      addIssue({ message: MESSAGES.warningRange, path: [pathItem(dataset.value, 'warning')] });
+    }
+    if (!criticalOk) {
+      addIssue({ message: MESSAGES.criticalRange, path: [pathItem(dataset.value, 'critical')] });
+    }
+    if (warningOk && criticalOk && warning >= critical) {
+      addIssue({ message: MESSAGES.warningBelowCritical, path: [pathItem(dataset.value, 'warning')] });
+      addIssue({ message: MESSAGES.criticalAboveWarning, path: [pathItem(dataset.value, 'critical')] });
+    }
+  }),
+);
+export type Limits = v.InferOutput<typeof LimitsSchema>;
+
+export const DEFAULT_LIMITS: Limits = { warning: 10, critical: 15 };
+
+function pathItem(input: Record<string, unknown>, key: string) {
+  return { type: 'object', origin: 'value', input, key, value: input[key] } as const;
+}
+
+export const MeterValueRequestSchema = v.object({
+  /** A stored counter (`eai1`, `energy3phases_import`, …). */
+  param: v.picklist(COUNTER_NAMES as readonly string[] as [string, ...string[]], MESSAGES.selectParameter),
+  /** The register value shown on the physical meter. */
+  value: numberIn(0, 1e9),
+  /** When the meter showed it. */
+  at: InstantSchema,
+});
+export type MeterValueRequest = v.InferInput<typeof MeterValueRequestSchema>;
+
+export const MeterValueSchema = v.object({
+  param: v.string(),
+  value: v.number(),
+  at: v.string(),
+  /** Added to the stored counter from `at` on, so totals equal the physical register. */
+  offset: v.number(),
+});
+export type MeterValue = v.InferOutput<typeof MeterValueSchema>;

@@ -1,0 +1,52 @@
+/**
+ * User-facing messages: the validation keys of SPEC.md §5 and the error catalogue of SPEC.md §8. The
+ * client translates them by key, so the server sends exactly these strings.
+ */
+export const MESSAGES = {
+  // SPEC.md §5
+  validNumber: 'Must be a valid number.',
+  dateRangeRequired: 'Date range is required.',
+  selectParameter: 'Please select at least one parameter.',
+  selectFileType: 'Select file type to export.',
+  fieldEmpty: 'Field cannot be empty.',
+  warningBelowCritical: 'Warning level must be less than the critical level.',
+  warningRange: 'Warning level must be in the range 0-50%.',
+  criticalAboveWarning: 'Critical level must be greater than the warning level.',
+  criticalRange: 'Critical level must be in the range 0-100%.',
+  comparisonName: 'The comparison name must be between 3 and 30 characters.',
+  compareParameter: 'Select at least one parameter to compare.',
+  countryRequired: 'Country is required.',
+  timezoneRequired: 'Timezone is required.',
+  // SPEC.md §8
+  loginFailed: 'Try again!',
+  loginSucceeded: 'You have successfully logged in!',
+  internal: 'Internal server error. Please contact with server administrator.',
+  notFound: 'Seems there is nothing here',
+  saveFailed: 'Unable to save data. Check form.',
+  saved: 'Data has been successfully saved.',
+  exportFailed: 'Exporting data failed.',
+  exportUnavailable: 'Export unavailable',
+  exportScheduled: 'Exporting data scheduled. We will inform you when file be ready.',
+  meterValueFailed: 'Failed to save energy meter data',
+  limitsFailed: 'Failed to save limit values',
+  deleteFailed: 'Error deleting device',
+  deleted: 'Device successfully deleted',
+  weakSignal: 'Network connection problem',
+  rangeTooLong: 'Data range is too long.',
+  // Beyond the original catalogue: account and transport errors the original product never showed.
+  invalidEmail: 'Enter a valid email address.',
+  passwordLength: 'Password must be 8 to 128 characters.',
+  invalidToken: 'The link is invalid or has expired.',
+  unauthorized: 'Your session has ended. Please sign in again.',
+  alreadyClaimed: 'This meter is already registered.',
+  invalidMac: 'Enter a valid MAC address.',
+  invalidDate: 'Enter a valid date.',
+  invalidTimestamp: 'Enter a valid time.',
+  tooManyRequests: 'Too many attempts. Try again later.',
+  tooLarge: 'The request is too large.',
+  malformed: 'The request could not be read.',
+  busy: 'The server is busy. Try again later.',
+} as const;
+
+export type MessageKey = keyof typeof MESSAGES;
+export type Message = (typeof MESSAGES)[MessageKey];
