@@ -1,3 +1,4 @@
+export * from './alerts.ts';
 export * from './analytics/billing.ts';
 export * from './analytics/heatmap.ts';
 export * from './analytics/interval.ts';
