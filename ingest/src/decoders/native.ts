@@ -1,0 +1,44 @@
+import { NativePayloadSchema, type Reading, StatusMessageSchema, WEAK_SIGNAL_DBM } from '@kilowatch/core';
+import * as v from 'valibot';
+import { type Decoded, Rejection, type StatusUpdate } from './types.ts';
+import { assertValidReading } from './validate.ts';
+
+/** Maps a valibot failure to a rejection; a pre-2000 epoch gets its own reason. */
+export function schemaRejection(issues: readonly v.BaseIssue<unknown>[]): Rejection {
+  const first = issues[0];
+  if (issues.some((i) => i.message === 'timestamp before 2000')) {
+    return new Rejection('timestamp-too-old', 'timestamp before 2000');
+  }
+  const path = first?.path?.map((p) => String(p.key)).join('.') ?? '';
+  return new Rejection('invalid-payload', `${path ? `${path}: ` : ''}${first?.message ?? 'invalid payload'}`);
+}
+
+/** `kilowatch/meters/<deviceKey>/readings`: one reading or an array of them. */
+export function decodeNativeReadings(deviceKey: string, json: unknown, now: number): Decoded {
+  const parsed = v.safeParse(NativePayloadSchema, json);
+  if (!parsed.success) throw schemaRejection(parsed.issues);
+  const list = Array.isArray(parsed.output) ? parsed.output : [parsed.output];
+  const readings: Reading[] = list.map((r) => {
+    const reading: Reading = { deviceKey, ts: r.ts, values: r.values };
+    if (r.seq !== undefined) reading.seq = r.seq;
+    return reading;
+  });
+  for (const r of readings) assertValidReading(r, now);
+  return { kind: 'readings', format: 'native', deviceKey, readings };
+}
+
+export function statusFrom(online: boolean, rssi: number | undefined): StatusUpdate {
+  const status = !online
+    ? 'offline'
+    : rssi !== undefined && rssi < WEAK_SIGNAL_DBM
+      ? 'weak-signal'
+      : 'online';
+  return rssi === undefined ? { online, status } : { online, status, rssi };
+}
+
+/** `kilowatch/meters/<deviceKey>/status` (also the last will). */
+export function decodeNativeStatus(deviceKey: string, json: unknown): Decoded {
+  const parsed = v.safeParse(StatusMessageSchema, json);
+  if (!parsed.success) throw schemaRejection(parsed.issues);
+  return { kind: 'status', deviceKey, update: statusFrom(parsed.output.online, parsed.output.rssi) };
+}
