@@ -1,0 +1,308 @@
+/**
+ * Bucketed answers: series and energy, from rollups (`auto`) or straight from raw readings (`raw`) with
+ * the same arithmetic. Daily and monthly buckets are local-calendar buckets of the zone summed from hourly
+ * rollups, or 15-minute ones where the zone's offset is not whole hours (DOMAIN.md §Time).
+ */
+import {
+  addLocalDays,
+  addLocalMonths,
+  COMBINED_PARAMS,
+  type CounterEvent,
+  type CounterPoint,
+  calendarBucketStarts,
+  combinedParamDef,
+  counterRules,
+  DEFAULT_TIMEZONE,
+  energyPerBucket,
+  fixedBucketStarts,
+  isQueryableParam,
+  isStoredParam,
+  isValidTimeZone,
+  offsetMinutes,
+  paramDef,
+  sumIntoBuckets,
+  sumSeries,
+} from '@kilowatch/core';
+import {
+  type EnergyQuery,
+  type EnergyResult,
+  ROLLUP_STEP_MS,
+  type RollupInterval,
+  type SeriesQuery,
+  type SeriesResult,
+  type Stat,
+  StoreError,
+} from '@kilowatch/tsdb';
+import type { InfluxClient } from './client.ts';
+import { ident } from './lineProtocol.ts';
+import { combinedValues, decodeEvents, type GaugeAgg } from './rollup.ts';
+import { deviceWhere, lastBefore, READINGS, ROLLUP_MEASUREMENT, readRawRange, rowsOf } from './schema.ts';
+
+const STATS: readonly Stat[] = ['avg', 'min', 'max'];
+const COMBINED = new Map(COMBINED_PARAMS.map((c) => [c.name, c]));
+
+function reject(msg: string): StoreError {
+  return new StoreError(msg, false, 'rejected');
+}
+
+export function checkRange(deviceKey: unknown, from: number, to: number): void {
+  if (typeof deviceKey !== 'string' || deviceKey.length === 0) throw reject('deviceKey is required');
+  if (!Number.isFinite(from) || !Number.isFinite(to)) throw reject('from and to must be epoch milliseconds');
+  if (from >= to) throw reject(`from (${from}) must be before to (${to})`);
+}
+
+function zoneOf(tz: string | undefined): string {
+  const zone = tz ?? DEFAULT_TIMEZONE;
+  if (!isValidTimeZone(zone)) throw reject(`unknown time zone: ${zone}`);
+  return zone;
+}
+
+/** Bucket starts, the end of the last bucket, and the rollup the buckets are summed from. */
+interface Buckets {
+  starts: number[];
+  end: number;
+  fine: RollupInterval;
+}
+
+function bucketsFor(interval: string, from: number, to: number, tz: string): Buckets {
+  if (interval === '15m' || interval === '30m' || interval === '1h') {
+    const step = ROLLUP_STEP_MS[interval];
+    const starts = fixedBucketStarts(from, to, step);
+    return { starts, end: starts[starts.length - 1]! + step, fine: interval };
+  }
+  if (interval === '1d' || interval === '1mo') {
+    const starts = calendarBucketStarts(from, to, interval === '1d' ? 'day' : 'month', tz);
+    const lastStart = starts[starts.length - 1]!;
+    const end = interval === '1d' ? addLocalDays(lastStart, 1, tz) : addLocalMonths(lastStart, 1, tz);
+    const wholeHours = [...starts, end].every((t) => offsetMinutes(t, tz) % 60 === 0);
+    return { starts, end, fine: wholeHours ? '1h' : '15m' };
+  }
+  throw reject(`unknown interval: ${interval}`);
+}
+
+/** Index of the bucket holding `ts` (starts ascending), or -1 outside [starts[0], end). */
+function bucketIndex(starts: readonly number[], end: number, ts: number): number {
+  if (ts < starts[0]! || ts >= end) return -1;
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= ts) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+function merge(into: (GaugeAgg | undefined)[], i: number, g: GaugeAgg): void {
+  const cur = into[i];
+  if (!cur) into[i] = { ...g };
+  else {
+    cur.sum += g.sum;
+    cur.count += g.count;
+    cur.min = Math.min(cur.min, g.min);
+    cur.max = Math.max(cur.max, g.max);
+  }
+}
+
+/** Stored parameters a query name needs (the phases of a combined name). */
+function storedOf(name: string): readonly string[] {
+  return COMBINED.get(name)?.of ?? [name];
+}
+
+export async function series(client: InfluxClient, q: SeriesQuery): Promise<SeriesResult> {
+  checkRange(q.deviceKey, q.from, q.to);
+  const tz = zoneOf(q.tz);
+  if (!Array.isArray(q.params) || q.params.length === 0)
+    throw reject('params must name at least one parameter');
+  for (const p of q.params) if (!isQueryableParam(p)) throw reject(`unknown parameter: ${p}`);
+  const stats = q.stats.length > 0 ? q.stats : STATS;
+  for (const s of stats) if (!STATS.includes(s)) throw reject(`unknown stat: ${s}`);
+
+  if (q.interval === 'raw') {
+    const stored = [...new Set(q.params.flatMap(storedOf))];
+    const rows = await readRawRange(client, q.deviceKey, q.from, q.to, stored);
+    const out: SeriesResult = { interval: 'raw', from: q.from, to: q.to, tz, t: [], series: {} };
+    const cols = q.params.map(() => [] as (number | null)[]);
+    for (const row of rows) {
+      const combined = new Map(combinedValues(row.values));
+      const vals = q.params.map((p) => (isStoredParam(p) ? row.values[p] : combined.get(p)) ?? null);
+      if (vals.every((v) => v === null)) continue;
+      out.t.push(row.ts);
+      vals.forEach((v, i) => {
+        cols[i]!.push(v);
+      });
+    }
+    q.params.forEach((p, i) => {
+      out.series[p] = Object.fromEntries(stats.map((s) => [s, cols[i]!]));
+    });
+    return out;
+  }
+
+  const b = bucketsFor(q.interval, q.from, q.to, tz);
+  const aggs = new Map<string, (GaugeAgg | undefined)[]>(
+    q.params.map((p) => [p, new Array(b.starts.length)]),
+  );
+  if (q.source === 'raw') await rawGauges(client, q, b, aggs);
+  else {
+    const fields = q.params.flatMap((p) => ['sum', 'count', 'min', 'max'].map((s) => ident(`${p}_${s}`)));
+    const [res] = await client.query(
+      `SELECT ${fields.join(', ')} FROM ${ROLLUP_MEASUREMENT[b.fine]} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)}`,
+    );
+    for (const row of rowsOf(res?.series)) {
+      const i = bucketIndex(b.starts, b.end, row.time as number);
+      if (i < 0) continue;
+      for (const p of q.params) {
+        const count = row[`${p}_count`];
+        if (typeof count !== 'number' || count === 0) continue;
+        merge(aggs.get(p)!, i, {
+          sum: row[`${p}_sum`] as number,
+          count,
+          min: row[`${p}_min`] as number,
+          max: row[`${p}_max`] as number,
+        });
+      }
+    }
+  }
+  const out: SeriesResult = { interval: q.interval, from: q.from, to: q.to, tz, t: b.starts, series: {} };
+  for (const p of q.params) {
+    const a = aggs.get(p)!;
+    const s: SeriesResult['series'][string] = {};
+    for (const stat of stats) {
+      s[stat] = b.starts.map((_, i) => {
+        const g = a[i];
+        if (!g) return null;
+        return stat === 'avg' ? g.sum / g.count : stat === 'min' ? g.min : g.max;
+      });
+    }
+    out.series[p] = s;
+  }
+  return out;
+}
+
+/** Stored gauges by `GROUP BY time()` on the server; combined ones per reading in JS. */
+async function rawGauges(
+  client: InfluxClient,
+  q: SeriesQuery,
+  b: Buckets,
+  aggs: Map<string, (GaugeAgg | undefined)[]>,
+): Promise<void> {
+  const stored = q.params.filter(isStoredParam);
+  const combined = q.params.filter((p) => !isStoredParam(p));
+  if (stored.length > 0) {
+    const fields = stored.flatMap((p) =>
+      ['sum', 'count', 'min', 'max'].map((f) => `${f}(${ident(p)}) AS ${ident(`${p}_${f}`)}`),
+    );
+    const step = ROLLUP_STEP_MS[b.fine] / 60_000;
+    const [res] = await client.query(
+      `SELECT ${fields.join(', ')} FROM ${READINGS} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)} GROUP BY time(${step}m) fill(none)`,
+    );
+    for (const row of rowsOf(res?.series)) {
+      const i = bucketIndex(b.starts, b.end, row.time as number);
+      if (i < 0) continue;
+      for (const p of stored) {
+        const count = row[`${p}_count`];
+        if (typeof count !== 'number' || count === 0) continue;
+        merge(aggs.get(p)!, i, {
+          sum: row[`${p}_sum`] as number,
+          count,
+          min: row[`${p}_min`] as number,
+          max: row[`${p}_max`] as number,
+        });
+      }
+    }
+  }
+  if (combined.length > 0) {
+    const phases = [...new Set(combined.flatMap(storedOf))];
+    const rows = await readRawRange(client, q.deviceKey, b.starts[0]!, b.end, phases);
+    for (const row of rows) {
+      const i = bucketIndex(b.starts, b.end, row.ts);
+      if (i < 0) continue;
+      const vals = new Map(combinedValues(row.values));
+      for (const p of combined) {
+        const v = vals.get(p);
+        if (v !== undefined) merge(aggs.get(p)!, i, { sum: v, count: 1, min: v, max: v });
+      }
+    }
+  }
+}
+
+function counterPhases(name: string): readonly string[] {
+  const def = paramDef(name);
+  if (def?.kind === 'counter') return [name];
+  const c = combinedParamDef(name);
+  if (c?.kind === 'counter') return c.of;
+  throw reject(`not an energy counter: ${name}`);
+}
+
+export async function energy(client: InfluxClient, q: EnergyQuery): Promise<EnergyResult> {
+  checkRange(q.deviceKey, q.from, q.to);
+  const tz = zoneOf(q.tz);
+  if (!Array.isArray(q.counters) || q.counters.length === 0)
+    throw reject('counters must name at least one counter');
+  const phasesOf = new Map(q.counters.map((c) => [c, counterPhases(c)]));
+  const stored = [...new Set([...phasesOf.values()].flat())];
+  const b = bucketsFor(q.interval, q.from, q.to, tz);
+  const perCounter = new Map<string, (number | null)[]>();
+  const events: { counter: string; ev: CounterEvent }[] = [];
+
+  if (q.source === 'raw') {
+    const rows = await readRawRange(client, q.deviceKey, b.starts[0]!, b.end, stored);
+    const before = await lastBefore(client, q.deviceKey, stored, b.starts[0]!);
+    for (const c of stored) {
+      const pts: CounterPoint[] = [];
+      for (const r of rows) {
+        const v = r.values[c];
+        if (v !== undefined) pts.push({ ts: r.ts, value: v });
+      }
+      const res = energyPerBucket(pts, b.starts, b.end, counterRules(c), before.get(c) ?? null);
+      perCounter.set(c, res.energy);
+      for (const ev of res.events) events.push({ counter: c, ev });
+    }
+  } else {
+    const [res] = await client.query(
+      `SELECT ${stored.map((c) => ident(`${c}_e`)).join(', ')} FROM ${ROLLUP_MEASUREMENT[b.fine]} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)}`,
+    );
+    const rows = rowsOf(res?.series);
+    const fineStarts = rows.map((r) => r.time as number);
+    for (const c of stored) {
+      const vals = rows.map((r) => {
+        const v = r[`${c}_e`];
+        return typeof v === 'number' ? v : null;
+      });
+      perCounter.set(c, sumIntoBuckets(fineStarts, vals, b.starts));
+    }
+    const evFields = stored.map((c) => ident(`${c}_ev`));
+    const [evRes] = await client.query(
+      `SELECT ${evFields.join(', ')} FROM ${ROLLUP_MEASUREMENT['15m']} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)} AND (${evFields.map((f) => `${f} != ''`).join(' OR ')})`,
+    );
+    for (const row of rowsOf(evRes?.series)) {
+      for (const c of stored) {
+        const s = row[`${c}_ev`];
+        if (typeof s === 'string') for (const ev of decodeEvents(s)) events.push({ counter: c, ev });
+      }
+    }
+  }
+
+  const out: EnergyResult = {
+    interval: q.interval,
+    tz,
+    t: b.starts,
+    energy: {},
+    implausible: [],
+    resets: [],
+  };
+  for (const [name, phases] of phasesOf) {
+    out.energy[name] = sumSeries(phases.map((p) => perCounter.get(p)!));
+  }
+  events.sort((x, y) => x.ev.at - y.ev.at || x.counter.localeCompare(y.counter));
+  for (const { counter, ev } of events) {
+    if (ev.kind === 'reset') out.resets.push({ counter, at: ev.at });
+    else out.implausible.push({ counter, from: ev.from, to: ev.at, delta: ev.delta });
+  }
+  return out;
+}
+
+/** Exposed for tests: the rollup a daily or monthly answer is summed from. */
+export function fineRollupFor(interval: '1d' | '1mo', from: number, to: number, tz: string): RollupInterval {
+  return bucketsFor(interval, from, to, tz).fine;
+}

@@ -1,0 +1,74 @@
+/**
+ * InfluxDB line protocol and InfluxQL quoting. Every name and value that reaches the server goes through
+ * these functions, so a device key or parameter name can never break a line or a statement.
+ */
+
+export type FieldValue = number | string;
+
+/** Measurement names: commas and spaces are escaped. */
+export function escapeMeasurement(name: string): string {
+  assertNoNewline(name, 'measurement');
+  return name.replace(/[\\, ]/g, (c) => `\\${c}`);
+}
+
+/** Tag keys, tag values and field keys: commas, equals signs and spaces are escaped. */
+export function escapeKey(key: string): string {
+  assertNoNewline(key, 'key');
+  return key.replace(/[\\,= ]/g, (c) => `\\${c}`);
+}
+
+/** String field values are double-quoted; quotes and backslashes escaped. */
+export function quoteString(value: string): string {
+  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/** Floats always: InfluxDB types a field by its first write, and every Kilowatch field is a float. */
+export function formatFloat(v: number): string {
+  if (!Number.isFinite(v)) throw new RangeError(`field value must be finite, got ${v}`);
+  return Object.is(v, -0) ? '0' : String(v);
+}
+
+function assertNoNewline(s: string, what: string): void {
+  if (s.length === 0) throw new RangeError(`line protocol ${what} must not be empty`);
+  if (/[\n\r]/.test(s)) throw new RangeError(`line protocol ${what} must not contain a line break`);
+}
+
+/**
+ * One line: `measurement,tag=v field=1.5 1700000000000`. Tags are sorted (the server's own order, so it
+ * does less work); fields keep their order. Timestamp in the precision the write request names.
+ */
+export function encodeLine(
+  measurement: string,
+  tags: Record<string, string>,
+  fields: Record<string, FieldValue>,
+  ts: number,
+): string {
+  let line = escapeMeasurement(measurement);
+  for (const k of Object.keys(tags).sort()) {
+    const v = tags[k]!;
+    line += `,${escapeKey(k)}=${escapeKey(v)}`;
+  }
+  let sep = ' ';
+  for (const [k, v] of Object.entries(fields)) {
+    line += `${sep}${escapeKey(k)}=${typeof v === 'number' ? formatFloat(v) : quoteString(v)}`;
+    sep = ',';
+  }
+  if (sep === ' ') throw new RangeError('line protocol point needs at least one field');
+  if (!Number.isSafeInteger(ts)) throw new RangeError(`timestamp must be an integer, got ${ts}`);
+  return `${line} ${ts}`;
+}
+
+/** InfluxQL identifier: `"name"` with quotes and backslashes escaped. */
+export function ident(name: string): string {
+  return `"${name.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/** InfluxQL string literal: `'value'` with quotes and backslashes escaped. */
+export function literal(value: string): string {
+  return `'${value.replace(/[\\']/g, (c) => `\\${c}`)}'`;
+}
+
+/** InfluxQL time literal for epoch milliseconds (RFC 3339, which every v1 API accepts). */
+export function timeLiteral(ms: number): string {
+  return `'${new Date(ms).toISOString()}'`;
+}

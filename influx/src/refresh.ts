@@ -1,0 +1,156 @@
+/**
+ * Rollup maintenance. Every write batch carries, in the same request, one `rollup_dirty` point per
+ * device (time = the writer's clock, fields `from`/`to` = the batch's reading range). A refresh reads the
+ * markers since its persisted cursor, recomputes each device's range from raw (the hour holding `from`
+ * to the hour holding the next reading after `to`, so the step into it is counted), writes the 15m, 30m
+ * and 1h points back, then advances the cursor in `rollup_state`. Markers newer than the cursor minus a
+ * margin are read again (a writer in another process may still be sending); this instance remembers the
+ * ones it has done. Rewrites are idempotent, so repeating work never changes an answer.
+ */
+import { COUNTER_NAMES, type CounterPoint, fixedBucketStart, HOUR_MS } from '@kilowatch/core';
+import { type RollupRunResult, StoreError } from '@kilowatch/tsdb';
+import type { InfluxClient } from './client.ts';
+import { encodeLine } from './lineProtocol.ts';
+import { bucketFields, coarsen, QUARTER_MS, quarterBuckets, type RollupBucket } from './rollup.ts';
+import {
+  DIRTY,
+  deviceWhere,
+  lastBefore,
+  READINGS,
+  ROLLUP_MEASUREMENT,
+  readRawRange,
+  rowsOf,
+  STATE,
+} from './schema.ts';
+
+/** How far behind its cursor a refresh looks again for markers of writes still in flight elsewhere. */
+export const MARKER_MARGIN_MS = 2 * 60_000;
+/** Raw data is recomputed in windows of this length (bounded memory). */
+const WINDOW_MS = 7 * 24 * HOUR_MS;
+
+export interface DirtyRange {
+  from: number;
+  to: number;
+}
+
+export class RollupMaintainer {
+  private readonly done = new Map<string, number>();
+  private running: Promise<unknown> = Promise.resolve();
+  private lastMarker = 0;
+  /** Marker times of this instance's writes still in flight. */
+  private readonly inflight = new Set<number>();
+
+  constructor(
+    private readonly client: InfluxClient,
+    private readonly writerId: string,
+    private readonly batchLines: number,
+  ) {}
+
+  /** A strictly increasing marker time for this writer. */
+  nextMarkerTs(): number {
+    this.lastMarker = Math.max(Date.now(), this.lastMarker + 1);
+    return this.lastMarker;
+  }
+
+  beginWrite(ts: number): void {
+    this.inflight.add(ts);
+  }
+
+  endWrite(ts: number): void {
+    this.inflight.delete(ts);
+  }
+
+  markerLine(deviceKey: string, range: DirtyRange, ts: number): string {
+    return encodeLine(
+      DIRTY,
+      { device: deviceKey, writer: this.writerId },
+      { from: range.from, to: range.to },
+      ts,
+    );
+  }
+
+  refresh(now: number): Promise<RollupRunResult> {
+    const run = this.running.then(() => this.run(now));
+    this.running = run.catch(() => undefined);
+    return run;
+  }
+
+  private async run(now: number): Promise<RollupRunResult> {
+    const started = Date.now();
+    const [state] = await this.client.query(`SELECT last("cursor") FROM ${STATE}`);
+    const cursor = rowsOf(state?.series)[0]?.last;
+    const readFrom = typeof cursor === 'number' ? Math.max(0, cursor - MARKER_MARGIN_MS) : 0;
+    const [markers] = await this.client.query(
+      `SELECT "from", "to", "device", "writer" FROM ${DIRTY} WHERE time >= ${readFrom}ms`,
+    );
+    const ranges = new Map<string, DirtyRange>();
+    const keys: [string, number][] = [];
+    for (const m of rowsOf(markers?.series)) {
+      const key = `${m.device}|${m.writer}|${m.time}`;
+      if (this.done.has(key) || typeof m.from !== 'number' || typeof m.to !== 'number') continue;
+      keys.push([key, m.time as number]);
+      const device = String(m.device);
+      const r = ranges.get(device);
+      if (!r) ranges.set(device, { from: m.from, to: m.to });
+      else {
+        r.from = Math.min(r.from, m.from);
+        r.to = Math.max(r.to, m.to);
+      }
+    }
+    let buckets = 0;
+    for (const [device, range] of ranges) buckets += await this.recompute(device, range);
+    for (const [key, t] of keys) this.done.set(key, t);
+
+    let newCursor = started;
+    for (const t of this.inflight) newCursor = Math.min(newCursor, t - 1);
+    for (const [key, t] of this.done) if (t < newCursor - MARKER_MARGIN_MS) this.done.delete(key);
+    const watermark = fixedBucketStart(now, QUARTER_MS);
+    await this.client.write(encodeLine(STATE, {}, { cursor: newCursor, watermark }, started));
+    return { buckets, watermark };
+  }
+
+  /** Recomputes the device's 15m, 30m and 1h buckets covering the range; returns 15-minute buckets written. */
+  async recompute(device: string, range: DirtyRange): Promise<number> {
+    const start = fixedBucketStart(range.from, HOUR_MS);
+    const [next] = await this.client.query(
+      `SELECT * FROM ${READINGS} WHERE ${deviceWhere(device)} AND time > ${range.to}ms ORDER BY time ASC LIMIT 1`,
+    );
+    const nextTs = rowsOf(next?.series)[0]?.time;
+    const last = Math.max(range.to, typeof nextTs === 'number' ? nextTs : range.to);
+    const end = fixedBucketStart(last, HOUR_MS) + HOUR_MS;
+    const baselines: Map<string, CounterPoint | null> = await lastBefore(
+      this.client,
+      device,
+      COUNTER_NAMES,
+      start,
+    );
+    let written = 0;
+    for (let a = start; a < end; a += WINDOW_MS) {
+      const b = Math.min(end, a + WINDOW_MS);
+      const rows = await readRawRange(this.client, device, a, b, []);
+      const quarters = quarterBuckets(rows, a, b, baselines);
+      const lines: string[] = [];
+      const push = (measurement: string, bs: Iterable<RollupBucket>, withEvents: boolean) => {
+        for (const bucket of bs) {
+          const fields = bucketFields(bucket, withEvents);
+          if (Object.keys(fields).length > 0)
+            lines.push(encodeLine(measurement, { device }, fields, bucket.start));
+        }
+      };
+      push(ROLLUP_MEASUREMENT['15m'], quarters.values(), true);
+      push(ROLLUP_MEASUREMENT['30m'], coarsen(quarters.values(), 30 * 60_000).values(), false);
+      push(ROLLUP_MEASUREMENT['1h'], coarsen(quarters.values(), HOUR_MS).values(), false);
+      for (let i = 0; i < lines.length; i += this.batchLines) {
+        const res = await this.client.write(lines.slice(i, i + this.batchLines).join('\n'));
+        if (res.dropped > 0)
+          throw new StoreError(
+            `rollup write dropped ${res.dropped} points: ${res.reason}`,
+            false,
+            'internal',
+          );
+      }
+      written += quarters.size;
+    }
+    return written;
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * Rollup buckets computed in JS from raw readings with core's counter rules (InfluxQL cannot express
+ * resets, jitter and implausible jumps). 15-minute buckets come from raw; 30-minute and hourly buckets
+ * add up 15-minute ones: gauge sum/count/min/max combine, and because each counter step belongs to the
+ * bucket of its later reading, a coarse bucket's energy is the sum of its quarters' energies.
+ */
+import {
+  COMBINED_PARAMS,
+  COUNTER_NAMES,
+  type CounterEvent,
+  type CounterPoint,
+  counterRules,
+  energyPerBucket,
+  fixedBucketStart,
+  fixedBucketStarts,
+} from '@kilowatch/core';
+import type { RawRow } from '@kilowatch/tsdb';
+
+export const QUARTER_MS = 15 * 60_000;
+
+export interface GaugeAgg {
+  sum: number;
+  count: number;
+  min: number;
+  max: number;
+}
+
+export interface RollupBucket {
+  start: number;
+  gauges: Map<string, GaugeAgg>;
+  /** Energy per counter; present when the bucket holds a reading of that counter. */
+  energy: Map<string, number>;
+  /** Resets and implausible jumps per counter (15-minute buckets only). */
+  events: Map<string, CounterEvent[]>;
+}
+
+const COUNTERS = new Set(COUNTER_NAMES);
+
+function addGauge(gauges: Map<string, GaugeAgg>, name: string, v: number): void {
+  const g = gauges.get(name);
+  if (!g) gauges.set(name, { sum: v, count: 1, min: v, max: v });
+  else {
+    g.sum += v;
+    g.count++;
+    if (v < g.min) g.min = v;
+    if (v > g.max) g.max = v;
+  }
+}
+
+function bucketAt(map: Map<number, RollupBucket>, start: number): RollupBucket {
+  let b = map.get(start);
+  if (!b) {
+    b = { start, gauges: new Map(), energy: new Map(), events: new Map() };
+    map.set(start, b);
+  }
+  return b;
+}
+
+/** The value of a combined (all-phase) parameter in one reading: sum or mean of the phases present. */
+export function combinedValues(values: Record<string, number>): [string, number][] {
+  const out: [string, number][] = [];
+  for (const c of COMBINED_PARAMS) {
+    let sum = 0;
+    let n = 0;
+    for (const p of c.of) {
+      const v = values[p];
+      if (v !== undefined) {
+        sum += v;
+        n++;
+      }
+    }
+    if (n > 0) out.push([c.name, c.combine === 'sum' ? sum : sum / n]);
+  }
+  return out;
+}
+
+/**
+ * 15-minute buckets of [start, end) (both on 15-minute boundaries) from the device's raw rows in time
+ * order. `baselines` holds each counter's last reading before `start` and is advanced to the end, so
+ * consecutive ranges chain.
+ */
+export function quarterBuckets(
+  rows: readonly RawRow[],
+  start: number,
+  end: number,
+  baselines: Map<string, CounterPoint | null>,
+): Map<number, RollupBucket> {
+  const out = new Map<number, RollupBucket>();
+  const counterPoints = new Map<string, CounterPoint[]>();
+  for (const row of rows) {
+    if (row.ts < start || row.ts >= end) continue;
+    const b = bucketAt(out, fixedBucketStart(row.ts, QUARTER_MS));
+    for (const [name, v] of Object.entries(row.values)) {
+      addGauge(b.gauges, name, v);
+      if (COUNTERS.has(name)) {
+        const pts = counterPoints.get(name);
+        if (pts) pts.push({ ts: row.ts, value: v });
+        else counterPoints.set(name, [{ ts: row.ts, value: v }]);
+      }
+    }
+    for (const [name, v] of combinedValues(row.values)) addGauge(b.gauges, name, v);
+  }
+  if (counterPoints.size === 0) return out;
+  const starts = fixedBucketStarts(start, end, QUARTER_MS);
+  for (const [counter, pts] of counterPoints) {
+    const res = energyPerBucket(pts, starts, end, counterRules(counter), baselines.get(counter) ?? null);
+    baselines.set(counter, res.baseline);
+    res.energy.forEach((e, i) => {
+      if (e !== null) bucketAt(out, starts[i]!).energy.set(counter, e);
+    });
+    for (const ev of res.events) {
+      const b = bucketAt(out, fixedBucketStart(ev.at, QUARTER_MS));
+      const list = b.events.get(counter);
+      if (list) list.push(ev);
+      else b.events.set(counter, [ev]);
+    }
+  }
+  return out;
+}
+
+/** Coarser buckets (30 min, 1 h) from 15-minute ones. */
+export function coarsen(quarters: Iterable<RollupBucket>, stepMs: number): Map<number, RollupBucket> {
+  const out = new Map<number, RollupBucket>();
+  for (const q of quarters) {
+    const b = bucketAt(out, fixedBucketStart(q.start, stepMs));
+    for (const [name, g] of q.gauges) {
+      const cur = b.gauges.get(name);
+      if (!cur) b.gauges.set(name, { ...g });
+      else {
+        cur.sum += g.sum;
+        cur.count += g.count;
+        if (g.min < cur.min) cur.min = g.min;
+        if (g.max > cur.max) cur.max = g.max;
+      }
+    }
+    for (const [c, e] of q.energy) b.energy.set(c, (b.energy.get(c) ?? 0) + e);
+  }
+  return out;
+}
+
+/** `r:<at>:<from>:<delta>;i:…` — events kept in one string field of the 15-minute bucket. */
+export function encodeEvents(events: readonly CounterEvent[]): string {
+  return events.map((e) => `${e.kind === 'reset' ? 'r' : 'i'}:${e.at}:${e.from}:${e.delta}`).join(';');
+}
+
+export function decodeEvents(s: string): CounterEvent[] {
+  if (!s) return [];
+  const out: CounterEvent[] = [];
+  for (const part of s.split(';')) {
+    const [k, at, from, delta] = part.split(':');
+    if ((k !== 'r' && k !== 'i') || at === undefined || from === undefined || delta === undefined) continue;
+    out.push({
+      kind: k === 'r' ? 'reset' : 'implausible',
+      at: Number(at),
+      from: Number(from),
+      delta: Number(delta),
+    });
+  }
+  return out;
+}
+
+/** Fields of a rollup point: `<p>_sum/_count/_min/_max`, `<counter>_e`, and `<counter>_ev` at 15 min. */
+export function bucketFields(b: RollupBucket, withEvents: boolean): Record<string, number | string> {
+  const f: Record<string, number | string> = {};
+  for (const [name, g] of b.gauges) {
+    f[`${name}_sum`] = g.sum;
+    f[`${name}_count`] = g.count;
+    f[`${name}_min`] = g.min;
+    f[`${name}_max`] = g.max;
+  }
+  for (const [c, e] of b.energy) {
+    f[`${c}_e`] = e;
+    // Always written where the counter has a reading, so a recompute clears stale events.
+    if (withEvents) f[`${c}_ev`] = encodeEvents(b.events.get(c) ?? []);
+  }
+  return f;
+}

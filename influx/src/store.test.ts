@@ -1,0 +1,367 @@
+import { randomBytes } from 'node:crypto';
+import { addLocalDays, HOUR_MS, type Reading, zonedTimeToUtc } from '@kilowatch/core';
+import { StoreError } from '@kilowatch/tsdb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInfluxStore, type InfluxTelemetryStore } from './store.ts';
+import { type InfluxTestServer, influxSkipReason, startInfluxServer } from './testing.ts';
+
+const skip = influxSkipReason();
+if (skip) console.warn(skip);
+
+const device = () => randomBytes(6).toString('hex');
+const MIN = 60_000;
+const T0 = Date.UTC(2025, 0, 6); // a Monday, 00:00 UTC
+
+describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
+  let server: InfluxTestServer;
+  let store: InfluxTelemetryStore;
+
+  beforeAll(async () => {
+    server = await startInfluxServer();
+    store = await createInfluxStore({ url: server.url, database: server.database, batchSize: 500 });
+  }, 60_000);
+
+  afterAll(async () => {
+    await store?.close();
+    await server?.stop();
+  });
+
+  it('writes idempotently: a re-write replaces the values it carries and keeps the others', async () => {
+    const d = device();
+    expect(await store.write([{ deviceKey: d, ts: T0, values: { vave1: 230, vave2: 231 } }])).toEqual({
+      written: 1,
+    });
+    await store.write([{ deviceKey: d, ts: T0, values: { vave1: 229.5 } }]);
+    const page = await store.readRaw({ deviceKey: d, from: T0, to: T0 + 1, limit: 10 });
+    expect(page).toEqual({ items: [{ ts: T0, values: { vave1: 229.5, vave2: 231 } }], nextCursor: null });
+  });
+
+  it('pages raw readings with a cursor and streams them in bounded pages', async () => {
+    const d = device();
+    const rows: Reading[] = Array.from({ length: 25 }, (_, i) => ({
+      deviceKey: d,
+      ts: T0 + i * MIN,
+      values: { pave1: i, vave1: 230 + i / 10 },
+    }));
+    await store.write(rows);
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = await store.readRaw({
+        deviceKey: d,
+        from: T0,
+        to: T0 + HOUR_MS,
+        params: ['pave1'],
+        limit: 10,
+        cursor,
+      });
+      for (const r of page.items) {
+        expect(Object.keys(r.values)).toEqual(['pave1']);
+        seen.push(r.values.pave1!);
+      }
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== null && pages < 10);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(rows.map((_, i) => i));
+    const streamed: number[] = [];
+    for await (const page of store.streamRaw({
+      deviceKey: d,
+      from: T0 + 5 * MIN,
+      to: T0 + 20 * MIN,
+      pageSize: 4,
+    })) {
+      expect(page.length).toBeLessThanOrEqual(4);
+      for (const r of page) streamed.push(r.ts);
+    }
+    expect(streamed).toEqual(rows.slice(5, 20).map((r) => r.ts));
+  });
+
+  it('answers latest with the newest value of every parameter', async () => {
+    const d = device();
+    expect(await store.latest(d)).toBeNull();
+    await store.write([
+      { deviceKey: d, ts: T0, values: { vave1: 230, eai1: 10 } },
+      { deviceKey: d, ts: T0 + MIN, values: { vave1: 231 } },
+    ]);
+    expect(await store.latest(d)).toEqual({ ts: T0 + MIN, values: { vave1: 231, eai1: 10 } });
+  });
+
+  it('answers bucketed series from rollups, equal to raw, with gaps and combined parameters', async () => {
+    const d = device();
+    const rows: Reading[] = [];
+    // Two hours of minute data, then an hour's gap, then one more hour.
+    for (let i = 0; i < 240; i++) {
+      if (i >= 120 && i < 180) continue;
+      rows.push({
+        deviceKey: d,
+        ts: T0 + i * MIN,
+        values: { vave1: 220 + (i % 7), vave2: 230, vave3: 240 - (i % 5), pave1: 100 * (i % 3), pave2: 50 },
+      });
+    }
+    await store.write(rows);
+    await store.refreshRollups(T0 + 5 * HOUR_MS);
+    for (const interval of ['15m', '30m', '1h'] as const) {
+      const q = {
+        deviceKey: d,
+        params: ['vave1', 'vave', 'pave'],
+        from: T0,
+        to: T0 + 4 * HOUR_MS,
+        interval,
+        stats: ['avg', 'min', 'max'] as const,
+      };
+      const auto = await store.series(q);
+      const raw = await store.series({ ...q, source: 'raw' });
+      expect(auto.t).toEqual(raw.t);
+      expect(auto.t.length).toBe(
+        (4 * HOUR_MS) / (interval === '15m' ? 15 * MIN : interval === '30m' ? 30 * MIN : HOUR_MS),
+      );
+      for (const p of q.params) {
+        for (const s of q.stats) {
+          const a = auto.series[p]![s]!;
+          const r = raw.series[p]![s]!;
+          expect(a.map((v) => v === null)).toEqual(r.map((v) => v === null));
+          a.forEach((v, i) => {
+            if (v !== null) expect(v).toBeCloseTo(r[i]!, 9);
+          });
+        }
+      }
+    }
+    const hourly = await store.series({
+      deviceKey: d,
+      params: ['vave', 'pave', 'vave2'],
+      from: T0,
+      to: T0 + 4 * HOUR_MS,
+      interval: '1h',
+      stats: ['avg', 'max'],
+    });
+    expect(hourly.t).toEqual([0, 1, 2, 3].map((h) => T0 + h * HOUR_MS));
+    expect(hourly.series.vave2!.avg).toEqual([230, 230, null, 230]);
+    // pave = pave1 + pave2 per reading: 50 + (0|100|200).
+    expect(hourly.series.pave!.max).toEqual([250, 250, null, 250]);
+    const vave = hourly.series.vave!.avg!;
+    expect(vave[2]).toBeNull();
+    const firstHour = rows.filter((r) => r.ts < T0 + HOUR_MS);
+    const expected =
+      firstHour.reduce((s, r) => s + (r.values.vave1! + r.values.vave2! + r.values.vave3!) / 3, 0) /
+      firstHour.length;
+    expect(vave[0]).toBeCloseTo(expected, 9);
+  });
+
+  it('computes counter energy with jitter, resets, implausible jumps and gaps, from rollups and raw alike', async () => {
+    const d = device();
+    const at = (m: number) => T0 + m * MIN;
+    const rows: Reading[] = [
+      { deviceKey: d, ts: at(0), values: { eai1: 100 } },
+      { deviceKey: d, ts: at(10), values: { eai1: 101 } }, // +1
+      { deviceKey: d, ts: at(20), values: { eai1: 100.995 } }, // jitter
+      { deviceKey: d, ts: at(25), values: { eai1: 101.5 } }, // +0.5 from the kept baseline 101
+      { deviceKey: d, ts: at(40), values: { eai1: 3 } }, // reset: nothing
+      { deviceKey: d, ts: at(50), values: { eai1: 4 } }, // +1
+      { deviceKey: d, ts: at(55), values: { eai1: 2004 } }, // 2000 kWh in 5 min: implausible
+      { deviceKey: d, ts: at(70), values: { eai1: 2005 } }, // +1
+      // gap: no readings 75..134
+      { deviceKey: d, ts: at(135), values: { eai1: 2007 } }, // +2 lands in the bucket of 135
+    ];
+    await store.write(rows);
+    await store.refreshRollups(at(200));
+    const q = { deviceKey: d, counters: ['eai1', 'eai'], from: at(0), to: at(150), interval: '15m' as const };
+    const auto = await store.energy(q);
+    const raw = await store.energy({ ...q, source: 'raw' });
+    const expected = [1, 0.5, 0, 1, 1, null, null, null, null, 2];
+    expect(auto.t.length).toBe(10);
+    expect(auto.energy.eai1).toEqual(expected);
+    expect(auto.energy.eai).toEqual(expected);
+    expect(raw.energy).toEqual(auto.energy);
+    expect(auto.resets).toEqual([{ counter: 'eai1', at: at(40) }]);
+    expect(auto.implausible).toEqual([{ counter: 'eai1', from: at(50), to: at(55), delta: 2000 }]);
+    expect(raw.resets).toEqual(auto.resets);
+    expect(raw.implausible).toEqual(auto.implausible);
+    const hourly = await store.energy({ ...q, interval: '1h' });
+    expect(hourly.energy.eai1).toEqual([2.5, 1, 2]);
+  });
+
+  it('sums phases into combined energy, a bucket null only when every phase is', async () => {
+    const d = device();
+    await store.write([
+      { deviceKey: d, ts: T0, values: { eai1: 1, eai2: 10 } },
+      { deviceKey: d, ts: T0 + 20 * MIN, values: { eai1: 2, eai2: 12 } },
+      { deviceKey: d, ts: T0 + 40 * MIN, values: { eai1: 4 } },
+    ]);
+    await store.refreshRollups(T0 + 2 * HOUR_MS);
+    const res = await store.energy({
+      deviceKey: d,
+      counters: ['eai', 'eai2'],
+      from: T0,
+      to: T0 + HOUR_MS,
+      interval: '15m',
+    });
+    expect(res.energy.eai).toEqual([0, 3, 2, null]);
+    expect(res.energy.eai2).toEqual([0, 2, null, null]);
+  });
+
+  describe.each([
+    ['Europe/Warsaw', 2026, 3, 29, 23],
+    ['Europe/Warsaw', 2026, 10, 25, 25],
+    ['Asia/Kolkata', 2026, 3, 29, 24],
+  ])('daily energy in %s on %i-%i-%i', (tz, y, m, day, hours) => {
+    it(`sums exactly the ${hours} hours of the local day, from rollups and raw`, async () => {
+      const d = device();
+      const dayStart = zonedTimeToUtc(y, m, day, 0, 0, 0, tz);
+      const from = dayStart - 2 * 24 * HOUR_MS;
+      const to = dayStart + 3 * 24 * HOUR_MS;
+      const rows: Reading[] = [];
+      // One kWh per quarter hour: a reading every 15 minutes, the register counting up.
+      for (let t = from, v = 0; t < to; t += 15 * MIN, v += 1)
+        rows.push({ deviceKey: d, ts: t, values: { eai1: v } });
+      await store.write(rows);
+      await store.refreshRollups(to);
+      const q = {
+        deviceKey: d,
+        counters: ['eai1'],
+        from: addLocalDays(dayStart, -1, tz),
+        to: addLocalDays(dayStart, 2, tz),
+        tz,
+      };
+      const daily = await store.energy({ ...q, interval: '1d' });
+      const raw = await store.energy({ ...q, interval: '1d', source: 'raw' });
+      expect(daily.t[1]).toBe(dayStart);
+      expect(daily.t.length).toBe(3);
+      expect(daily.energy.eai1![1]).toBe(hours * 4);
+      expect(daily.energy.eai1![0]).toBe(24 * 4);
+      expect(raw.energy).toEqual(daily.energy);
+      const series = await store.series({
+        deviceKey: d,
+        params: ['eai1'],
+        from: dayStart,
+        to: dayStart + 1,
+        interval: '1d',
+        stats: ['min', 'max'],
+        tz,
+      });
+      expect(series.t).toEqual([dayStart]);
+      expect(series.series.eai1!.max![0]! - series.series.eai1!.min![0]!).toBe(hours * 4 - 1);
+    });
+  });
+
+  it('answers monthly energy in the zone', async () => {
+    const d = device();
+    const tz = 'Europe/Warsaw';
+    const rows: Reading[] = [];
+    const jan = zonedTimeToUtc(2025, 1, 1, 0, 0, 0, tz);
+    const apr = zonedTimeToUtc(2025, 4, 1, 0, 0, 0, tz);
+    for (let t = jan - HOUR_MS, v = 0; t <= apr; t += HOUR_MS, v += 0.5)
+      rows.push({ deviceKey: d, ts: t, values: { eae1: v } });
+    await store.write(rows);
+    await store.refreshRollups(apr + HOUR_MS);
+    const res = await store.energy({
+      deviceKey: d,
+      counters: ['eae1'],
+      from: jan,
+      to: apr,
+      interval: '1mo',
+      tz,
+    });
+    expect(res.t).toEqual([
+      jan,
+      zonedTimeToUtc(2025, 2, 1, 0, 0, 0, tz),
+      zonedTimeToUtc(2025, 3, 1, 0, 0, 0, tz),
+    ]);
+    // March 2025 has 743 hours in Warsaw (DST starts on the 30th).
+    expect(res.energy.eae1).toEqual([31 * 24 * 0.5, 28 * 24 * 0.5, 743 * 0.5]);
+  });
+
+  it('re-opens a closed bucket when late data arrives', async () => {
+    const d = device();
+    await store.write([
+      { deviceKey: d, ts: T0, values: { vave1: 230 } },
+      { deviceKey: d, ts: T0 + 20 * MIN, values: { vave1: 240 } },
+    ]);
+    await store.refreshRollups(T0 + 3 * HOUR_MS);
+    const q = {
+      deviceKey: d,
+      params: ['vave1'],
+      from: T0,
+      to: T0 + HOUR_MS,
+      interval: '1h' as const,
+      stats: ['avg'] as const,
+    };
+    expect((await store.series(q)).series.vave1!.avg).toEqual([235]);
+    await store.write([{ deviceKey: d, ts: T0 + 5 * MIN, values: { vave1: 250 } }]);
+    const run = await store.refreshRollups(T0 + 3 * HOUR_MS);
+    expect(run.buckets).toBeGreaterThan(0);
+    expect((await store.series(q)).series.vave1!.avg).toEqual([240]);
+  });
+
+  it('keeps rollup work across a store and server restart', async () => {
+    const d = device();
+    await store.write([
+      { deviceKey: d, ts: T0, values: { eai1: 1 } },
+      { deviceKey: d, ts: T0 + 30 * MIN, values: { eai1: 3 } },
+    ]);
+    await server.restart();
+    const again = await createInfluxStore({ url: server.url, database: server.database });
+    await again.refreshRollups(T0 + HOUR_MS);
+    const res = await again.energy({
+      deviceKey: d,
+      counters: ['eai1'],
+      from: T0,
+      to: T0 + HOUR_MS,
+      interval: '1h',
+    });
+    expect(res.energy.eai1).toEqual([2]);
+    await again.close();
+  });
+
+  it('deletes every reading and rollup of a device and lists devices', async () => {
+    const d = device();
+    const other = device();
+    await store.write([
+      { deviceKey: d, ts: T0, values: { eai1: 1 } },
+      { deviceKey: other, ts: T0, values: { eai1: 1 } },
+    ]);
+    await store.refreshRollups(T0 + HOUR_MS);
+    expect(await store.devices()).toEqual(expect.arrayContaining([d, other]));
+    await store.deleteDevice(d);
+    expect(await store.devices()).not.toContain(d);
+    expect(await store.devices()).toContain(other);
+    expect(await store.latest(d)).toBeNull();
+    const e = await store.energy({
+      deviceKey: d,
+      counters: ['eai1'],
+      from: T0,
+      to: T0 + HOUR_MS,
+      interval: '1h',
+    });
+    expect(e.energy.eai1).toEqual([null]);
+  });
+
+  it('rejects bad input with a clear error and writes nothing of the batch', async () => {
+    const d = device();
+    const bad: Reading[] = [
+      { deviceKey: d, ts: T0, values: { vave1: 230 } },
+      { deviceKey: d, ts: T0 + MIN, values: { vave1: Number.NaN } },
+    ];
+    await expect(store.write(bad)).rejects.toThrow(/reading 1 rejected.*vave1 must be a finite number/);
+    await expect(store.write([{ deviceKey: d, ts: T0, values: { nope: 1 } }])).rejects.toThrow(
+      /unknown parameter: nope/,
+    );
+    expect(await store.latest(d)).toBeNull();
+    const err = await store
+      .series({ deviceKey: d, params: ['vave1'], from: T0, to: T0, interval: '1h', stats: ['avg'] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect(err).toMatchObject({ retryable: false, kind: 'rejected' });
+    await expect(
+      store.readRaw({ deviceKey: d, from: T0, to: T0 + 1, limit: 5, cursor: 'x' }),
+    ).rejects.toThrow(/invalid cursor/);
+    await expect(
+      store.energy({ deviceKey: d, counters: ['vave1'], from: T0, to: T0 + HOUR_MS, interval: '1h' }),
+    ).rejects.toThrow(/not an energy counter/);
+  });
+
+  it('reports health from /ping', async () => {
+    expect(await store.health()).toMatchObject({ ok: true, engine: 'influxdb' });
+  });
+});

@@ -1,0 +1,256 @@
+/**
+ * The InfluxDB engine of the TelemetryStore port, over the v1 HTTP API only (`/write`, `/query`,
+ * `/ping`), so one adapter serves InfluxDB 1.x, 2.x (v1 compatibility + DBRP) and 3.x.
+ */
+import { randomBytes } from 'node:crypto';
+import { isStoredParam, type Reading } from '@kilowatch/core';
+import {
+  type LatestValues,
+  type RawPage,
+  type RawQuery,
+  type RawRow,
+  type RollupRunResult,
+  StoreError,
+  type StoreHealth,
+  type TelemetryStore,
+  type WriteResult,
+} from '@kilowatch/tsdb';
+import { checkRange, energy, series } from './answers.ts';
+import { type ClientStats, InfluxClient, type RetryOptions } from './client.ts';
+import { encodeLine, ident, literal } from './lineProtocol.ts';
+import { type DirtyRange, RollupMaintainer } from './refresh.ts';
+import { deviceWhere, fieldList, READINGS, rowsOf, toRawRows } from './schema.ts';
+
+export interface InfluxStoreOptions {
+  /** Base URL of the server (`INFLUX_URL`), e.g. http://127.0.0.1:8086. */
+  url: string;
+  /** Database (`INFLUX_DB`); on 2.x the DBRP-mapped name, on 3.x the database. */
+  database: string;
+  token?: string;
+  username?: string;
+  password?: string;
+  retentionPolicy?: string;
+  /** Readings per `/write` request (default 5,000). */
+  batchSize?: number;
+  /**
+   * Told about readings of a request the server partly refused (`partial write`: field type conflict,
+   * outside the retention policy). InfluxDB does not say which lines it dropped, so the whole request's
+   * readings are handed over; re-writing them is harmless (idempotent on device + timestamp).
+   */
+  onRejected?(points: readonly Reading[], reason: string): void;
+  retry?: RetryOptions;
+  /** One request's time limit (default 30 s). */
+  timeoutMs?: number;
+}
+
+export interface InfluxStoreStats extends ClientStats {
+  /** Readings handed to `onRejected` (their requests were partly dropped). */
+  rejectedReadings: number;
+}
+
+export interface InfluxTelemetryStore extends TelemetryStore {
+  readonly engine: 'influxdb';
+  /** Counters of requests, retries and dropped points since the store was opened. */
+  stats(): InfluxStoreStats;
+}
+
+function reject(msg: string): StoreError {
+  return new StoreError(msg, false, 'rejected');
+}
+
+/** Checks one reading; returns why it cannot be stored, or null. */
+export function readingProblem(r: Reading): string | null {
+  if (r === null || typeof r !== 'object') return 'not a reading object';
+  if (typeof r.deviceKey !== 'string' || r.deviceKey.length === 0 || /[\n\r]/.test(r.deviceKey))
+    return 'deviceKey must be a non-empty single-line string';
+  if (!Number.isSafeInteger(r.ts)) return `ts must be integer epoch milliseconds, got ${String(r.ts)}`;
+  if (r.values === null || typeof r.values !== 'object') return 'values must be an object';
+  const entries = Object.entries(r.values);
+  if (entries.length === 0) return 'values must hold at least one parameter';
+  for (const [k, v] of entries) {
+    if (!isStoredParam(k)) return `unknown parameter: ${k}`;
+    if (typeof v !== 'number' || !Number.isFinite(v)) return `${k} must be a finite number, got ${String(v)}`;
+  }
+  return null;
+}
+
+function parseCursor(cursor: string | null | undefined): number | undefined {
+  if (cursor === null || cursor === undefined || cursor === '') return undefined;
+  if (!/^\d{1,16}$/.test(cursor)) throw reject(`invalid cursor: ${cursor}`);
+  return Number(cursor);
+}
+
+function checkParams(params: readonly string[] | undefined): readonly string[] {
+  if (params === undefined) return [];
+  if (!Array.isArray(params) || params.length === 0) throw reject('params, when given, must name parameters');
+  for (const p of params) if (!isStoredParam(p)) throw reject(`unknown stored parameter: ${p}`);
+  return params;
+}
+
+export async function createInfluxStore(options: InfluxStoreOptions): Promise<InfluxTelemetryStore> {
+  const client = new InfluxClient({
+    url: options.url,
+    database: options.database,
+    ...(options.token !== undefined ? { token: options.token } : {}),
+    ...(options.username !== undefined ? { username: options.username } : {}),
+    ...(options.password !== undefined ? { password: options.password } : {}),
+    ...(options.retentionPolicy !== undefined ? { retentionPolicy: options.retentionPolicy } : {}),
+    ...(options.retry !== undefined ? { retry: options.retry } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+  });
+  const batchSize = options.batchSize ?? 5000;
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new StoreError(`batchSize must be a positive integer, got ${batchSize}`, false, 'configuration');
+  const rollups = new RollupMaintainer(client, randomBytes(4).toString('hex'), batchSize);
+  let rejectedReadings = 0;
+  let closed = false;
+  const open = (): void => {
+    if (closed) throw new StoreError('the InfluxDB store is closed', false, 'internal');
+  };
+
+  async function writeChunk(chunk: readonly Reading[]): Promise<number> {
+    const lines = chunk.map((r) => encodeLine(READINGS, { device: r.deviceKey }, r.values, r.ts)).join('\n');
+    const ranges = new Map<string, DirtyRange>();
+    for (const r of chunk) {
+      const cur = ranges.get(r.deviceKey);
+      if (!cur) ranges.set(r.deviceKey, { from: r.ts, to: r.ts });
+      else {
+        if (r.ts < cur.from) cur.from = r.ts;
+        if (r.ts > cur.to) cur.to = r.ts;
+      }
+    }
+    const markerTimes: number[] = [];
+    // The markers ride in the same request as the readings: each attempt gets fresh marker times.
+    const body = (): string => {
+      const ts = rollups.nextMarkerTs();
+      markerTimes.push(ts);
+      rollups.beginWrite(ts);
+      let out = lines;
+      for (const [device, range] of ranges) out += `\n${rollups.markerLine(device, range, ts)}`;
+      return out;
+    };
+    try {
+      const res = await client.write(body);
+      if (res.dropped > 0 || res.reason) {
+        rejectedReadings += chunk.length;
+        options.onRejected?.(chunk, res.reason ?? 'partial write');
+        return Math.max(0, chunk.length - res.dropped);
+      }
+      return chunk.length;
+    } finally {
+      for (const t of markerTimes) rollups.endWrite(t);
+    }
+  }
+
+  async function readRaw(query: RawQuery): Promise<RawPage> {
+    open();
+    checkRange(query.deviceKey, query.from, query.to);
+    if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > 10_000)
+      throw reject(`limit must be 1..10000, got ${query.limit}`);
+    const params = checkParams(query.params);
+    const after = parseCursor(query.cursor);
+    const from = after === undefined ? query.from : Math.max(query.from, after + 1);
+    const [res] = await client.query(
+      `SELECT ${fieldList(params)} FROM ${READINGS} WHERE ${deviceWhere(query.deviceKey, from, query.to)} ORDER BY time ASC LIMIT ${query.limit + 1}`,
+    );
+    const rows = toRawRows(rowsOf(res?.series));
+    const more = rows.length > query.limit;
+    const items = more ? rows.slice(0, query.limit) : rows;
+    return { items, nextCursor: more ? String(items[items.length - 1]!.ts) : null };
+  }
+
+  const store: InfluxTelemetryStore = {
+    engine: 'influxdb',
+
+    async write(readings: readonly Reading[]): Promise<WriteResult> {
+      open();
+      if (!Array.isArray(readings)) throw reject('write takes an array of readings');
+      for (let i = 0; i < readings.length; i++) {
+        const problem = readingProblem(readings[i]!);
+        if (problem) throw reject(`reading ${i} rejected, nothing written: ${problem}`);
+      }
+      let written = 0;
+      for (let i = 0; i < readings.length; i += batchSize) {
+        written += await writeChunk(readings.slice(i, i + batchSize));
+      }
+      return { written };
+    },
+
+    readRaw,
+
+    async *streamRaw(query): AsyncIterable<RawRow[]> {
+      const limit = Math.min(10_000, Math.max(1, Math.floor(query.pageSize ?? 5000)));
+      let cursor: string | null = null;
+      do {
+        const page: RawPage = await readRaw({ ...query, limit, cursor });
+        if (page.items.length > 0) yield page.items;
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+    },
+
+    async series(query) {
+      open();
+      return series(client, query);
+    },
+
+    async energy(query) {
+      open();
+      return energy(client, query);
+    },
+
+    async latest(deviceKey: string): Promise<LatestValues | null> {
+      open();
+      if (typeof deviceKey !== 'string' || deviceKey.length === 0) throw reject('deviceKey is required');
+      const where = deviceWhere(deviceKey);
+      const [lastRes, newest] = await client.query(
+        `SELECT last(*) FROM ${READINGS} WHERE ${where}; SELECT * FROM ${READINGS} WHERE ${where} ORDER BY time DESC LIMIT 1`,
+      );
+      const top = rowsOf(newest?.series)[0];
+      const row = rowsOf(lastRes?.series)[0];
+      if (!top || !row) return null;
+      const values: Record<string, number> = {};
+      for (const [k, v] of Object.entries(row)) {
+        if (k.startsWith('last_') && typeof v === 'number') values[k.slice(5)] = v;
+      }
+      return { ts: top.time as number, values };
+    },
+
+    async refreshRollups(now = Date.now()): Promise<RollupRunResult> {
+      open();
+      return rollups.refresh(now);
+    },
+
+    async deleteDevice(deviceKey: string): Promise<void> {
+      open();
+      if (typeof deviceKey !== 'string' || deviceKey.length === 0) throw reject('deviceKey is required');
+      // Drops the device's series in every measurement: readings, rollups and dirty markers.
+      await client.query(`DROP SERIES WHERE ${ident('device')} = ${literal(deviceKey)}`);
+    },
+
+    async devices(): Promise<string[]> {
+      open();
+      const [res] = await client.query(`SHOW TAG VALUES FROM ${READINGS} WITH KEY = ${ident('device')}`);
+      return rowsOf(res?.series)
+        .map((r) => String(r.value))
+        .sort();
+    },
+
+    async health(): Promise<StoreHealth> {
+      try {
+        const version = await client.ping();
+        return { ok: true, engine: 'influxdb', detail: `InfluxDB ${version}` };
+      } catch (err) {
+        return { ok: false, engine: 'influxdb', detail: err instanceof Error ? err.message : String(err) };
+      }
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+    },
+
+    stats(): InfluxStoreStats {
+      return { ...client.stats, rejectedReadings };
+    },
+  };
+  return store;
+}
