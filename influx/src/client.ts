@@ -165,8 +165,15 @@ export class InfluxClient {
     const body = (await res.json()) as { results?: StatementResult[]; error?: string };
     if (body.error) throw this.fail(400, body.error, 'query');
     const results = body.results ?? [];
-    for (const r of results) {
-      if (r.error) throw this.fail(400, r.error, 'query');
+    const errors = results.filter((r) => r.error).map((r) => r.error!);
+    const real = errors.find((e) => e !== 'not executed');
+    if (real) throw this.fail(400, real, 'query');
+    if (errors.length > 0) {
+      // InfluxDB 1.x reports only "not executed" for a multi-statement request it refused as a whole
+      // (a missing database): the first statement alone tells why.
+      const first = q.split(/;\s*(?=SELECT|SHOW|DROP|DELETE|CREATE)/i)[0];
+      if (first && first !== q) await this.query(first);
+      throw this.fail(400, errors[0]!, 'query');
     }
     return results;
   }

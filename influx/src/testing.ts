@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { ident, literal } from './lineProtocol.ts';
 
 export interface InfluxTestServer {
   url: string;
@@ -190,10 +191,13 @@ export async function startInfluxServer(options: InfluxTestServerOptions = {}): 
   try {
     if (options.auth) {
       const { username, password } = options.auth;
-      await admin(url, `CREATE USER "${username}" WITH PASSWORD '${password}' WITH ALL PRIVILEGES`);
-      await admin(url, `CREATE DATABASE "${database}"`, options.auth);
+      await admin(
+        url,
+        `CREATE USER ${ident(username)} WITH PASSWORD ${literal(password)} WITH ALL PRIVILEGES`,
+      );
+      await admin(url, `CREATE DATABASE ${ident(database)}`, options.auth);
     } else {
-      await admin(url, `CREATE DATABASE "${database}"`);
+      await admin(url, `CREATE DATABASE ${ident(database)}`);
     }
   } catch (err) {
     if (proc) await waitExit(proc, 'SIGKILL');
