@@ -1,1 +1,11 @@
+export type { DuckDbStoreOptions } from './duckdb/store.ts';
 export * from './port.ts';
+
+import type { DuckDbStoreOptions } from './duckdb/store.ts';
+import { DuckDbStore } from './duckdb/store.ts';
+import type { TelemetryStore } from './port.ts';
+
+/** The embedded engine: in memory when no path is given, else a DuckDB database file. */
+export async function createDuckDbStore(opts: DuckDbStoreOptions = {}): Promise<TelemetryStore> {
+  return DuckDbStore.open(opts);
+}

@@ -1,0 +1,90 @@
+/**
+ * The DuckDB layout of Kilowatch telemetry, generated from the parameter catalogue.
+ *
+ * - `device_keys(id, key)`: a small integer per device key (a dictionary), so scans compare integers.
+ * - `readings(device, ts, <one DOUBLE column per catalogue parameter>)`: wide and columnar — a query reads
+ *   only the columns it names. `ts` is BIGINT epoch milliseconds (UTC). No index: idempotency on
+ *   (device, ts) is kept by the write path, and DuckDB's zone maps on `ts` prune row groups.
+ * - `rollup_15m`, `rollup_30m`, `rollup_1h`: one row per (device, bucket) with, for every stored and
+ *   combined parameter, `sum`, `cnt`, `min`, `max`; and for every counter the bucket's energy plus
+ *   first/last register value and time, the baseline after the bucket, and reset/implausible counts.
+ * - `counter_events(device, counter, kind, at_ts, from_ts, delta)`: resets and implausible jumps.
+ * - `rollup_state(device, dirty_from, newest)`: the earliest timestamp written since the last refresh
+ *   (null when clean) and the newest reading, persisted so a restart keeps pending rollup work.
+ */
+import { COMBINED_PARAMS, COUNTER_NAMES, PARAM_NAMES, PARAMS } from '@kilowatch/core';
+
+export const STORED = PARAM_NAMES;
+export const COUNTERS = COUNTER_NAMES;
+/** Combined (all-phase) parameters: their per-reading value is computed from the phases. */
+export const COMBINED = COMBINED_PARAMS;
+/** Every name a gauge-style aggregate (sum/count/min/max) is kept for. */
+export const AGG_NAMES: readonly string[] = [...PARAM_NAMES, ...COMBINED_PARAMS.map((c) => c.name)];
+
+const SAFE = /^[a-z][a-z0-9_]*$/;
+for (const n of AGG_NAMES) {
+  if (!SAFE.test(n)) throw new Error(`catalogue name ${n} is not a plain SQL identifier`);
+}
+
+export const q = (name: string): string => `"${name}"`;
+export const col = (name: string, suffix: string): string => `"${name}__${suffix}"`;
+
+/** SQL expression of a parameter's value per reading (stored column, or combined from the phases). */
+export function valueExpr(name: string, alias = ''): string {
+  const a = alias ? `${alias}.` : '';
+  const comb = COMBINED.find((c) => c.name === name);
+  if (!comb) return `${a}${q(name)}`;
+  const parts = comb.of.map((p) => `${a}${q(p)}`);
+  const anyPresent = parts.map((p) => `${p} IS NOT NULL`).join(' OR ');
+  const total = parts.map((p) => `coalesce(${p}, 0)`).join(' + ');
+  if (comb.combine === 'sum') return `(CASE WHEN ${anyPresent} THEN ${total} END)`;
+  const count = parts.map((p) => `(${p} IS NOT NULL)::INTEGER`).join(' + ');
+  return `(CASE WHEN ${anyPresent} THEN (${total}) / (${count}) END)`;
+}
+
+export const COUNTER_SUFFIXES = [
+  'e',
+  'first',
+  'first_ts',
+  'last',
+  'last_ts',
+  'base',
+  'resets',
+  'impl',
+] as const;
+
+function counterColType(s: (typeof COUNTER_SUFFIXES)[number]): string {
+  return s === 'first_ts' || s === 'last_ts' || s === 'resets' || s === 'impl' ? 'BIGINT' : 'DOUBLE';
+}
+
+/** Rollup column names in table order (after `device`, `bucket`). */
+export const ROLLUP_COLUMNS: readonly string[] = [
+  ...AGG_NAMES.flatMap((n) => ['sum', 'cnt', 'min', 'max'].map((s) => col(n, s))),
+  ...COUNTERS.flatMap((c) => COUNTER_SUFFIXES.map((s) => col(c, s))),
+];
+
+function rollupTable(name: string): string {
+  const cols = [
+    ...AGG_NAMES.flatMap((n) => [
+      `${col(n, 'sum')} DOUBLE`,
+      `${col(n, 'cnt')} BIGINT`,
+      `${col(n, 'min')} DOUBLE`,
+      `${col(n, 'max')} DOUBLE`,
+    ]),
+    ...COUNTERS.flatMap((c) => COUNTER_SUFFIXES.map((s) => `${col(c, s)} ${counterColType(s)}`)),
+  ];
+  return `CREATE TABLE IF NOT EXISTS ${name} (device INTEGER NOT NULL, bucket BIGINT NOT NULL, ${cols.join(', ')})`;
+}
+
+export const SCHEMA_VERSION = 1;
+
+export const SCHEMA: readonly string[] = [
+  'CREATE TABLE IF NOT EXISTS meta (k VARCHAR PRIMARY KEY, v VARCHAR)',
+  'CREATE TABLE IF NOT EXISTS device_keys (id INTEGER PRIMARY KEY, key VARCHAR NOT NULL UNIQUE)',
+  `CREATE TABLE IF NOT EXISTS readings (device INTEGER NOT NULL, ts BIGINT NOT NULL, ${PARAMS.map((p) => `${q(p.name)} DOUBLE`).join(', ')})`,
+  rollupTable('rollup_15m'),
+  rollupTable('rollup_30m'),
+  rollupTable('rollup_1h'),
+  'CREATE TABLE IF NOT EXISTS counter_events (device INTEGER NOT NULL, counter VARCHAR NOT NULL, kind VARCHAR NOT NULL, at_ts BIGINT NOT NULL, from_ts BIGINT NOT NULL, delta DOUBLE NOT NULL)',
+  'CREATE TABLE IF NOT EXISTS rollup_state (device INTEGER PRIMARY KEY, dirty_from BIGINT, newest BIGINT)',
+];

@@ -1,0 +1,832 @@
+/**
+ * The embedded TelemetryStore on DuckDB (schema in schema.ts, counter steps in counters.ts).
+ *
+ * Writes are serialized on one connection: a batch is appended in data chunks to a connection-local
+ * staging table holding only the batch's columns, then merged into `readings` in one transaction
+ * (restricted to the batch's time range so zone maps prune old row groups) together with the
+ * per-device rollup dirty mark. Queries run on a second connection.
+ */
+import {
+  DOUBLE,
+  type DuckDBConnection,
+  DuckDBDataChunk,
+  DuckDBInstance,
+  type DuckDBType,
+  type DuckDBValue,
+  INTEGER,
+} from '@duckdb/node-api';
+import {
+  type CounterRules,
+  calendarBucketStarts,
+  combinedParamDef,
+  counterRules,
+  DEFAULT_TIMEZONE,
+  fixedBucketStart,
+  fixedBucketStarts,
+  HOUR_MS,
+  isQueryableParam,
+  isStoredParam,
+  isValidTimeZone,
+  paramDef,
+  sumSeries,
+} from '@kilowatch/core';
+import {
+  type EnergyInterval,
+  type EnergyQuery,
+  type EnergyResult,
+  type LatestValues,
+  type RawPage,
+  type RawQuery,
+  type RawRow,
+  type Reading,
+  ROLLUP_STEP_MS,
+  type RollupInterval,
+  type RollupRunResult,
+  type SeriesInterval,
+  type SeriesQuery,
+  type SeriesResult,
+  type Stat,
+  StoreError,
+  type StoreHealth,
+  type TelemetryStore,
+  type WriteResult,
+} from '../port.ts';
+import { counterStepsSql } from './counters.ts';
+import { AGG_NAMES, COUNTER_SUFFIXES, COUNTERS, col, q, SCHEMA, STORED, valueExpr } from './schema.ts';
+
+export interface DuckDbStoreOptions {
+  /** Database file; in memory when omitted. */
+  path?: string;
+  /** Overrides of the counter rules (jitter tolerance, maximum plausible power) for every counter. */
+  rules?: Partial<CounterRules>;
+}
+
+const STEP_15M = ROLLUP_STEP_MS['15m'];
+const CHUNK_ROWS = 2048;
+const MAX_PAGE = 10_000;
+
+type Row = DuckDBValue[];
+
+function rejected(message: string): StoreError {
+  return new StoreError(message, false, 'rejected');
+}
+
+function int(n: number, what: string): string {
+  if (!Number.isSafeInteger(n))
+    throw rejected(`${what} must be an integer epoch-millisecond value, got ${n}`);
+  return String(n);
+}
+
+function asNum(v: DuckDBValue): number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  return Number(v);
+}
+
+/** Serializes async work (the write connection is used by one statement sequence at a time). */
+class Mutex {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn, fn);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+export class DuckDbStore implements TelemetryStore {
+  readonly engine = 'duckdb' as const;
+  private readonly lock = new Mutex();
+  private readonly ids = new Map<string, number>();
+  private readonly keys = new Map<number, string>();
+  /** Newest timestamp stored per device id: a batch entirely after it cannot collide. */
+  private readonly newest = new Map<number, number>();
+  private readonly staging = new Map<string, string>();
+  private anyDirty = true;
+  private closed = false;
+  private readonly rulesOf: (counter: string) => CounterRules;
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly w: DuckDBConnection,
+    private readonly r: DuckDBConnection,
+    rules: Partial<CounterRules> | undefined,
+  ) {
+    this.rulesOf = (c) => counterRules(c, rules ?? {});
+  }
+
+  static async open(opts: DuckDbStoreOptions = {}): Promise<DuckDbStore> {
+    let instance: DuckDBInstance;
+    try {
+      instance = await DuckDBInstance.create(opts.path ?? ':memory:');
+    } catch (e) {
+      throw new StoreError(
+        `cannot open DuckDB at ${opts.path ?? ':memory:'}: ${(e as Error).message}`,
+        false,
+        'configuration',
+        {
+          cause: e,
+        },
+      );
+    }
+    const w = await instance.connect();
+    const r = await instance.connect();
+    for (const sql of SCHEMA) await w.run(sql);
+    const store = new DuckDbStore(instance, w, r, opts.rules);
+    await store.load();
+    return store;
+  }
+
+  private async load(): Promise<void> {
+    for (const [id, key] of await this.rows(this.w, 'SELECT id, key FROM device_keys')) {
+      this.ids.set(key as string, id as number);
+      this.keys.set(id as number, key as string);
+    }
+    for (const [id, newest] of await this.rows(
+      this.w,
+      'SELECT device, newest::DOUBLE FROM rollup_state WHERE newest IS NOT NULL',
+    )) {
+      this.newest.set(id as number, newest as number);
+    }
+  }
+
+  private async rows(conn: DuckDBConnection, sql: string): Promise<Row[]> {
+    try {
+      const reader = await conn.runAndReadAll(sql);
+      return reader.getRows();
+    } catch (e) {
+      throw new StoreError(`DuckDB query failed: ${(e as Error).message}`, false, 'internal', { cause: e });
+    }
+  }
+
+  private async exec(sql: string): Promise<void> {
+    await this.w.run(sql);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreError('the store is closed', false, 'unavailable');
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  async write(readings: readonly Reading[]): Promise<WriteResult> {
+    this.assertOpen();
+    // Validate everything before touching the database: a bad batch is refused whole.
+    const present = new Set<string>();
+    for (const [i, rd] of readings.entries()) {
+      if (typeof rd?.deviceKey !== 'string' || rd.deviceKey.length === 0 || rd.deviceKey.length > 64)
+        throw rejected(`reading ${i}: device key must be a non-empty string`);
+      if (!Number.isSafeInteger(rd.ts)) throw rejected(`reading ${i}: ts must be integer epoch milliseconds`);
+      if (rd.values === null || typeof rd.values !== 'object')
+        throw rejected(`reading ${i}: values must be an object`);
+      for (const [name, v] of Object.entries(rd.values)) {
+        if (!isStoredParam(name)) throw rejected(`reading ${i}: unknown parameter "${name}"`);
+        if (typeof v !== 'number' || !Number.isFinite(v))
+          throw rejected(`reading ${i}: parameter "${name}" must be a finite number`);
+        present.add(name);
+      }
+    }
+    if (readings.length === 0) return { written: 0 };
+    return this.lock.run(() => this.writeLocked(readings, present));
+  }
+
+  private async stagingTable(cols: readonly string[]): Promise<string> {
+    const sig = cols.join(',');
+    let name = this.staging.get(sig);
+    if (!name) {
+      name = `stg_${this.staging.size}`;
+      await this.exec(
+        `CREATE OR REPLACE TEMP TABLE ${name} (device INTEGER, ts DOUBLE${cols.map((c) => `, ${q(c)} DOUBLE`).join('')})`,
+      );
+      this.staging.set(sig, name);
+    }
+    return name;
+  }
+
+  private async writeLocked(readings: readonly Reading[], present: Set<string>): Promise<WriteResult> {
+    const cols = STORED.filter((c) => present.has(c));
+    // Merge duplicates within the batch (a later reading's values win, per value).
+    const newKeys: [string, number][] = [];
+    let nextId = this.ids.size === 0 ? 1 : Math.max(...this.ids.values()) + 1;
+    const byRow = new Map<string, { dev: number; ts: number; values: Record<string, number> }>();
+    let collide = false;
+    let minTs = Number.POSITIVE_INFINITY;
+    let maxTs = Number.NEGATIVE_INFINITY;
+    const pending = new Map<string, number>();
+    for (const rd of readings) {
+      let dev = this.ids.get(rd.deviceKey) ?? pending.get(rd.deviceKey);
+      if (dev === undefined) {
+        dev = nextId++;
+        pending.set(rd.deviceKey, dev);
+        newKeys.push([rd.deviceKey, dev]);
+      }
+      const k = `${dev}:${rd.ts}`;
+      const prev = byRow.get(k);
+      if (prev) Object.assign(prev.values, rd.values);
+      else byRow.set(k, { dev, ts: rd.ts, values: { ...rd.values } });
+      if (rd.ts <= (this.newest.get(dev) ?? Number.NEGATIVE_INFINITY)) collide = true;
+      if (rd.ts < minTs) minTs = rd.ts;
+      if (rd.ts > maxTs) maxTs = rd.ts;
+    }
+    const rows = [...byRow.values()];
+    const stg = await this.stagingTable(cols);
+    await this.exec(`DELETE FROM ${stg}`);
+    const appender = await this.w.createAppender(stg, 'main', 'temp');
+    const types: DuckDBType[] = [INTEGER, DOUBLE, ...cols.map(() => DOUBLE)];
+    try {
+      for (let off = 0; off < rows.length; off += CHUNK_ROWS) {
+        const part = rows.slice(off, off + CHUNK_ROWS);
+        const chunk = DuckDBDataChunk.create(types, part.length);
+        chunk.setColumnValues(
+          0,
+          part.map((x) => x.dev),
+        );
+        chunk.setColumnValues(
+          1,
+          part.map((x) => x.ts),
+        );
+        for (let c = 0; c < cols.length; c++) {
+          const name = cols[c]!;
+          chunk.setColumnValues(
+            c + 2,
+            part.map((x) => x.values[name] ?? null),
+          );
+        }
+        appender.appendDataChunk(chunk);
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+
+    const colList = cols.map(q).join(', ');
+    const range = `BETWEEN ${minTs} AND ${maxTs}`;
+    await this.exec('BEGIN TRANSACTION');
+    try {
+      for (const [key, id] of newKeys) {
+        await this.w.run('INSERT INTO device_keys VALUES ($1, $2)', [id, key]);
+      }
+      if (collide) {
+        if (cols.length > 0) {
+          await this.exec(
+            `UPDATE readings SET ${cols.map((c) => `${q(c)} = coalesce(s.${q(c)}, readings.${q(c)})`).join(', ')}
+             FROM ${stg} s WHERE readings.device = s.device AND readings.ts = s.ts::BIGINT AND readings.ts ${range}`,
+          );
+        }
+        await this.exec(
+          `INSERT INTO readings (device, ts${cols.length ? `, ${colList}` : ''})
+           SELECT s.device, s.ts::BIGINT${cols.map((c) => `, s.${q(c)}`).join('')} FROM ${stg} s
+           ANTI JOIN (SELECT device, ts FROM readings WHERE ts ${range}) r ON r.device = s.device AND r.ts = s.ts::BIGINT`,
+        );
+      } else {
+        await this.exec(
+          `INSERT INTO readings (device, ts${cols.length ? `, ${colList}` : ''}) SELECT device, ts::BIGINT${cols.length ? `, ${colList}` : ''} FROM ${stg}`,
+        );
+      }
+      await this.exec(
+        `INSERT INTO rollup_state SELECT device, min(ts)::BIGINT, max(ts)::BIGINT FROM ${stg} GROUP BY device
+         ON CONFLICT (device) DO UPDATE SET
+           dirty_from = least(coalesce(rollup_state.dirty_from, excluded.dirty_from), excluded.dirty_from),
+           newest = greatest(coalesce(rollup_state.newest, excluded.newest), excluded.newest)`,
+      );
+      await this.exec('COMMIT');
+    } catch (e) {
+      await this.w.run('ROLLBACK').catch(() => undefined);
+      throw new StoreError(`write failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
+    }
+    for (const [key, id] of newKeys) {
+      this.ids.set(key, id);
+      this.keys.set(id, key);
+    }
+    for (const x of rows) {
+      if (x.ts > (this.newest.get(x.dev) ?? Number.NEGATIVE_INFINITY)) this.newest.set(x.dev, x.ts);
+    }
+    this.anyDirty = true;
+    return { written: readings.length };
+  }
+
+  // ---------------------------------------------------------------- rollups
+
+  refreshRollups(now: number = Date.now()): Promise<RollupRunResult> {
+    this.assertOpen();
+    return this.lock.run(() => this.refreshLocked(now));
+  }
+
+  private async refreshLocked(now: number): Promise<RollupRunResult> {
+    const dirty = await this.rows(
+      this.w,
+      'SELECT device, dirty_from::DOUBLE FROM rollup_state WHERE dirty_from IS NOT NULL ORDER BY device',
+    );
+    let buckets = 0;
+    for (const [dev, from] of dirty) {
+      buckets += await this.refreshDevice(dev as number, fixedBucketStart(from as number, STEP_15M));
+    }
+    this.anyDirty = false;
+    const watermark = fixedBucketStart(now, STEP_15M);
+    await this.w.run(
+      `INSERT INTO meta VALUES ('watermark', $1) ON CONFLICT (k) DO UPDATE SET v = excluded.v`,
+      [String(watermark)],
+    );
+    return { buckets, watermark };
+  }
+
+  private seedsSql(dev: number, start: number, counters: readonly string[]): string {
+    const parts = counters.map(
+      (c) =>
+        `SELECT '${c}' AS counter, max(${col(c, 'last_ts')}) AS ts, arg_max(${col(c, 'base')}, ${col(c, 'last_ts')}) AS b, arg_max(${col(c, 'last')}, ${col(c, 'last_ts')}) AS l FROM rollup_15m WHERE device = ${dev} AND bucket < ${start} AND ${col(c, 'last_ts')} IS NOT NULL`,
+    );
+    const s = `(${parts.join(' UNION ALL ')})`;
+    return `SELECT ${dev} AS device, counter, ts, b AS v, 0 AS ord FROM ${s} WHERE ts IS NOT NULL
+      UNION ALL SELECT ${dev} AS device, counter, ts, l AS v, 1 AS ord FROM ${s} WHERE ts IS NOT NULL`;
+  }
+
+  private async refreshDevice(dev: number, start: number): Promise<number> {
+    const where = `device = ${dev} AND ts >= ${start}`;
+    // Only the parameters the device reported since the coarsest re-opened bucket are aggregated
+    // (columns of parameters it never sent stay NULL): a three-phase meter sends a third of the catalogue.
+    const coarsest = fixedBucketStart(start, ROLLUP_STEP_MS['1h']);
+    const [presence] = await this.rows(
+      this.w,
+      `SELECT ${STORED.map((p) => `count(${q(p)}) > 0`).join(', ')} FROM readings WHERE device = ${dev} AND ts >= ${coarsest}`,
+    );
+    const present = new Set(STORED.filter((_, i) => presence?.[i] === true));
+    const aggNames = AGG_NAMES.filter((n) => {
+      const comb = combinedParamDef(n);
+      return comb ? comb.of.some((p) => present.has(p)) : present.has(n);
+    });
+    const counters = COUNTERS.filter((c) => present.has(c));
+    const gaugeCols = aggNames.flatMap((n) => ['sum', 'cnt', 'min', 'max'].map((x) => col(n, x)));
+    const counterCols = counters.flatMap((c) => COUNTER_SUFFIXES.map((x) => col(c, x)));
+    const columns = [...gaugeCols, ...counterCols];
+    const gaugeAggs = aggNames
+      .map((n) => {
+        const e = valueExpr(n);
+        return `sum(${e}) AS ${col(n, 'sum')}, count(${e}) AS ${col(n, 'cnt')}, min(${e}) AS ${col(n, 'min')}, max(${e}) AS ${col(n, 'max')}`;
+      })
+      .join(',\n');
+    let n = 0;
+    await this.exec('BEGIN TRANSACTION');
+    try {
+      await this.exec(`DELETE FROM rollup_15m WHERE device = ${dev} AND bucket >= ${start}`);
+      await this.exec(`DELETE FROM counter_events WHERE device = ${dev} AND at_ts >= ${start}`);
+      if (columns.length > 0) {
+        let sql: string;
+        const g = `SELECT device, ts // ${STEP_15M} * ${STEP_15M} AS bucket${gaugeAggs ? `, ${gaugeAggs}` : ''}
+          FROM readings WHERE ${where} GROUP BY ALL`;
+        if (counters.length > 0) {
+          const steps = counterStepsSql({
+            where,
+            counters,
+            rules: this.rulesOf,
+            seeds: this.seedsSql(dev, start, counters),
+          });
+          await this.exec(`CREATE OR REPLACE TEMP TABLE steps AS ${steps}`);
+          const counterPivot = counters
+            .map((c) =>
+              COUNTER_SUFFIXES.map(
+                (x) => `max(${x === 'e' ? 'e' : x}) FILTER (WHERE counter = '${c}') AS ${col(c, x)}`,
+              ).join(', '),
+            )
+            .join(',\n');
+          sql = `
+            WITH g AS (${g}),
+            c AS (
+              SELECT device, ts // ${STEP_15M} * ${STEP_15M} AS bucket, counter,
+                sum(delta) AS e, arg_min(v, ts) AS first, min(ts) AS first_ts, arg_max(v, ts) AS last,
+                max(ts) AS last_ts, arg_max(m, ts) AS base,
+                count_if(kind = 'reset') AS resets, count_if(kind = 'implausible') AS impl
+              FROM steps WHERE seed = 0 GROUP BY ALL
+            ),
+            cw AS (SELECT device, bucket, ${counterPivot} FROM c GROUP BY device, bucket)
+            SELECT g.device, g.bucket, ${columns.join(', ')} FROM g LEFT JOIN cw USING (device, bucket)`;
+        } else {
+          sql = g;
+        }
+        const ins = await this.w.run(`INSERT INTO rollup_15m (device, bucket, ${columns.join(', ')}) ${sql}`);
+        n += Number(ins.rowsChanged);
+        if (counters.length > 0) {
+          await this.exec(
+            `INSERT INTO counter_events SELECT device, counter, kind, ts, pts, v - pb FROM steps
+             WHERE seed = 0 AND kind IN ('reset', 'implausible')`,
+          );
+          await this.exec('DROP TABLE steps');
+        }
+      }
+      for (const iv of ['30m', '1h'] as const) {
+        const step = ROLLUP_STEP_MS[iv];
+        const s = fixedBucketStart(start, step);
+        await this.exec(`DELETE FROM rollup_${iv} WHERE device = ${dev} AND bucket >= ${s}`);
+        if (columns.length === 0) continue;
+        const res = await this.w.run(`
+          INSERT INTO rollup_${iv} (device, bucket, ${columns.join(', ')})
+          SELECT device, bucket // ${step} * ${step} AS b, ${coarseAggs(aggNames, counters)}
+          FROM rollup_15m WHERE device = ${dev} AND bucket >= ${s} GROUP BY device, b`);
+        n += Number(res.rowsChanged);
+      }
+      await this.exec(`UPDATE rollup_state SET dirty_from = NULL WHERE device = ${dev}`);
+      await this.exec('COMMIT');
+    } catch (e) {
+      await this.w.run('ROLLBACK').catch(() => undefined);
+      throw new StoreError(`rollup refresh failed: ${(e as Error).message}`, true, 'internal', { cause: e });
+    }
+    return n;
+  }
+
+  /** Rollup queries read current rollups: pending rollup work is done first. */
+  private async fresh(): Promise<void> {
+    if (this.anyDirty) await this.refreshRollups();
+  }
+
+  // ---------------------------------------------------------------- raw reads
+
+  private checkRange(from: number, to: number): void {
+    int(from, 'from');
+    int(to, 'to');
+    if (to < from) throw rejected('`to` must not be before `from`');
+  }
+
+  private storedParams(params: readonly string[] | undefined): string[] {
+    if (!params) return [...STORED];
+    for (const p of params) if (!isStoredParam(p)) throw rejected(`unknown parameter "${p}"`);
+    return [...new Set(params)];
+  }
+
+  async readRaw(query: RawQuery): Promise<RawPage> {
+    this.assertOpen();
+    this.checkRange(query.from, query.to);
+    if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE)
+      throw rejected(`limit must be 1..${MAX_PAGE}`);
+    const params = this.storedParams(query.params);
+    let from = query.from;
+    if (query.cursor) {
+      const m = /^ts:(-?\d+)$/.exec(query.cursor);
+      if (!m) throw rejected('invalid cursor');
+      from = Math.max(from, Number(m[1]) + 1);
+    }
+    const dev = this.ids.get(query.deviceKey);
+    if (dev === undefined || params.length === 0) return { items: [], nextCursor: null };
+    const any = params.map((p) => `${q(p)} IS NOT NULL`).join(' OR ');
+    const rows = await this.rows(
+      this.r,
+      `SELECT ts::DOUBLE, ${params.map(q).join(', ')} FROM readings
+       WHERE device = ${dev} AND ts >= ${from} AND ts < ${query.to} AND (${any})
+       ORDER BY ts LIMIT ${query.limit + 1}`,
+    );
+    const more = rows.length > query.limit;
+    const items: RawRow[] = rows.slice(0, query.limit).map((row) => {
+      const values: Record<string, number> = {};
+      for (let i = 0; i < params.length; i++) {
+        const v = row[i + 1];
+        if (v !== null && v !== undefined) values[params[i]!] = v as number;
+      }
+      return { ts: row[0] as number, values };
+    });
+    const last = items[items.length - 1];
+    return { items, nextCursor: more && last ? `ts:${last.ts}` : null };
+  }
+
+  async *streamRaw(
+    query: Omit<RawQuery, 'cursor' | 'limit'> & { pageSize?: number },
+  ): AsyncIterable<RawRow[]> {
+    let cursor: string | null = null;
+    const limit = Math.min(Math.max(query.pageSize ?? 5000, 1), MAX_PAGE);
+    for (;;) {
+      const page: RawPage = await this.readRaw({ ...query, cursor, limit });
+      if (page.items.length > 0) yield page.items;
+      if (!page.nextCursor) return;
+      cursor = page.nextCursor;
+    }
+  }
+
+  async latest(deviceKey: string): Promise<LatestValues | null> {
+    this.assertOpen();
+    const dev = this.ids.get(deviceKey);
+    if (dev === undefined) return null;
+    const rows = await this.rows(
+      this.r,
+      `SELECT max(ts)::DOUBLE, ${STORED.map((p) => `arg_max(${q(p)}, ts) FILTER (WHERE ${q(p)} IS NOT NULL)`).join(', ')}
+       FROM readings WHERE device = ${dev}`,
+    );
+    const row = rows[0];
+    if (!row || row[0] === null) return null;
+    const values: Record<string, number> = {};
+    STORED.forEach((p, i) => {
+      const v = row[i + 1];
+      if (v !== null && v !== undefined) values[p] = v as number;
+    });
+    return { ts: row[0] as number, values };
+  }
+
+  // ---------------------------------------------------------------- bucketed queries
+
+  private buckets(
+    interval: Exclude<SeriesInterval, 'raw'> | EnergyInterval,
+    from: number,
+    to: number,
+    tz: string,
+  ): { starts: number[]; end: number } {
+    if (interval === '1d' || interval === '1mo') {
+      const unit = interval === '1d' ? 'day' : 'month';
+      // One more start gives the end of the last bucket.
+      const starts = calendarBucketStarts(from, to, unit, tz);
+      if (starts.length === 0) return { starts, end: from };
+      const last = starts[starts.length - 1]!;
+      const nextStarts = calendarBucketStarts(last + 1, last + 40 * 86_400_000, unit, tz);
+      return { starts, end: nextStarts[1] ?? nextStarts[0]! };
+    }
+    const step = ROLLUP_STEP_MS[interval];
+    const starts = fixedBucketStarts(from, to, step);
+    return { starts, end: starts.length ? starts[starts.length - 1]! + step : from };
+  }
+
+  /** Finest rollup whose buckets nest inside the given calendar starts. */
+  private fineTable(starts: readonly number[]): RollupInterval {
+    return starts.every((s) => s % HOUR_MS === 0) ? '1h' : '15m';
+  }
+
+  private startsTable(starts: readonly number[]): string {
+    return `(SELECT unnest([${starts.join(', ')}]::BIGINT[]) AS s)`;
+  }
+
+  private checkTz(tz: string | undefined): string {
+    const z = tz ?? DEFAULT_TIMEZONE;
+    if (!isValidTimeZone(z)) throw rejected(`unknown time zone "${z}"`);
+    return z;
+  }
+
+  private static readonly MAX_BUCKETS = 200_000;
+
+  async series(query: SeriesQuery): Promise<SeriesResult> {
+    this.assertOpen();
+    this.checkRange(query.from, query.to);
+    const tz = this.checkTz(query.tz);
+    const params = [...new Set(query.params)];
+    for (const p of params) if (!isQueryableParam(p)) throw rejected(`unknown parameter "${p}"`);
+    const stats = [...new Set(query.stats)];
+    for (const s of stats)
+      if (s !== 'avg' && s !== 'min' && s !== 'max') throw rejected(`unknown stat "${s}"`);
+    const dev = this.ids.get(query.deviceKey);
+    const base = { interval: query.interval, from: query.from, to: query.to, tz };
+
+    if (query.interval === 'raw') {
+      const series: SeriesResult['series'] = {};
+      for (const p of params) series[p] = Object.fromEntries(stats.map((s) => [s, []]));
+      if (dev === undefined || params.length === 0) return { ...base, t: [], series };
+      const exprs = params.map((p) => valueExpr(p));
+      const rows = await this.rows(
+        this.r,
+        `SELECT * FROM (SELECT ts::DOUBLE AS ts, ${exprs.map((e, i) => `${e} AS v${i}`).join(', ')}
+           FROM readings WHERE device = ${dev} AND ts >= ${query.from} AND ts < ${query.to})
+         WHERE ${params.map((_, i) => `v${i} IS NOT NULL`).join(' OR ')} ORDER BY ts`,
+      );
+      const t = rows.map((r) => r[0] as number);
+      params.forEach((p, i) => {
+        const vals = rows.map((r) => asNum(r[i + 1]!));
+        for (const s of stats) series[p]![s] = vals;
+      });
+      return { ...base, t, series };
+    }
+    if (!(query.interval in ROLLUP_STEP_MS) && query.interval !== '1d')
+      throw rejected(`unknown interval "${query.interval}"`);
+
+    const { starts, end } = this.buckets(query.interval, query.from, query.to, tz);
+    if (starts.length > DuckDbStore.MAX_BUCKETS)
+      throw rejected('too many buckets; choose a coarser interval');
+    const index = new Map(starts.map((s, i) => [s, i]));
+    const series: SeriesResult['series'] = {};
+    for (const p of params) {
+      series[p] = Object.fromEntries(stats.map((s) => [s, new Array(starts.length).fill(null)]));
+    }
+    if (dev === undefined || params.length === 0 || starts.length === 0)
+      return { ...base, t: starts, series };
+    const s0 = starts[0]!;
+    const sel = params
+      .map(
+        (p) =>
+          `sum(${col(p, 'sum')}) / nullif(sum(${col(p, 'cnt')}), 0), min(${col(p, 'min')}), max(${col(p, 'max')})`,
+      )
+      .join(', ');
+    let sql: string;
+    if (query.source === 'raw') {
+      const inner = `SELECT ts, ${params.map((p) => `${valueExpr(p)} AS ${q(p)}`).join(', ')} FROM readings
+        WHERE device = ${dev} AND ts >= ${s0} AND ts < ${end}`;
+      const agg = params
+        .map((p) => `sum(${q(p)}) / nullif(count(${q(p)}), 0), min(${q(p)}), max(${q(p)})`)
+        .join(', ');
+      sql =
+        query.interval === '1d'
+          ? `SELECT d.s::DOUBLE AS b, ${agg} FROM (${inner}) x ASOF JOIN ${this.startsTable(starts)} d ON x.ts >= d.s GROUP BY d.s`
+          : `SELECT (ts // ${ROLLUP_STEP_MS[query.interval]} * ${ROLLUP_STEP_MS[query.interval]})::DOUBLE AS b, ${agg} FROM (${inner}) x GROUP BY b`;
+    } else {
+      await this.fresh();
+      if (query.interval === '1d') {
+        const fine = this.fineTable(starts);
+        sql = `SELECT d.s::DOUBLE AS b, ${sel} FROM rollup_${fine} r ASOF JOIN ${this.startsTable(starts)} d ON r.bucket >= d.s
+          WHERE r.device = ${dev} AND r.bucket >= ${s0} AND r.bucket < ${end} GROUP BY d.s`;
+      } else {
+        sql = `SELECT bucket::DOUBLE AS b, ${sel} FROM rollup_${query.interval}
+          WHERE device = ${dev} AND bucket >= ${s0} AND bucket < ${end} GROUP BY bucket`;
+      }
+    }
+    for (const row of await this.rows(this.r, sql)) {
+      const i = index.get(row[0] as number);
+      if (i === undefined) continue;
+      params.forEach((p, k) => {
+        const out = series[p]!;
+        const vals = {
+          avg: asNum(row[1 + 3 * k]!),
+          min: asNum(row[2 + 3 * k]!),
+          max: asNum(row[3 + 3 * k]!),
+        };
+        for (const s of stats) out[s as Stat]![i] = vals[s as Stat];
+      });
+    }
+    return { ...base, t: starts, series };
+  }
+
+  async energy(query: EnergyQuery): Promise<EnergyResult> {
+    this.assertOpen();
+    this.checkRange(query.from, query.to);
+    const tz = this.checkTz(query.tz);
+    if (!['15m', '30m', '1h', '1d', '1mo'].includes(query.interval))
+      throw rejected(`unknown interval "${query.interval}"`);
+    const requested = [...new Set(query.counters)];
+    const stored = new Set<string>();
+    for (const c of requested) {
+      const def = paramDef(c);
+      const comb = combinedParamDef(c);
+      if (def?.kind === 'counter') stored.add(c);
+      else if (comb?.kind === 'counter') for (const p of comb.of) stored.add(p);
+      else throw rejected(`"${c}" is not an energy counter`);
+    }
+    const counters = COUNTERS.filter((c) => stored.has(c));
+    const { starts, end } = this.buckets(query.interval, query.from, query.to, tz);
+    if (starts.length > DuckDbStore.MAX_BUCKETS)
+      throw rejected('too many buckets; choose a coarser interval');
+    const perCounter = new Map<string, (number | null)[]>(
+      counters.map((c) => [c, new Array(starts.length).fill(null)]),
+    );
+    const result: EnergyResult = {
+      interval: query.interval,
+      tz,
+      t: starts,
+      energy: {},
+      implausible: [],
+      resets: [],
+    };
+    const dev = this.ids.get(query.deviceKey);
+    if (dev !== undefined && starts.length > 0 && counters.length > 0) {
+      const s0 = starts[0]!;
+      const index = new Map(starts.map((s, i) => [s, i]));
+      const calendar = query.interval === '1d' || query.interval === '1mo';
+      let rows: Row[];
+      let events: Row[];
+      if (query.source === 'raw') {
+        const steps = counterStepsSql({
+          where: `device = ${dev} AND ts < ${end}`,
+          counters,
+          rules: this.rulesOf,
+        });
+        const bucketed = calendar
+          ? `SELECT d.s AS b, counter, sum(delta) AS e FROM st ASOF JOIN ${this.startsTable(starts)} d ON st.ts >= d.s
+             WHERE st.ts >= ${s0} GROUP BY d.s, counter`
+          : `SELECT ts // ${ROLLUP_STEP_MS[query.interval as RollupInterval]} * ${ROLLUP_STEP_MS[query.interval as RollupInterval]} AS b, counter, sum(delta) AS e
+             FROM st WHERE ts >= ${s0} GROUP BY ALL`;
+        const all = await this.rows(
+          this.r,
+          `WITH st AS MATERIALIZED (${steps})
+           SELECT 0 AS k, b::DOUBLE, counter, e, NULL::VARCHAR, NULL::DOUBLE, NULL::DOUBLE, NULL::DOUBLE FROM (${bucketed})
+           UNION ALL
+           SELECT 1 AS k, NULL::DOUBLE, counter, NULL::DOUBLE, kind, ts::DOUBLE, pts::DOUBLE, v - pb FROM st
+           WHERE seed = 0 AND ts >= ${s0} AND kind IN ('reset', 'implausible')
+           ORDER BY k, 6, counter`,
+        );
+        rows = all.filter((r) => r[0] === 0).map((r) => [r[1]!, r[2]!, r[3]!]);
+        events = all.filter((r) => r[0] === 1).map((r) => [r[2]!, r[4]!, r[5]!, r[6]!, r[7]!]);
+      } else {
+        await this.fresh();
+        const sel = counters.map((c) => `sum(${col(c, 'e')})`).join(', ');
+        const table = calendar ? this.fineTable(starts) : (query.interval as RollupInterval);
+        const sql = calendar
+          ? `SELECT d.s::DOUBLE AS b, ${sel} FROM rollup_${table} r ASOF JOIN ${this.startsTable(starts)} d ON r.bucket >= d.s
+             WHERE r.device = ${dev} AND r.bucket >= ${s0} AND r.bucket < ${end} GROUP BY d.s`
+          : `SELECT bucket::DOUBLE AS b, ${sel} FROM rollup_${table}
+             WHERE device = ${dev} AND bucket >= ${s0} AND bucket < ${end} GROUP BY bucket`;
+        rows = [];
+        for (const r of await this.rows(this.r, sql)) {
+          counters.forEach((c, k) => {
+            rows.push([r[0]!, c, r[k + 1]!]);
+          });
+        }
+        events = await this.rows(
+          this.r,
+          `SELECT counter, kind, at_ts::DOUBLE, from_ts::DOUBLE, delta FROM counter_events
+           WHERE device = ${dev} AND at_ts >= ${s0} AND at_ts < ${end} AND counter IN (${counters.map((c) => `'${c}'`).join(', ')})
+           ORDER BY at_ts, counter`,
+        );
+      }
+      for (const [b, c, e] of rows) {
+        const i = index.get(b as number);
+        const arr = perCounter.get(c as string);
+        if (i === undefined || !arr) continue;
+        arr[i] = asNum(e!);
+      }
+      for (const [c, kind, at, from, delta] of events) {
+        if ((at as number) >= end) continue;
+        if (kind === 'reset') result.resets.push({ counter: c as string, at: at as number });
+        else
+          result.implausible.push({
+            counter: c as string,
+            from: from as number,
+            to: at as number,
+            delta: delta as number,
+          });
+      }
+    }
+    for (const c of requested) {
+      const comb = combinedParamDef(c);
+      result.energy[c] =
+        paramDef(c) !== undefined
+          ? perCounter.get(c)!
+          : sumSeries(comb!.of.map((p) => perCounter.get(p) ?? new Array(starts.length).fill(null)));
+    }
+    return result;
+  }
+
+  // ---------------------------------------------------------------- admin
+
+  deleteDevice(deviceKey: string): Promise<void> {
+    this.assertOpen();
+    return this.lock.run(async () => {
+      const dev = this.ids.get(deviceKey);
+      if (dev === undefined) return;
+      await this.exec('BEGIN TRANSACTION');
+      try {
+        for (const t of [
+          'readings',
+          'rollup_15m',
+          'rollup_30m',
+          'rollup_1h',
+          'counter_events',
+          'rollup_state',
+        ]) {
+          await this.exec(`DELETE FROM ${t} WHERE device = ${dev}`);
+        }
+        await this.exec('COMMIT');
+      } catch (e) {
+        await this.w.run('ROLLBACK').catch(() => undefined);
+        throw new StoreError(`delete failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
+      }
+      this.newest.delete(dev);
+    });
+  }
+
+  async devices(): Promise<string[]> {
+    this.assertOpen();
+    const rows = await this.rows(
+      this.r,
+      'SELECT k.key FROM rollup_state s JOIN device_keys k ON k.id = s.device WHERE s.newest IS NOT NULL ORDER BY k.key',
+    );
+    return rows.map((r) => r[0] as string);
+  }
+
+  async health(): Promise<StoreHealth> {
+    if (this.closed) return { ok: false, engine: 'duckdb', detail: 'closed' };
+    try {
+      await this.r.run('SELECT 1');
+      return { ok: true, engine: 'duckdb' };
+    } catch (e) {
+      return { ok: false, engine: 'duckdb', detail: (e as Error).message };
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.lock.run(async () => {
+      this.closed = true;
+    });
+    this.w.closeSync();
+    this.r.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+function coarseAggs(aggNames: readonly string[], counters: readonly string[]): string {
+  const gauges = aggNames.flatMap((n) => [
+    `sum(${col(n, 'sum')})`,
+    `sum(${col(n, 'cnt')})`,
+    `min(${col(n, 'min')})`,
+    `max(${col(n, 'max')})`,
+  ]);
+  const cs = counters.flatMap((c) => [
+    `sum(${col(c, 'e')})`,
+    `arg_min(${col(c, 'first')}, ${col(c, 'first_ts')})`,
+    `min(${col(c, 'first_ts')})`,
+    `arg_max(${col(c, 'last')}, ${col(c, 'last_ts')})`,
+    `max(${col(c, 'last_ts')})`,
+    `arg_max(${col(c, 'base')}, ${col(c, 'last_ts')})`,
+    `sum(${col(c, 'resets')})`,
+    `sum(${col(c, 'impl')})`,
+  ]);
+  return [...gauges, ...cs].join(', ');
+}
