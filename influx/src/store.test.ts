@@ -314,6 +314,30 @@ describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
     await again.close();
   });
 
+  it('rides out a server outage: a write retries until the server is back, losing nothing', async () => {
+    const d = device();
+    const patient = await createInfluxStore({
+      url: server.url,
+      database: server.database,
+      retry: { maxAttempts: 60, baseDelayMs: 50, maxDelayMs: 500 },
+    });
+    const impatient = await createInfluxStore({
+      url: server.url,
+      database: server.database,
+      retry: { maxAttempts: 2, baseDelayMs: 1 },
+    });
+    server.kill('SIGKILL');
+    const failed = await impatient
+      .write([{ deviceKey: d, ts: T0, values: { vave1: 1 } }])
+      .catch((e: unknown) => e);
+    expect(failed).toMatchObject({ name: 'StoreError', retryable: true, kind: 'unavailable' });
+    const pending = patient.write([{ deviceKey: d, ts: T0 + MIN, values: { vave1: 2 } }]);
+    await server.restart();
+    expect(await pending).toEqual({ written: 1 });
+    expect(patient.stats().retries).toBeGreaterThan(0);
+    expect(await store.latest(d)).toEqual({ ts: T0 + MIN, values: { vave1: 2 } });
+  });
+
   it('deletes every reading and rollup of a device and lists devices', async () => {
     const d = device();
     const other = device();

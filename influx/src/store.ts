@@ -65,9 +65,7 @@ export function readingProblem(r: Reading): string | null {
     return 'deviceKey must be a non-empty single-line string';
   if (!Number.isSafeInteger(r.ts)) return `ts must be integer epoch milliseconds, got ${String(r.ts)}`;
   if (r.values === null || typeof r.values !== 'object') return 'values must be an object';
-  const entries = Object.entries(r.values);
-  if (entries.length === 0) return 'values must hold at least one parameter';
-  for (const [k, v] of entries) {
+  for (const [k, v] of Object.entries(r.values)) {
     if (!isStoredParam(k)) return `unknown parameter: ${k}`;
     if (typeof v !== 'number' || !Number.isFinite(v)) return `${k} must be a finite number, got ${String(v)}`;
   }
@@ -169,9 +167,11 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
         const problem = readingProblem(readings[i]!);
         if (problem) throw reject(`reading ${i} rejected, nothing written: ${problem}`);
       }
-      let written = 0;
-      for (let i = 0; i < readings.length; i += batchSize) {
-        written += await writeChunk(readings.slice(i, i + batchSize));
+      // A reading without values stores nothing (line protocol needs a field); it still counts as done.
+      const storable = readings.filter((r) => Object.keys(r.values).length > 0);
+      let written = readings.length - storable.length;
+      for (let i = 0; i < storable.length; i += batchSize) {
+        written += await writeChunk(storable.slice(i, i + batchSize));
       }
       return { written };
     },
