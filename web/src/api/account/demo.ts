@@ -1,0 +1,20 @@
+import { useMutation } from '@tanstack/react-query';
+import { saveAuth } from '../../auth/session.ts';
+import { request } from '../client.ts';
+import { type AuthData, AuthDataSchema } from '../schemas.ts';
+
+/** Signs in to the demo account: simulated meters with a year of history. */
+export async function demoLogin(): Promise<AuthData> {
+  const auth = await request('POST', '/account/demo', {
+    body: {},
+    schema: AuthDataSchema,
+    auth: false,
+    notFoundPage: false,
+  });
+  saveAuth(auth);
+  return auth;
+}
+
+export function useDemoLogin() {
+  return useMutation({ mutationFn: demoLogin });
+}

@@ -1,0 +1,20 @@
+import { getSession } from '../../auth/session.ts';
+import { request } from '../client.ts';
+import { VerifyTokenSchema } from '../schemas.ts';
+
+/**
+ * Checks the stored token before a route change. The body is built at send time so a retry after a
+ * transparent refresh verifies the new token.
+ */
+export async function verifyToken(): Promise<boolean> {
+  try {
+    const answer = await request('POST', '/account/verifytoken', {
+      body: () => ({ api_token: getSession().token }),
+      schema: VerifyTokenSchema,
+      notFoundPage: false,
+    });
+    return answer.valid;
+  } catch {
+    return false;
+  }
+}

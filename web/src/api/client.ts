@@ -1,0 +1,179 @@
+/**
+ * The one way to the Kilowatch API (API.md §Conventions, SPEC.md §4): bearer token, one transparent
+ * retry after a token refresh on 401, the not-found page on 404, a reload when the server's
+ * `X-App-Version` changes on a GET, and every failure turned into an `ApiError` with a readable message.
+ */
+import * as v from 'valibot';
+import { clearAuth, getSession, saveAuth } from '../auth/session.ts';
+import { readStored, STORAGE_KEYS, writeStored } from '../lib/storage.ts';
+import { ApiErrorBodySchema, AuthDataSchema } from './schemas.ts';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly errors: Record<string, string[]> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  /** Network failures, rate limits and busy servers may succeed when tried again. */
+  get retryable(): boolean {
+    return this.status === 0 || this.status === 429 || this.status === 503;
+  }
+}
+
+export const MESSAGES = {
+  internal: 'Internal server error. Please contact with server administrator.',
+  network: 'Network connection problem',
+  notFound: 'Seems there is nothing here',
+} as const;
+
+interface Navigator {
+  toSignIn(): void;
+  toNotFound(): void;
+}
+
+let navigator: Navigator = {
+  toSignIn: () => globalThis.location?.assign('/sign-in'),
+  toNotFound: () => globalThis.location?.assign('/404'),
+};
+
+/** The router plugs its navigation in here, so the client never imports the route tree. */
+export function setNavigator(n: Navigator): void {
+  navigator = n;
+}
+
+export interface RequestOptions<T> {
+  body?: unknown | (() => unknown);
+  query?: Record<string, string | number | undefined | null>;
+  schema?: v.GenericSchema<unknown, T>;
+  signal?: AbortSignal;
+  /** Send the bearer token and handle 401 with a refresh (default true). */
+  auth?: boolean;
+  /** Send the user to /404 when the answer is 404 (default true). */
+  notFoundPage?: boolean;
+}
+
+let refreshing: Promise<boolean> | null = null;
+
+/** One refresh at a time: concurrent 401s share it. */
+export function refreshSession(): Promise<boolean> {
+  if (!refreshing) {
+    refreshing = (async () => {
+      const refreshToken = getSession().refreshToken;
+      if (!refreshToken) return false;
+      try {
+        const res = await fetch('/api/account/refreshtoken', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+          credentials: 'include',
+          body: JSON.stringify({ refreshToken }),
+        });
+        if (!res.ok) return false;
+        saveAuth(v.parse(AuthDataSchema, await res.json()));
+        return true;
+      } catch {
+        return false;
+      }
+    })().finally(() => {
+      refreshing = null;
+    });
+  }
+  return refreshing;
+}
+
+function buildUrl(path: string, query?: RequestOptions<unknown>['query']): string {
+  const qs = new URLSearchParams();
+  for (const [k, val] of Object.entries(query ?? {})) {
+    if (val !== undefined && val !== null && val !== '') qs.set(k, String(val));
+  }
+  const s = qs.toString();
+  return `/api${path}${s ? `?${s}` : ''}`;
+}
+
+function checkAppVersion(res: Response): void {
+  const version = res.headers.get('X-App-Version');
+  if (!version) return;
+  const stored = readStored(STORAGE_KEYS.appVersion);
+  writeStored(STORAGE_KEYS.appVersion, version);
+  if (stored && stored !== version) globalThis.location?.reload();
+}
+
+async function send(method: Method, url: string, opts: RequestOptions<unknown>): Promise<Response> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  const token = getSession().token;
+  if (opts.auth !== false && token) headers.Authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify(typeof opts.body === 'function' ? (opts.body as () => unknown)() : opts.body);
+  }
+  try {
+    return await fetch(url, { method, headers, body, credentials: 'include', signal: opts.signal ?? null });
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw err;
+    throw new ApiError(MESSAGES.network, 0);
+  }
+}
+
+async function errorFrom(res: Response): Promise<ApiError> {
+  let message: string = res.status >= 500 ? MESSAGES.internal : `${res.status} ${res.statusText}`;
+  let errors: Record<string, string[]> = {};
+  try {
+    const parsed = v.safeParse(ApiErrorBodySchema, await res.json());
+    if (parsed.success) {
+      if (parsed.output.message) message = parsed.output.message;
+      errors = parsed.output.errors ?? {};
+    }
+  } catch {
+    // A body that is not JSON keeps the status message.
+  }
+  if (res.status === 404 && message.startsWith('404')) message = MESSAGES.notFound;
+  return new ApiError(message, res.status, errors);
+}
+
+export async function request<T = unknown>(
+  method: Method,
+  path: string,
+  opts: RequestOptions<T> = {},
+): Promise<T> {
+  const url = buildUrl(path, opts.query);
+  let res = await send(method, url, opts);
+  if (res.status === 401 && opts.auth !== false && path !== '/account/login') {
+    if (await refreshSession()) res = await send(method, url, opts);
+    if (res.status === 401) {
+      clearAuth();
+      navigator.toSignIn();
+      throw await errorFrom(res);
+    }
+  }
+  if (method === 'GET') checkAppVersion(res);
+  if (!res.ok) {
+    const err = await errorFrom(res);
+    if (res.status === 404 && opts.notFoundPage !== false) navigator.toNotFound();
+    throw err;
+  }
+  if (res.status === 204 || res.headers.get('Content-Length') === '0') return undefined as T;
+  let json: unknown;
+  try {
+    json = await res.json();
+  } catch {
+    if (!opts.schema) return undefined as T;
+    throw new ApiError(`Unreadable answer from ${path}`, res.status);
+  }
+  if (!opts.schema) return json as T;
+  const parsed = v.safeParse(opts.schema, json);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const where = issue ? v.getDotPath(issue) : null;
+    throw new ApiError(
+      `Unexpected answer from ${path}${where ? ` at ${where}` : ''}: ${issue?.message}`,
+      500,
+    );
+  }
+  return parsed.output;
+}

@@ -1,0 +1,27 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { request } from '../client.ts';
+import { type DeviceOverview, DeviceOverviewSchema } from '../schemas.ts';
+
+export interface DeviceUpdate {
+  name: string;
+  friendlyName: string;
+  locationId: string | number | null;
+  tariffId: string | number | null;
+  billingStart: string | null;
+  billingMonths: number | null;
+}
+
+export function updateDevice(id: string, body: DeviceUpdate): Promise<DeviceOverview> {
+  return request('PUT', `/devices/${encodeURIComponent(id)}`, { body, schema: DeviceOverviewSchema });
+}
+
+export function useUpdateDevice(id: string) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (body: DeviceUpdate) => updateDevice(id, body),
+    onSuccess: (device) => {
+      qc.setQueryData(['devices', id], device);
+      void qc.invalidateQueries({ queryKey: ['devices'], exact: true });
+    },
+  });
+}

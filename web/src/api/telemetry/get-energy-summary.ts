@@ -1,0 +1,22 @@
+import { queryOptions, useQuery } from '@tanstack/react-query';
+import { request } from '../client.ts';
+import { type EnergySummary, EnergySummarySchema } from '../schemas.ts';
+
+export function getEnergySummary(id: string, signal?: AbortSignal): Promise<EnergySummary> {
+  return request('GET', `/devices/${encodeURIComponent(id)}/energy/summary`, {
+    schema: EnergySummarySchema,
+    signal,
+    notFoundPage: false,
+  });
+}
+
+export const energySummaryQueryOptions = (id: string) =>
+  queryOptions({
+    queryKey: ['devices', id, 'energy', 'summary'],
+    queryFn: ({ signal }) => getEnergySummary(id, signal),
+    staleTime: 60_000,
+  });
+
+export function useEnergySummary(id: string) {
+  return useQuery(energySummaryQueryOptions(id));
+}

@@ -1,0 +1,32 @@
+import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import { request } from '../client.ts';
+import { type EnergyResponse, EnergySchema } from '../schemas.ts';
+
+export type EnergyInterval = '15m' | '30m' | '1h' | '1d' | '1mo';
+
+export interface EnergyQuery {
+  from: number;
+  to: number;
+  interval: EnergyInterval;
+}
+
+export function getEnergy(id: string, q: EnergyQuery, signal?: AbortSignal): Promise<EnergyResponse> {
+  return request('GET', `/devices/${encodeURIComponent(id)}/energy`, {
+    query: { from: new Date(q.from).toISOString(), to: new Date(q.to).toISOString(), interval: q.interval },
+    schema: EnergySchema,
+    signal,
+    notFoundPage: false,
+  });
+}
+
+export const energyQueryOptions = (id: string, q: EnergyQuery) =>
+  queryOptions({
+    queryKey: ['devices', id, 'energy', 'buckets', q],
+    queryFn: ({ signal }) => getEnergy(id, q, signal),
+    placeholderData: keepPreviousData,
+    staleTime: 30_000,
+  });
+
+export function useEnergy(id: string, q: EnergyQuery) {
+  return useQuery(energyQueryOptions(id, q));
+}

@@ -1,0 +1,43 @@
+import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import { request } from '../client.ts';
+import { type SeriesResponse, SeriesSchema } from '../schemas.ts';
+
+export type SeriesInterval = 'raw' | '15m' | '30m' | '1h' | '1d';
+
+export interface SeriesQuery {
+  params: readonly string[];
+  /** Epoch milliseconds. */
+  from: number;
+  to: number;
+  interval?: SeriesInterval;
+  stats?: readonly ('avg' | 'min' | 'max')[];
+  /** The range ends now: live hub readings are appended to the cached answer. */
+  live?: boolean;
+}
+
+export function getSeries(id: string, q: SeriesQuery, signal?: AbortSignal): Promise<SeriesResponse> {
+  return request('GET', `/devices/${encodeURIComponent(id)}/series`, {
+    query: {
+      params: q.params.join(','),
+      from: new Date(q.from).toISOString(),
+      to: new Date(q.to).toISOString(),
+      interval: q.interval,
+      stats: q.stats?.join(','),
+    },
+    schema: SeriesSchema,
+    signal,
+    notFoundPage: false,
+  });
+}
+
+export const seriesQueryOptions = (id: string, q: SeriesQuery) =>
+  queryOptions({
+    queryKey: ['devices', id, 'series', q],
+    queryFn: ({ signal }) => getSeries(id, q, signal),
+    placeholderData: keepPreviousData,
+    staleTime: 30_000,
+  });
+
+export function useSeries(id: string, q: SeriesQuery) {
+  return useQuery(seriesQueryOptions(id, q));
+}

@@ -1,0 +1,79 @@
+/**
+ * Every screen of SPEC.md §2 declared once, as data: the router builds its routes from this list and
+ * the navigation menu shows the entries that have a `nav` slot.
+ */
+import type { QueryClient } from '@tanstack/react-query';
+import type { ComponentType } from 'react';
+import * as v from 'valibot';
+import { deviceQueryOptions } from '../api/devices/get-device.ts';
+import { devicesQueryOptions } from '../api/devices/get-devices.ts';
+import type { MessageId } from '../i18n/i18n.ts';
+
+export interface LoaderArgs {
+  queryClient: QueryClient;
+  params: Record<string, string>;
+}
+
+export interface Screen {
+  /** TanStack Router path (`$id` for a parameter). */
+  path: string;
+  title: MessageId;
+  load: () => Promise<{ default: ComponentType }>;
+  /** Shown in the main menu, in this order. */
+  nav?: boolean;
+  /** Warms the query cache with the same options the screen's hooks read. */
+  loader?: (args: LoaderArgs) => Promise<unknown>;
+  /** URL search parameters the screen reads, validated. */
+  search?: v.GenericSchema<unknown, Record<string, unknown>>;
+}
+
+const details = () => import('../features/devices/DeviceDetailsPage.tsx');
+const placeholder = () => import('../features/placeholders/PlaceholderPage.tsx');
+const deviceLoader = ({ queryClient, params }: LoaderArgs) =>
+  queryClient.ensureQueryData(deviceQueryOptions(params.id ?? ''));
+
+export const SCREENS: readonly Screen[] = [
+  {
+    path: '/dashboard',
+    title: 'nav.dashboard',
+    nav: true,
+    load: () => import('../features/dashboard/DashboardPage.tsx'),
+    loader: ({ queryClient }) => queryClient.ensureQueryData(devicesQueryOptions()),
+  },
+  { path: '/device-energy-details/$id', title: 'details.energy', load: details, loader: deviceLoader },
+  { path: '/device-details/$id', title: 'details.power', load: details, loader: deviceLoader },
+  { path: '/thermo-device-details/$id', title: 'details.temperature', load: details, loader: deviceLoader },
+  { path: '/single-phase-device-details/$id', title: 'details.power', load: details, loader: deviceLoader },
+  { path: '/solar-device-details/$id', title: 'details.production', load: details, loader: deviceLoader },
+  {
+    path: '/edit-device/$id',
+    title: 'edit.title',
+    load: () => import('../features/devices/EditDevicePage.tsx'),
+    loader: deviceLoader,
+  },
+  { path: '/user/profile', title: 'page.profile', nav: true, load: placeholder },
+  {
+    path: '/device/overview/$id',
+    title: 'overview.title',
+    load: () => import('../features/devices/OverviewPage.tsx'),
+    loader: deviceLoader,
+  },
+  {
+    path: '/device/data-log',
+    title: 'log.title',
+    nav: true,
+    load: () => import('../features/devices/DataLogPage.tsx'),
+    search: v.object({ device: v.optional(v.string()) }),
+    loader: ({ queryClient }) => queryClient.ensureQueryData(devicesQueryOptions()),
+  },
+  { path: '/analytics', title: 'page.analytics', nav: true, load: placeholder },
+  { path: '/stats/tariff/$id', title: 'page.tariffStats', load: placeholder },
+  { path: '/location/index', title: 'page.locations', nav: true, load: placeholder },
+  { path: '/location/view/$id', title: 'page.location', load: placeholder },
+  { path: '/location/edit/$id', title: 'page.locationEdit', load: placeholder },
+  { path: '/location/tariff-edit/$locationId/$tariffId', title: 'page.tariffEdit', load: placeholder },
+  { path: '/404', title: 'notFound.title', load: () => import('../features/shell/NotFoundPage.tsx') },
+];
+
+/** The menu: navigation entries in declaration order. */
+export const NAVIGATION = SCREENS.filter((s) => s.nav).map((s) => ({ to: s.path, label: s.title }));

@@ -1,0 +1,86 @@
+/**
+ * The signed-in session (SPEC.md §4): token, refresh token and profile live in local storage under the
+ * §9 keys. Components read it with `useSession`; everything else through these functions.
+ */
+import { DEFAULT_TIMEZONE } from '@kilowatch/core';
+import { useSyncExternalStore } from 'react';
+import type { AuthData, User } from '../api/schemas.ts';
+import { readStored, STORAGE_KEYS, writeStored } from '../lib/storage.ts';
+
+export interface Session {
+  token: string | null;
+  refreshToken: string | null;
+  user: User | null;
+}
+
+const listeners = new Set<() => void>();
+let snapshot: Session = load();
+
+function load(): Session {
+  let user: User | null = null;
+  try {
+    const raw = readStored(STORAGE_KEYS.user);
+    user = raw ? (JSON.parse(raw) as User) : null;
+  } catch {
+    user = null;
+  }
+  return { token: readStored(STORAGE_KEYS.token), refreshToken: readStored(STORAGE_KEYS.refreshToken), user };
+}
+
+function emit(): void {
+  snapshot = load();
+  for (const l of listeners) l();
+}
+
+export function getSession(): Session {
+  return snapshot;
+}
+
+export function isSignedIn(): boolean {
+  return snapshot.token !== null;
+}
+
+/** Stores the answer of login, demo, register or refresh. The profile's zone becomes the display zone. */
+export function saveAuth(auth: AuthData): void {
+  writeStored(STORAGE_KEYS.token, auth.token);
+  if (auth.refreshToken) writeStored(STORAGE_KEYS.refreshToken, auth.refreshToken);
+  writeStored(STORAGE_KEYS.user, JSON.stringify(auth.user));
+  if (auth.user.timezone) writeStored(STORAGE_KEYS.timezone, auth.user.timezone);
+  emit();
+}
+
+export function saveUser(user: User): void {
+  writeStored(STORAGE_KEYS.user, JSON.stringify(user));
+  if (user.timezone) writeStored(STORAGE_KEYS.timezone, user.timezone);
+  emit();
+}
+
+/** Forgets the authentication; theme, language and app version are preferences and stay. */
+export function clearAuth(): void {
+  writeStored(STORAGE_KEYS.token, null);
+  writeStored(STORAGE_KEYS.refreshToken, null);
+  writeStored(STORAGE_KEYS.user, null);
+  emit();
+}
+
+export function subscribeSession(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export function useSession(): Session {
+  return useSyncExternalStore(subscribeSession, getSession, getSession);
+}
+
+/** The zone data is shown in (SPEC.md §3, §9). */
+export function displayTimeZone(): string {
+  return readStored(STORAGE_KEYS.timezone) || DEFAULT_TIMEZONE;
+}
+
+/** Companion-app mode: read once at start (SPEC.md §4); hides the web chrome. */
+export const appMode = { companion: readStored(STORAGE_KEYS.appMode) === '1' };
+
+export function setCompanionMode(on: boolean): void {
+  writeStored(STORAGE_KEYS.appMode, on ? '1' : null);
+  appMode.companion = on;
+}

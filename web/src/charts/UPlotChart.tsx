@@ -1,0 +1,164 @@
+/**
+ * One uPlot chart, created once per mount the way vmui does it; data, series, scales and size then
+ * change through small effects, so a live reading or a resize never rebuilds the chart.
+ */
+import { ActionIcon, Box, Tooltip } from '@mantine/core';
+import { useEffect, useRef, useState } from 'react';
+import uPlot from 'uplot';
+import { AXIS_COLORS, type ChartTheme } from './palette.ts';
+
+export const RESIZE_DEBOUNCE_MS = 200;
+
+export interface UPlotChartProps {
+  options: uPlot.Options;
+  data: uPlot.AlignedData;
+  theme: ChartTheme;
+  /** Accessible name of the canvas region. */
+  label: string;
+  resetLabel?: string;
+  onCreate?: (u: uPlot) => void;
+}
+
+function sameSeries(a: readonly uPlot.Series[], b: readonly uPlot.Series[]): boolean {
+  return a.length === b.length && a.every((s, i) => s.label === b[i]?.label && s.stroke === b[i]?.stroke);
+}
+
+export function UPlotChart({
+  options,
+  data,
+  theme,
+  label,
+  resetLabel = 'Reset zoom',
+  onCreate,
+}: UPlotChartProps) {
+  const boxRef = useRef<HTMLDivElement>(null);
+  const plotRef = useRef<uPlot | null>(null);
+  const latest = useRef({ options, data, onCreate });
+  latest.current = { options, data, onCreate };
+  const zoomedRef = useRef(false);
+  const [zoomed, setZoomed] = useState(false);
+  const appliedSeries = useRef(options.series);
+
+  // Create once.
+  useEffect(() => {
+    const el = boxRef.current;
+    if (!el) return;
+    const { options: opts, data: initial } = latest.current;
+    const width = el.clientWidth || opts.width;
+    const hooks: uPlot.Hooks.Arrays = {
+      ...opts.hooks,
+      setSelect: [
+        ...(opts.hooks?.setSelect ?? []),
+        (u) => {
+          if (u.select.width > 0) {
+            zoomedRef.current = true;
+            setZoomed(true);
+          }
+        },
+      ],
+    };
+    const u = new uPlot({ ...opts, width, hooks }, initial, el);
+    plotRef.current = u;
+    appliedSeries.current = opts.series;
+    latest.current.onCreate?.(u);
+    return () => {
+      u.destroy();
+      plotRef.current = null;
+    };
+  }, []);
+
+  // Data: in place; a zoomed view keeps its window while live points arrive.
+  useEffect(() => {
+    const u = plotRef.current;
+    if (!u || u.data === data) return;
+    u.setData(data, !zoomedRef.current);
+  }, [data]);
+
+  // Series and bands: replaced without recreating the chart.
+  useEffect(() => {
+    const u = plotRef.current;
+    if (!u || sameSeries(appliedSeries.current, options.series)) return;
+    for (let i = u.series.length - 1; i >= 1; i--) u.delSeries(i);
+    const bands = (u as unknown as { bands?: uPlot.Band[] }).bands ?? [];
+    for (let i = bands.length - 1; i >= 0; i--) u.delBand(i);
+    options.series.slice(1).forEach((s, i) => {
+      u.addSeries(s, i + 1);
+    });
+    for (const b of options.bands ?? []) u.addBand(b);
+    appliedSeries.current = options.series;
+    u.setData(latest.current.data, true);
+  }, [options.series, options.bands]);
+
+  // Scales: a new y range rule (limit lines changed) redraws with it.
+  useEffect(() => {
+    const u = plotRef.current;
+    const range = options.scales?.y?.range;
+    if (!u || !range || !u.scales.y) return;
+    u.scales.y.range = range as uPlot.Scale['range'];
+    u.redraw(true, true);
+  }, [options.scales]);
+
+  // Theme: axis and grid colours.
+  useEffect(() => {
+    const u = plotRef.current;
+    if (!u) return;
+    const { stroke, grid } = AXIS_COLORS[theme];
+    for (const a of u.axes) {
+      a.stroke = () => stroke;
+      if (a.grid) a.grid.stroke = () => grid;
+      if (a.ticks) a.ticks.stroke = () => grid;
+    }
+    u.redraw(false, true);
+  }, [theme]);
+
+  // Size: follow the container, debounced.
+  useEffect(() => {
+    const el = boxRef.current;
+    if (!el || typeof ResizeObserver === 'undefined') return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ro = new ResizeObserver(() => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        const u = plotRef.current;
+        const width = el.clientWidth;
+        if (u && width > 0 && width !== u.width) u.setSize({ width, height: u.height });
+      }, RESIZE_DEBOUNCE_MS);
+    });
+    ro.observe(el);
+    return () => {
+      clearTimeout(timer);
+      ro.disconnect();
+    };
+  }, []);
+
+  const resetZoom = () => {
+    const u = plotRef.current;
+    zoomedRef.current = false;
+    setZoomed(false);
+    if (!u) return;
+    const t = u.data[0];
+    if (t.length) u.setScale('x', { min: t[0] as number, max: t[t.length - 1] as number });
+  };
+
+  return (
+    <Box pos="relative" role="figure" aria-label={label}>
+      {zoomed && (
+        <Tooltip label={resetLabel}>
+          <ActionIcon
+            variant="light"
+            size="sm"
+            pos="absolute"
+            top={4}
+            right={4}
+            style={{ zIndex: 2 }}
+            onClick={resetZoom}
+            aria-label={resetLabel}
+          >
+            ⤺
+          </ActionIcon>
+        </Tooltip>
+      )}
+      <div ref={boxRef} className="kw-chart" />
+    </Box>
+  );
+}

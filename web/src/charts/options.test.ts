@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import {
+  buildBands,
+  buildChartData,
+  buildChartOptions,
+  formatValue,
+  limitLevels,
+  type SeriesSpec,
+  seriesLayout,
+  toColumn,
+  yRange,
+} from './options.ts';
+
+const V1: SeriesSpec = { param: 'vave1', label: 'L1', unit: 'V', color: '#f76707', band: true };
+const V2: SeriesSpec = { param: 'vave2', label: 'L2', unit: 'V', color: '#1c7ed6' };
+
+describe('toColumn', () => {
+  it.each([
+    { values: [1, 2, 3], len: 3, scale: 1, typed: true, out: [1, 2, 3] },
+    { values: [1, null, 3], len: 3, scale: 1, typed: false, out: [1, null, 3] },
+    { values: [1, 2], len: 3, scale: 1, typed: false, out: [1, 2, null] },
+    { values: [2, 4], len: 2, scale: -1, typed: true, out: [-2, -4] },
+    { values: undefined, len: 2, scale: 1, typed: false, out: [null, null] },
+  ])('$values (len $len, ×$scale)', ({ values, len, scale, typed, out }) => {
+    const col = toColumn(values, len, scale);
+    expect(col instanceof Float64Array).toBe(typed);
+    expect(Array.from(col)).toEqual(out);
+  });
+});
+
+describe('buildChartData and seriesLayout', () => {
+  const cols = {
+    t: [1000, 2000],
+    series: { vave1: { avg: [230, 231], min: [229, 228], max: [232, 233] }, vave2: { avg: [null, 229] } },
+  };
+  it.each([
+    {
+      specs: [V1],
+      columns: [
+        [1000, 2000],
+        [230, 231],
+        [229, 228],
+        [232, 233],
+      ],
+      layout: [{ avg: 1, min: 2, max: 3 }],
+    },
+    {
+      specs: [V2],
+      columns: [
+        [1000, 2000],
+        [null, 229],
+      ],
+      layout: [{ avg: 1 }],
+    },
+    {
+      specs: [V1, V2],
+      columns: [
+        [1000, 2000],
+        [230, 231],
+        [229, 228],
+        [232, 233],
+        [null, 229],
+      ],
+      layout: [{ avg: 1, min: 2, max: 3 }, { avg: 4 }],
+    },
+  ])('columns for $specs.length specs', ({ specs, columns, layout }) => {
+    expect(buildChartData(cols, specs).map((c) => Array.from(c as ArrayLike<number | null>))).toEqual(
+      columns,
+    );
+    expect(seriesLayout(specs)).toEqual(layout);
+  });
+
+  it('keeps time as a typed array', () => {
+    expect(buildChartData(cols, [V2])[0]).toBeInstanceOf(Float64Array);
+  });
+});
+
+describe('limitLevels', () => {
+  it.each([
+    { l: { nominal: 230, warning: 10, critical: 15 }, values: [207, 253, 195.5, 264.5] },
+    { l: { nominal: 230, warning: 10 }, values: [207, 253] },
+    { l: { nominal: 230, critical: 0 }, values: [] },
+    { l: { nominal: 230 }, values: [] },
+  ])('$l', ({ l, values }) => {
+    expect(limitLevels(l).map((x) => x.value)).toEqual(values);
+  });
+});
+
+describe('yRange', () => {
+  it.each([
+    { min: 220, max: 240, levels: [], zero: false, out: [219, 241] },
+    { min: 225, max: 235, levels: [{ value: 207 }, { value: 253 }], zero: false, out: [204.7, 255.3] },
+    { min: 1, max: 5, levels: [], zero: true, out: [0, 5.25] },
+    { min: -2, max: 2, levels: [], zero: true, out: [-2.2, 2.2] },
+    { min: 5, max: 5, levels: [], zero: false, out: [4.75, 5.25] },
+    { min: null, max: null, levels: [], zero: false, out: [-0.05, 1.05] },
+  ])('[$min, $max] zero=$zero', ({ min, max, levels, zero, out }) => {
+    const [lo, hi] = yRange(min, max, levels, zero);
+    expect(lo).toBeCloseTo(out[0] as number, 6);
+    expect(hi).toBeCloseTo(out[1] as number, 6);
+  });
+});
+
+describe('formatValue', () => {
+  it.each([
+    [231.456, 'V', '231.5 V'],
+    [0.9731, '', '0.973'],
+    [12345.6, 'W', '12346 W'],
+    [5.555, 'A', '5.56 A'],
+    [null, 'V', '–'],
+    [Number.NaN, 'V', '–'],
+  ] as const)('%s %s → %s', (v, unit, out) => {
+    expect(formatValue(v, unit)).toBe(out);
+  });
+});
+
+describe('buildChartOptions', () => {
+  const base = { tz: 'Europe/Warsaw', theme: 'light' as const, width: 600, height: 240 };
+  it.each([
+    { specs: [V1], series: ['', 'L1', 'L1 min', 'L1 max'], bands: 1 },
+    { specs: [V2], series: ['', 'L2'], bands: 0 },
+    { specs: [V1, V2], series: ['', 'L1', 'L1 min', 'L1 max', 'L2'], bands: 1 },
+  ])('series $series', ({ specs, series, bands }) => {
+    const o = buildChartOptions({ ...base, specs });
+    expect(o.series.map((s) => s.label)).toEqual(series);
+    expect(o.bands?.length).toBe(bands);
+    expect(o.ms).toBe(1);
+  });
+
+  it('band fills between max and min of the same spec', () => {
+    expect(buildBands([V2, V1]).map((b) => b.series)).toEqual([[4, 3]]);
+  });
+
+  it('legend shows the time in the user zone and values with units', () => {
+    const o = buildChartOptions({ ...base, specs: [V2] });
+    const fmtX = o.series[0]?.value as (u: unknown, v: number) => string;
+    const fmtY = o.series[1]?.value as (u: unknown, v: number) => string;
+    expect(fmtX(null, Date.UTC(2026, 0, 15, 12, 0))).toBe('2026-01-15 13:00');
+    expect(fmtX(null, Date.UTC(2026, 6, 15, 12, 0))).toBe('2026-07-15 14:00');
+    expect(fmtY(null, 229.94)).toBe('229.9 V');
+  });
+
+  it('draws limit lines only when limits are given', () => {
+    expect(buildChartOptions({ ...base, specs: [V1] }).plugins).toHaveLength(0);
+    expect(
+      buildChartOptions({ ...base, specs: [V1], limits: { nominal: 230, warning: 5 } }).plugins,
+    ).toHaveLength(1);
+  });
+
+  it('dark theme uses light axis text', () => {
+    const light = buildChartOptions({ ...base, specs: [V2] }).axes?.[0]?.stroke;
+    const dark = buildChartOptions({ ...base, theme: 'dark', specs: [V2] }).axes?.[0]?.stroke;
+    expect(light).not.toBe(dark);
+  });
+
+  it('a scaled series shows its unscaled value', () => {
+    const o = buildChartOptions({ ...base, specs: [{ ...V2, param: 'eae', unit: 'kWh', scale: -1 }] });
+    expect((o.series[1]!.value as (u: unknown, v: number) => string)(null, -2.5)).toBe('2.5 kWh');
+  });
+});

@@ -1,0 +1,266 @@
+/**
+ * Pure builders from API answers to uPlot data and options. Columnar API data goes straight into
+ * typed arrays (a column with gaps stays a plain array: uPlot reads `null` as a gap, NaN it cannot).
+ */
+import uPlot from 'uplot';
+import { formatInZone } from '../lib/time.ts';
+import { AXIS_COLORS, type ChartTheme, LIMIT_COLORS, withAlpha } from './palette.ts';
+
+export type Column = Float64Array | (number | null)[];
+
+export interface SeriesSpec {
+  /** Parameter name in the API answer (`vave1`, `pave`, ...). */
+  param: string;
+  label: string;
+  unit: string;
+  color: string;
+  /** Draw the min..max band around the average. */
+  band?: boolean;
+  /** Multiply values (export drawn below zero). */
+  scale?: number;
+  /** Draw as bars (energy per bucket) instead of a line. */
+  bars?: boolean;
+  /** Draw as steps (relay state). */
+  stepped?: boolean;
+}
+
+export interface SeriesColumns {
+  t: readonly number[];
+  series: Record<
+    string,
+    { avg?: readonly (number | null)[]; min?: readonly (number | null)[]; max?: readonly (number | null)[] }
+  >;
+}
+
+/** A column without gaps becomes a Float64Array; with gaps it stays an array with nulls. */
+export function toColumn(values: readonly (number | null)[] | undefined, length: number, scale = 1): Column {
+  if (!values) return new Array<number | null>(length).fill(null);
+  let gaps = false;
+  for (let i = 0; i < values.length; i++) {
+    if (values[i] === null || values[i] === undefined) {
+      gaps = true;
+      break;
+    }
+  }
+  if (!gaps && values.length === length) {
+    const out = new Float64Array(length);
+    for (let i = 0; i < length; i++) out[i] = (values[i] as number) * scale;
+    return out;
+  }
+  const out = new Array<number | null>(length);
+  for (let i = 0; i < length; i++) {
+    const x = values[i];
+    out[i] = x === null || x === undefined ? null : x * scale;
+  }
+  return out;
+}
+
+/** Column order: time, then per spec its average and, with a band, its min and max. */
+export function buildChartData(cols: SeriesColumns, specs: readonly SeriesSpec[]): uPlot.AlignedData {
+  const n = cols.t.length;
+  const out: Column[] = [Float64Array.from(cols.t)];
+  for (const s of specs) {
+    const c = cols.series[s.param];
+    out.push(toColumn(c?.avg, n, s.scale));
+    if (s.band) {
+      out.push(toColumn(c?.min, n, s.scale));
+      out.push(toColumn(c?.max, n, s.scale));
+    }
+  }
+  return out as unknown as uPlot.AlignedData;
+}
+
+/** Indexes of each spec's average, min and max columns in the data built above. */
+export function seriesLayout(specs: readonly SeriesSpec[]): { avg: number; min?: number; max?: number }[] {
+  let i = 1;
+  return specs.map((s) => {
+    const slot: { avg: number; min?: number; max?: number } = { avg: i++ };
+    if (s.band) {
+      slot.min = i++;
+      slot.max = i++;
+    }
+    return slot;
+  });
+}
+
+/** Voltage limit lines: 230 V ± warning % and ± critical % (SPEC.md §5, DOMAIN.md §Limits). */
+export interface LimitLines {
+  nominal: number;
+  warning?: number;
+  critical?: number;
+}
+
+export function limitLevels(l: LimitLines): { value: number; color: string; kind: 'warning' | 'critical' }[] {
+  const out: { value: number; color: string; kind: 'warning' | 'critical' }[] = [];
+  for (const kind of ['warning', 'critical'] as const) {
+    const pct = l[kind];
+    if (pct === undefined || !Number.isFinite(pct) || pct <= 0) continue;
+    const d = (l.nominal * pct) / 100;
+    out.push({ value: l.nominal - d, color: LIMIT_COLORS[kind], kind });
+    out.push({ value: l.nominal + d, color: LIMIT_COLORS[kind], kind });
+  }
+  return out;
+}
+
+export function formatValue(v: number | null | undefined, unit: string): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  const abs = Math.abs(v);
+  const digits = abs >= 1000 ? 0 : abs >= 100 ? 1 : abs >= 1 ? 2 : 3;
+  const text = v.toLocaleString('en-US', { maximumFractionDigits: digits, useGrouping: false });
+  return unit ? `${text} ${unit}` : text;
+}
+
+export interface ChartOptionsInput {
+  specs: readonly SeriesSpec[];
+  tz: string;
+  theme: ChartTheme;
+  width: number;
+  height: number;
+  /** Charts with the same key share the cursor (and so their tooltips). */
+  syncKey?: string;
+  limits?: LimitLines;
+  labels?: { min: string; max: string };
+  /** Bar width for bucketed energy (ms). */
+  barMs?: number;
+}
+
+function limitsPlugin(levels: ReturnType<typeof limitLevels>): uPlot.Plugin {
+  return {
+    hooks: {
+      drawClear: [
+        (u) => {
+          const { ctx } = u;
+          const { left, width, top, height } = u.bbox;
+          ctx.save();
+          ctx.beginPath();
+          ctx.rect(left, top, width, height);
+          ctx.clip();
+          for (const l of levels) {
+            const y = Math.round(u.valToPos(l.value, 'y', true));
+            ctx.strokeStyle = l.color;
+            ctx.lineWidth = 1.5 * uPlot.pxRatio;
+            ctx.setLineDash(l.kind === 'warning' ? [6 * uPlot.pxRatio, 4 * uPlot.pxRatio] : []);
+            ctx.beginPath();
+            ctx.moveTo(left, y);
+            ctx.lineTo(left + width, y);
+            ctx.stroke();
+          }
+          ctx.restore();
+        },
+      ],
+    },
+  };
+}
+
+/** The y range grows to keep the limit lines in view, with a little air above and below. */
+export function yRange(
+  min: number | null,
+  max: number | null,
+  levels: readonly { value: number }[],
+  zeroBased: boolean,
+): [number, number] {
+  let lo = min ?? 0;
+  let hi = max ?? 1;
+  for (const l of levels) {
+    lo = Math.min(lo, l.value);
+    hi = Math.max(hi, l.value);
+  }
+  if (zeroBased) {
+    lo = Math.min(lo, 0);
+    hi = Math.max(hi, 0);
+  }
+  if (lo === hi) {
+    const pad = Math.abs(lo) * 0.05 || 1;
+    return [lo - pad, hi + pad];
+  }
+  const pad = (hi - lo) * 0.05;
+  return [zeroBased && lo === 0 ? 0 : lo - pad, zeroBased && hi === 0 ? 0 : hi + pad];
+}
+
+export function buildSeriesOptions(input: ChartOptionsInput): uPlot.Series[] {
+  const bars = input.barMs !== undefined ? uPlot.paths.bars?.({ size: [0.8, 64], align: 1 }) : undefined;
+  const stepped = uPlot.paths.stepped?.({ align: 1 });
+  const out: uPlot.Series[] = [
+    { label: '', value: (_u, v) => (v === null || v === undefined ? '–' : formatInZone(v, input.tz)) },
+  ];
+  for (const s of input.specs) {
+    const fmt = (_u: uPlot, v: number | null) => formatValue(v === null ? null : v / (s.scale ?? 1), s.unit);
+    out.push({
+      label: s.label,
+      stroke: s.color,
+      width: s.bars ? 1 : 1.5,
+      fill: s.bars ? withAlpha(s.color, 0.75) : undefined,
+      paths: s.bars ? bars : s.stepped ? stepped : undefined,
+      points: { show: false },
+      spanGaps: false,
+      value: fmt,
+    });
+    if (s.band) {
+      for (const which of ['min', 'max'] as const) {
+        out.push({
+          label: `${s.label} ${input.labels?.[which] ?? which}`,
+          stroke: withAlpha(s.color, 0.45),
+          width: 0.5,
+          points: { show: false },
+          value: fmt,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+export function buildBands(specs: readonly SeriesSpec[]): uPlot.Band[] {
+  const layout = seriesLayout(specs);
+  const bands: uPlot.Band[] = [];
+  specs.forEach((s, i) => {
+    const slot = layout[i];
+    if (s.band && slot?.min !== undefined && slot.max !== undefined) {
+      bands.push({ series: [slot.max, slot.min], fill: withAlpha(s.color, 0.14) });
+    }
+  });
+  return bands;
+}
+
+export function buildAxes(theme: ChartTheme, unit: string): uPlot.Axis[] {
+  const { stroke, grid } = AXIS_COLORS[theme];
+  return [
+    { stroke, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } },
+    {
+      stroke,
+      grid: { stroke: grid, width: 1 },
+      ticks: { stroke: grid, width: 1 },
+      size: 56,
+      values: (_u, splits) => splits.map((v) => formatValue(v, '')),
+      label: unit || undefined,
+      labelSize: unit ? 18 : 0,
+    },
+  ];
+}
+
+export function buildChartOptions(input: ChartOptionsInput): uPlot.Options {
+  const levels = input.limits ? limitLevels(input.limits) : [];
+  const unit = input.specs[0]?.unit ?? '';
+  const zeroBased = input.barMs !== undefined || input.specs.some((s) => s.bars);
+  const opts: uPlot.Options = {
+    width: input.width,
+    height: input.height,
+    ms: 1,
+    tzDate: (ts) => uPlot.tzDate(new Date(ts), input.tz),
+    series: buildSeriesOptions(input),
+    bands: buildBands(input.specs),
+    axes: buildAxes(input.theme, unit),
+    scales: {
+      x: { time: true },
+      y: { range: (_u, min, max) => yRange(min, max, levels, zeroBased) },
+    },
+    cursor: {
+      drag: { x: true, y: false, setScale: true },
+      sync: input.syncKey ? { key: input.syncKey, setSeries: true } : undefined,
+      focus: { prox: 16 },
+    },
+    legend: { show: true, live: true },
+    plugins: levels.length ? [limitsPlugin(levels)] : [],
+  };
+  return opts;
+}

@@ -1,0 +1,408 @@
+import {
+  Anchor,
+  Button,
+  Card,
+  Group,
+  SegmentedControl,
+  Select,
+  SimpleGrid,
+  Stack,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { Link, useParams, useRouterState } from '@tanstack/react-router';
+import { useMemo, useState } from 'react';
+import { useDevice } from '../../api/devices/get-device.ts';
+import { useLimits } from '../../api/devices/limits.ts';
+import type { DeviceOverview } from '../../api/schemas.ts';
+import { useLatest } from '../../api/telemetry/get-latest.ts';
+import { useSeries } from '../../api/telemetry/get-series.ts';
+import { displayTimeZone } from '../../auth/session.ts';
+import { formatValue } from '../../charts/options.ts';
+import { useLiveDevices } from '../../hub/live.tsx';
+import { type MessageId, useT } from '../../i18n/i18n.ts';
+import { dayjs, formatInZone } from '../../lib/time.ts';
+import { RoutePending } from '../shell/RouteStates.tsx';
+import {
+  type ChartGroup,
+  chartGroups,
+  type DetailsKind,
+  hasEnergy,
+  hasPhaseView,
+  kindFromPath,
+  type PhaseView,
+} from './chartGroups.ts';
+import { DeleteDevice, LimitsForm, MeterValueForm } from './DeviceForms.tsx';
+import { EnergySection } from './EnergyPanel.tsx';
+import {
+  billingPeriods,
+  CHART_INTERVALS,
+  type ChartInterval,
+  fitInterval,
+  type RangePreset,
+  rangeFor,
+  type TimeRange,
+} from './ranges.ts';
+import { SeriesChart } from './SeriesChart.tsx';
+import { StatusBadge } from './StatusBadge.tsx';
+
+const NOMINAL_VOLTAGE = 230;
+
+const LIVE_PARAMS: Record<DetailsKind, { param: string; label: MessageId }[]> = {
+  'three-phase': [
+    { param: 'vave1', label: 'details.voltage' },
+    { param: 'iave1', label: 'details.current' },
+    { param: 'power3phases', label: 'details.power' },
+    { param: 'frq1', label: 'details.frequency' },
+  ],
+  'single-phase': [
+    { param: 'vave1', label: 'details.voltage' },
+    { param: 'iave1', label: 'details.current' },
+    { param: 'pave1', label: 'details.power' },
+    { param: 'pfave1', label: 'details.powerFactor' },
+  ],
+  solar: [
+    { param: 'power3phases', label: 'details.production' },
+    { param: 'vdc1', label: 'details.dcVoltage' },
+    { param: 'idc1', label: 'details.dcCurrent' },
+    { param: 'frq1', label: 'details.frequency' },
+  ],
+  thermostat: [
+    { param: 'tempmain', label: 'details.temperature' },
+    { param: 'tempset', label: 'details.setPoint' },
+    { param: 'rel1', label: 'details.relay' },
+  ],
+  energy: [
+    { param: 'power3phases', label: 'details.power' },
+    { param: 'energy3phases_import', label: 'details.import' },
+    { param: 'energy3phases_export', label: 'details.export' },
+  ],
+};
+
+function LiveValues({ deviceId, kind, tz }: { deviceId: string; kind: DetailsKind; tz: string }) {
+  const { t } = useT();
+  const latest = useLatest(deviceId);
+  const items = LIVE_PARAMS[kind];
+  const ts = latest.data?.ts;
+  const when = ts === null || ts === undefined ? null : typeof ts === 'number' ? ts : Date.parse(ts);
+  return (
+    <Card withBorder padding="sm" data-testid="live-values">
+      <Group justify="space-between" mb={4}>
+        <Title order={2} fz="sm">
+          {t('details.live')}
+        </Title>
+        <Text size="xs" c="dimmed" data-testid="live-time">
+          {when
+            ? t('details.lastReading', { time: formatInZone(when, tz, 'YYYY-MM-DD HH:mm:ss') })
+            : t('details.noReading')}
+        </Text>
+      </Group>
+      <SimpleGrid cols={{ base: 2, sm: items.length }}>
+        {items.map((i) => {
+          const v = latest.data?.values[i.param];
+          const unit = i.param === 'rel1' ? '' : (UNITS[i.param] ?? '');
+          return (
+            <div key={i.param}>
+              <Text size="xs" c="dimmed">
+                {t(i.label)}
+              </Text>
+              <Text fw={700} fz="lg" data-testid={`live-${i.param}`} aria-live="polite">
+                {i.param === 'rel1' && v !== undefined && v !== null
+                  ? t(v ? 'details.relayOn' : 'details.relayOff')
+                  : formatValue(v ?? null, unit)}
+              </Text>
+            </div>
+          );
+        })}
+      </SimpleGrid>
+    </Card>
+  );
+}
+
+const UNITS: Record<string, string> = {
+  vave1: 'V',
+  iave1: 'A',
+  pave1: 'W',
+  pfave1: '',
+  power3phases: 'W',
+  frq1: 'Hz',
+  vdc1: 'V',
+  idc1: 'A',
+  tempmain: '°C',
+  tempset: '°C',
+  energy3phases_import: 'kWh',
+  energy3phases_export: 'kWh',
+};
+
+function toMs(v: string | number | null | undefined): number | null {
+  if (v === null || v === undefined) return null;
+  const ms = typeof v === 'number' ? v : Date.parse(v);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+function Toolbar(props: {
+  kind: DetailsKind;
+  device: DeviceOverview;
+  tz: string;
+  preset: RangePreset;
+  setPreset: (p: RangePreset) => void;
+  startDate: string;
+  setStartDate: (s: string) => void;
+  billing: TimeRange[];
+  billingIndex: string;
+  setBillingIndex: (s: string) => void;
+  interval: ChartInterval;
+  setInterval: (i: ChartInterval) => void;
+  view: PhaseView;
+  setView: (v: PhaseView) => void;
+  table: boolean;
+  setTable: (b: boolean) => void;
+}) {
+  const { t } = useT();
+  const presets: RangePreset[] = [
+    'day',
+    'week',
+    'month',
+    'year',
+    ...(props.billing.length ? (['billing'] as const) : []),
+  ];
+  return (
+    <Card withBorder padding="sm">
+      <Group gap="md" align="flex-end" wrap="wrap">
+        <Stack gap={2}>
+          <Text size="xs" fw={500} id="range-label">
+            {t('details.range')}
+          </Text>
+          <SegmentedControl
+            size="xs"
+            aria-labelledby="range-label"
+            value={props.preset}
+            onChange={(v) => props.setPreset(v as RangePreset)}
+            data={presets.map((p) => ({ value: p, label: t(`details.range.${p}`) }))}
+          />
+        </Stack>
+        {props.preset === 'day' && (
+          <TextInput
+            size="xs"
+            type="date"
+            label={t('details.startDate')}
+            value={props.startDate}
+            onChange={(e) => props.setStartDate(e.currentTarget.value)}
+          />
+        )}
+        {props.preset === 'billing' && (
+          <Select
+            size="xs"
+            label={t('details.billingPeriod')}
+            value={props.billingIndex}
+            onChange={(v) => v && props.setBillingIndex(v)}
+            allowDeselect={false}
+            data={props.billing.map((p, i) => ({
+              value: String(i),
+              label: `${formatInZone(p.from, props.tz, 'YYYY-MM-DD')} – ${formatInZone(p.to - 1, props.tz, 'YYYY-MM-DD')}`,
+            }))}
+          />
+        )}
+        <Select
+          size="xs"
+          w={110}
+          label={t('details.interval')}
+          value={props.interval}
+          onChange={(v) => v && props.setInterval(v as ChartInterval)}
+          allowDeselect={false}
+          data={CHART_INTERVALS.map((i) => ({ value: i, label: t(`details.int.${i}`) }))}
+        />
+        {hasPhaseView(props.kind) && (
+          <Stack gap={2}>
+            <Text size="xs" fw={500} id="phase-view-label">
+              {t('details.view')}
+            </Text>
+            <SegmentedControl
+              size="xs"
+              aria-labelledby="phase-view-label"
+              value={props.view}
+              onChange={(v) => props.setView(v as PhaseView)}
+              data={[
+                { value: 'phase', label: t('details.view.perPhase') },
+                { value: 'sum', label: t('details.view.summed') },
+              ]}
+            />
+          </Stack>
+        )}
+        <SegmentedControl
+          size="xs"
+          aria-label={t('details.view')}
+          value={props.table ? 'table' : 'chart'}
+          onChange={(v) => props.setTable(v === 'table')}
+          data={[
+            { value: 'chart', label: t('details.view.chart') },
+            { value: 'table', label: t('details.view.table') },
+          ]}
+        />
+      </Group>
+      <Text size="xs" c="dimmed" mt={6}>
+        {t('details.zoomHint')} · {props.tz}
+      </Text>
+    </Card>
+  );
+}
+
+function Charts(props: {
+  deviceId: string;
+  groups: ChartGroup[];
+  range: TimeRange;
+  interval: ChartInterval;
+  live: boolean;
+  tz: string;
+  table: boolean;
+}) {
+  const limits = useLimits(props.deviceId);
+  const params = useMemo(() => [...new Set(props.groups.flatMap((g) => g.params))], [props.groups]);
+  const series = useSeries(props.deviceId, {
+    params,
+    from: props.range.from,
+    to: props.range.to,
+    interval: fitInterval(props.range, props.interval),
+    stats: ['avg', 'min', 'max'],
+    live: props.live,
+  });
+  const limitLines = useMemo(
+    () =>
+      limits.data
+        ? { nominal: NOMINAL_VOLTAGE, warning: limits.data.warning, critical: limits.data.critical }
+        : undefined,
+    [limits.data],
+  );
+  return (
+    <SimpleGrid cols={{ base: 1, lg: 2 }}>
+      {props.groups.map((g) => (
+        <SeriesChart
+          key={`${g.id}-${g.params.join()}`}
+          group={g}
+          data={series.data}
+          isPending={series.isPending}
+          error={series.error}
+          refetch={() => void series.refetch()}
+          tz={props.tz}
+          limits={g.voltageLimits ? limitLines : undefined}
+          table={props.table}
+          syncKey={`device-${props.deviceId}`}
+        />
+      ))}
+    </SimpleGrid>
+  );
+}
+
+export default function DeviceDetailsPage() {
+  const { t } = useT();
+  const { id } = useParams({ strict: false }) as { id: string };
+  const pathname = useRouterState({ select: (s) => s.location.pathname });
+  const kind = kindFromPath(pathname);
+  const device = useDevice(id);
+  const tz = displayTimeZone();
+  const [preset, setPreset] = useState<RangePreset>('day');
+  const [startDate, setStartDate] = useState(() => dayjs().tz(tz).format('YYYY-MM-DD'));
+  const [billingIndex, setBillingIndex] = useState('0');
+  const [interval, setInterval] = useState<ChartInterval>('15m');
+  const [view, setView] = useState<PhaseView>('phase');
+  const [table, setTable] = useState(false);
+  useLiveDevices([id]);
+
+  const billing = useMemo(() => {
+    const start = toMs(device.data?.billingStart);
+    return start === null ? [] : billingPeriods(start, device.data?.billingMonths ?? 1, Date.now(), tz);
+  }, [device.data?.billingStart, device.data?.billingMonths, tz]);
+
+  const range = useMemo<TimeRange>(() => {
+    if (preset === 'billing') return billing[Number(billingIndex)] ?? rangeFor('month', Date.now(), tz);
+    return rangeFor(preset, Date.now(), tz, preset === 'day' ? startDate : undefined);
+  }, [preset, billing, billingIndex, startDate, tz]);
+  const now = Date.now();
+  const live = range.from <= now && now < range.to;
+  const groups = useMemo(() => chartGroups(kind, hasPhaseView(kind) ? view : 'phase'), [kind, view]);
+
+  if (device.isPending) return <RoutePending />;
+  if (device.isError || !device.data) return null;
+  const d = device.data;
+
+  return (
+    <Stack gap="md">
+      <Group justify="space-between" align="flex-start" wrap="wrap">
+        <Stack gap={2}>
+          <Group gap="xs">
+            <Title order={1} fz="h2" data-testid="device-title">
+              {d.name}
+            </Title>
+            <StatusBadge status={d.status} />
+          </Group>
+          <Text size="sm" c="dimmed">
+            {[d.typeName, d.modelName || d.model, d.location?.name].filter(Boolean).join(' · ')}
+          </Text>
+        </Stack>
+        <Group gap="xs">
+          <Anchor component={Link} to={`/device/overview/${id}`} size="sm">
+            {t('action.overview')}
+          </Anchor>
+          <Anchor component={Link} to={`/edit-device/${id}`} size="sm">
+            {t('action.edit')}
+          </Anchor>
+          <Anchor component={Link} to="/device/data-log" search={{ device: id } as never} size="sm">
+            {t('action.dataLog')}
+          </Anchor>
+        </Group>
+      </Group>
+      <LiveValues deviceId={id} kind={kind} tz={tz} />
+      <Toolbar
+        kind={kind}
+        device={d}
+        tz={tz}
+        preset={preset}
+        setPreset={setPreset}
+        startDate={startDate}
+        setStartDate={setStartDate}
+        billing={billing}
+        billingIndex={billingIndex}
+        setBillingIndex={setBillingIndex}
+        interval={interval}
+        setInterval={setInterval}
+        view={view}
+        setView={setView}
+        table={table}
+        setTable={setTable}
+      />
+      <Charts
+        deviceId={id}
+        groups={groups}
+        range={range}
+        interval={interval}
+        live={live}
+        tz={tz}
+        table={table}
+      />
+      {hasEnergy(kind) && (
+        <EnergySection
+          deviceId={id}
+          range={range}
+          interval={interval}
+          tz={tz}
+          table={table}
+          syncKey={`device-${id}`}
+        />
+      )}
+      <Title order={2} fz="lg" mt="md">
+        {t('details.settings')}
+      </Title>
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <LimitsForm deviceId={id} />
+        {hasEnergy(kind) && <MeterValueForm deviceId={id} />}
+      </SimpleGrid>
+      <Group>
+        <DeleteDevice deviceId={id} name={d.name} />
+        <Button component={Link} to="/dashboard" variant="subtle" size="xs">
+          {t('common.back')}
+        </Button>
+      </Group>
+    </Stack>
+  );
+}

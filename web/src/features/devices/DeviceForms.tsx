@@ -1,0 +1,222 @@
+import {
+  Button,
+  Card,
+  Group,
+  Modal,
+  NumberInput,
+  Select,
+  Stack,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { notifications } from '@mantine/notifications';
+import { useNavigate } from '@tanstack/react-router';
+import { type FormEvent, useEffect, useState } from 'react';
+import { useDeleteDevice } from '../../api/devices/delete-device.ts';
+import { useLimits, useSaveLimits } from '../../api/devices/limits.ts';
+import { useProvideMeterValue } from '../../api/devices/meter-value.ts';
+import { useT } from '../../i18n/i18n.ts';
+import { dayjs } from '../../lib/time.ts';
+import { type LimitErrors, type LimitInput, validateLimits } from './limits.ts';
+
+/** Limit values: validated on blur, change and input (SPEC.md §5). */
+export function LimitsForm({ deviceId }: { deviceId: string }) {
+  const { t } = useT();
+  const limits = useLimits(deviceId);
+  const save = useSaveLimits(deviceId);
+  const [values, setValues] = useState<LimitInput>({ warning: '', critical: '' });
+  const [touched, setTouched] = useState<Partial<Record<keyof LimitInput, boolean>>>({});
+  const [errors, setErrors] = useState<LimitErrors>({});
+
+  useEffect(() => {
+    if (limits.data)
+      setValues({ warning: String(limits.data.warning), critical: String(limits.data.critical) });
+  }, [limits.data]);
+
+  const update = (key: keyof LimitInput, value: string) => {
+    const next = { ...values, [key]: value };
+    setValues(next);
+    setTouched((s) => ({ ...s, [key]: true }));
+    setErrors(validateLimits(next));
+  };
+  const blur = (key: keyof LimitInput) => () => {
+    setTouched((s) => ({ ...s, [key]: true }));
+    setErrors(validateLimits(values));
+  };
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const errs = validateLimits(values);
+    setErrors(errs);
+    setTouched({ warning: true, critical: true });
+    if (Object.keys(errs).length) {
+      notifications.show({ color: 'red', message: t('msg.saveFailed') });
+      return;
+    }
+    try {
+      await save.mutateAsync({
+        warning: Number(values.warning.replace(',', '.')),
+        critical: Number(values.critical.replace(',', '.')),
+      });
+      notifications.show({ color: 'green', message: t('msg.saved') });
+    } catch {
+      notifications.show({ color: 'red', message: t('msg.limitsFailed') });
+    }
+  };
+  const err = (k: keyof LimitInput) => (touched[k] && errors[k] ? t(errors[k]) : undefined);
+
+  return (
+    <Card withBorder padding="sm" component="form" onSubmit={submit} noValidate data-testid="limits-form">
+      <Title order={3} fz="sm" mb={4}>
+        {t('details.limits')}
+      </Title>
+      <Text size="xs" c="dimmed" mb="xs">
+        {t('details.limitsIntro')}
+      </Text>
+      <Group align="flex-start" grow>
+        <TextInput
+          label={t('details.warning')}
+          inputMode="decimal"
+          value={values.warning}
+          onChange={(e) => update('warning', e.currentTarget.value)}
+          onInput={(e) => update('warning', e.currentTarget.value)}
+          onBlur={blur('warning')}
+          error={err('warning')}
+          disabled={limits.isPending}
+        />
+        <TextInput
+          label={t('details.critical')}
+          inputMode="decimal"
+          value={values.critical}
+          onChange={(e) => update('critical', e.currentTarget.value)}
+          onInput={(e) => update('critical', e.currentTarget.value)}
+          onBlur={blur('critical')}
+          error={err('critical')}
+          disabled={limits.isPending}
+        />
+      </Group>
+      <Group justify="flex-end" mt="sm">
+        <Button type="submit" size="xs" loading={save.isPending}>
+          {t('common.save')}
+        </Button>
+      </Group>
+    </Card>
+  );
+}
+
+const REGISTERS = ['energy3phases_import', 'energy3phases_export', 'eai1', 'eae1'] as const;
+
+export function MeterValueForm({ deviceId }: { deviceId: string }) {
+  const { t } = useT();
+  const provide = useProvideMeterValue(deviceId);
+  const [param, setParam] = useState<string>(REGISTERS[0]);
+  const [value, setValue] = useState<string | number>('');
+  const [at, setAt] = useState(() => dayjs().format('YYYY-MM-DDTHH:mm'));
+  const [touched, setTouched] = useState(false);
+  const numeric = typeof value === 'number' ? value : Number(value);
+  const valueError = !touched
+    ? undefined
+    : value === ''
+      ? t('val.required')
+      : !Number.isFinite(numeric)
+        ? t('val.number')
+        : numeric < 0 || numeric > 1e9
+          ? t('val.range', { min: 0, max: 1e9 })
+          : undefined;
+  const atError = touched && !dayjs(at).isValid() ? t('val.required') : undefined;
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setTouched(true);
+    if (value === '' || !Number.isFinite(numeric) || numeric < 0 || !dayjs(at).isValid()) return;
+    try {
+      await provide.mutateAsync({ param, value: numeric, at: dayjs(at).toISOString() });
+      notifications.show({ color: 'green', message: t('msg.saved') });
+    } catch {
+      notifications.show({ color: 'red', message: t('msg.meterValueFailed') });
+    }
+  };
+
+  return (
+    <Card withBorder padding="sm" component="form" onSubmit={submit} noValidate>
+      <Title order={3} fz="sm" mb={4}>
+        {t('details.meterValue')}
+      </Title>
+      <Text size="xs" c="dimmed" mb="xs">
+        {t('details.meterValueIntro')}
+      </Text>
+      <Stack gap="xs">
+        <Select
+          label={t('details.register')}
+          data={[...REGISTERS]}
+          value={param}
+          onChange={(v) => v && setParam(v)}
+          allowDeselect={false}
+        />
+        <NumberInput
+          label={t('details.value')}
+          value={value}
+          onChange={setValue}
+          onBlur={() => setTouched(true)}
+          error={valueError}
+          min={0}
+          decimalScale={3}
+        />
+        <TextInput
+          type="datetime-local"
+          label={t('details.at')}
+          value={at}
+          onChange={(e) => setAt(e.currentTarget.value)}
+          onBlur={() => setTouched(true)}
+          error={atError}
+        />
+      </Stack>
+      <Group justify="flex-end" mt="sm">
+        <Button type="submit" size="xs" loading={provide.isPending}>
+          {t('common.save')}
+        </Button>
+      </Group>
+    </Card>
+  );
+}
+
+export function DeleteDevice({ deviceId, name }: { deviceId: string; name: string }) {
+  const { t } = useT();
+  const [opened, { open, close }] = useDisclosure(false);
+  const remove = useDeleteDevice(deviceId);
+  const navigate = useNavigate();
+  const confirm = async () => {
+    try {
+      await remove.mutateAsync();
+      notifications.show({ color: 'green', message: t('msg.deleted') });
+      close();
+      await navigate({ to: '/dashboard' });
+    } catch {
+      notifications.show({ color: 'red', message: t('msg.deleteFailed') });
+    }
+  };
+  return (
+    <>
+      <Button color="red" variant="light" size="xs" onClick={open}>
+        {t('details.deleteDevice')}
+      </Button>
+      <Modal opened={opened} onClose={close} title={t('details.deleteDevice')} centered>
+        <Stack>
+          <Text>{t('details.deleteConfirm', { name })}</Text>
+          <Text size="sm" c="dimmed">
+            {t('details.deleteWarning')}
+          </Text>
+          <Group justify="flex-end">
+            <Button variant="default" onClick={close}>
+              {t('common.cancel')}
+            </Button>
+            <Button color="red" onClick={confirm} loading={remove.isPending} data-autofocus>
+              {t('common.delete')}
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </>
+  );
+}

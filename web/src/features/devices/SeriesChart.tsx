@@ -1,0 +1,92 @@
+import { Card, Group, Skeleton, Text, Title } from '@mantine/core';
+import { useMemo } from 'react';
+import type { SeriesResponse } from '../../api/schemas.ts';
+import { buildChartData, buildChartOptions, type LimitLines, type SeriesSpec } from '../../charts/options.ts';
+import { UPlotChart } from '../../charts/UPlotChart.tsx';
+import { useChartTheme } from '../../charts/useChartTheme.ts';
+import { useT } from '../../i18n/i18n.ts';
+import { ErrorState } from '../shell/RouteStates.tsx';
+import type { ChartGroup } from './chartGroups.ts';
+import { SeriesTable } from './SeriesTable.tsx';
+
+export const CHART_HEIGHT = 240;
+
+export function useGroupSpecs(group: ChartGroup): SeriesSpec[] {
+  const { t } = useT();
+  return useMemo(
+    () =>
+      group.specs.map((s, i) => {
+        const l = group.labels[i];
+        const label = !l ? s.param : 'phase' in l ? t('details.phase', { phase: l.phase }) : t(l.id);
+        return { ...s, label: group.params.length > 1 && l && !('phase' in l) ? `${label} ${i + 1}` : label };
+      }),
+    [group, t],
+  );
+}
+
+export function SeriesChart(props: {
+  group: ChartGroup;
+  data: SeriesResponse | undefined;
+  isPending: boolean;
+  error: unknown;
+  refetch: () => void;
+  tz: string;
+  limits?: LimitLines;
+  table: boolean;
+  syncKey: string;
+}) {
+  const { t } = useT();
+  const theme = useChartTheme();
+  const specs = useGroupSpecs(props.group);
+  const title = t(props.group.title);
+  const options = useMemo(
+    () =>
+      buildChartOptions({
+        specs,
+        tz: props.tz,
+        theme,
+        width: 600,
+        height: CHART_HEIGHT,
+        syncKey: props.syncKey,
+        limits: props.limits,
+        labels: { min: t('details.min'), max: t('details.max') },
+      }),
+    [specs, props.tz, props.syncKey, props.limits, t, theme],
+  );
+  const data = useMemo(() => (props.data ? buildChartData(props.data, specs) : null), [props.data, specs]);
+  const empty = props.data !== undefined && props.data.t.length === 0;
+
+  return (
+    <Card withBorder padding="sm" data-testid={`chart-${props.group.id}`}>
+      <Group justify="space-between" mb={4}>
+        <Title order={2} fz="md">
+          {title}
+        </Title>
+        {props.data?.interval && (
+          <Text size="xs" c="dimmed">
+            {props.data.interval}
+          </Text>
+        )}
+      </Group>
+      {props.error ? (
+        <ErrorState error={props.error} onRetry={props.refetch} />
+      ) : props.isPending || !data ? (
+        <Skeleton height={CHART_HEIGHT} />
+      ) : empty ? (
+        <Text c="dimmed" ta="center" py={CHART_HEIGHT / 3} data-testid="chart-empty">
+          {t('common.empty')}
+        </Text>
+      ) : props.table ? (
+        <SeriesTable data={data} specs={specs} tz={props.tz} caption={title} />
+      ) : (
+        <UPlotChart
+          options={options}
+          data={data}
+          theme={theme}
+          label={title}
+          resetLabel={t('details.resetZoom')}
+        />
+      )}
+    </Card>
+  );
+}

@@ -1,0 +1,122 @@
+/**
+ * Wires the hub into the app: started after sign-in, stopped on sign-out; readings land in the query
+ * cache so live values and charts update in place; notifications and weak signal become toasts.
+ */
+import { notifications } from '@mantine/notifications';
+import { type QueryClient, useQueryClient } from '@tanstack/react-query';
+import { createContext, type ReactNode, useContext, useEffect, useMemo, useSyncExternalStore } from 'react';
+import { refreshSession } from '../api/client.ts';
+import type { Device, Latest, SeriesResponse } from '../api/schemas.ts';
+import { latestQueryKey } from '../api/telemetry/get-latest.ts';
+import { getSession, useSession } from '../auth/session.ts';
+import { i18n } from '../i18n/i18n.ts';
+import { type HubClient as Hub, HubClient, type HubMessage, type HubState } from './hub.ts';
+
+const HubContext = createContext<Hub | null>(null);
+
+function hubUrl(token: string): string {
+  const proto = location.protocol === 'https:' ? 'wss' : 'ws';
+  return `${proto}://${location.host}/hubs/dashboardHub?access_token=${encodeURIComponent(token)}`;
+}
+
+function toMs(ts: number | string): number {
+  return typeof ts === 'number' ? ts : Date.parse(ts.includes('T') ? ts : `${ts.replace(' ', 'T')}Z`);
+}
+
+/** Appends a live reading to cached live series of the device (avg columns only, in place). */
+export function applyReading(qc: QueryClient, msg: Extract<HubMessage, { type: 'reading' }>): void {
+  const id = String(msg.deviceId);
+  const ts = toMs(msg.ts);
+  qc.setQueryData<Latest>(latestQueryKey(id), (prev) => ({
+    ts,
+    values: { ...(prev?.values ?? {}), ...msg.values },
+  }));
+  for (const [key, data] of qc.getQueriesData<SeriesResponse>({ queryKey: ['devices', id, 'series'] })) {
+    const q = key[3] as { to?: number; live?: boolean } | undefined;
+    if (!data || !q?.live) continue;
+    const last = data.t[data.t.length - 1];
+    if (last !== undefined && ts <= last) continue;
+    const series: SeriesResponse['series'] = {};
+    for (const [param, cols] of Object.entries(data.series)) {
+      const value = msg.values[param] ?? null;
+      series[param] = {
+        avg: cols.avg ? [...cols.avg, value] : undefined,
+        min: cols.min ? [...cols.min, value] : undefined,
+        max: cols.max ? [...cols.max, value] : undefined,
+      };
+    }
+    qc.setQueryData<SeriesResponse>(key, { ...data, t: [...data.t, ts], series });
+  }
+}
+
+function applyStatus(qc: QueryClient, msg: Extract<HubMessage, { type: 'status' }>): void {
+  const status = msg.status === 'online' || msg.status === 'weak-signal' ? msg.status : 'offline';
+  qc.setQueryData<Device[]>(['devices'], (list) =>
+    list?.map((d) => (String(d.id) === String(msg.deviceId) ? { ...d, status } : d)),
+  );
+  if (status === 'weak-signal') {
+    const name = qc
+      .getQueryData<Device[]>(['devices'])
+      ?.find((d) => String(d.id) === String(msg.deviceId))?.name;
+    notifications.show({
+      id: `weak-${msg.deviceId}`,
+      color: 'yellow',
+      title: i18n._('msg.weakSignal'),
+      message: name ?? String(msg.deviceId),
+    });
+  }
+}
+
+export function HubProvider({ children }: { children: ReactNode }) {
+  const qc = useQueryClient();
+  const { token } = useSession();
+  const hub = useMemo(
+    () => new HubClient({ url: hubUrl, token: () => getSession().token, refresh: refreshSession }),
+    [],
+  );
+  const signedIn = token !== null;
+
+  useEffect(() => {
+    if (!signedIn) return;
+    hub.start();
+    return () => hub.stop();
+  }, [hub, signedIn]);
+
+  useEffect(
+    () =>
+      hub.onMessage((msg) => {
+        if (msg.type === 'reading') applyReading(qc, msg);
+        else if (msg.type === 'status') applyStatus(qc, msg);
+        else if (msg.type === 'notification')
+          notifications.show({ color: 'orange', title: msg.kind, message: msg.message });
+      }),
+    [hub, qc],
+  );
+
+  return <HubContext.Provider value={hub}>{children}</HubContext.Provider>;
+}
+
+export function useHub(): Hub | null {
+  return useContext(HubContext);
+}
+
+const noop = () => () => {};
+
+export function useHubState(): HubState {
+  const hub = useHub();
+  return useSyncExternalStore(
+    hub ? (l) => hub.onState(l) : noop,
+    () => hub?.state ?? 'disconnected',
+    () => 'disconnected',
+  );
+}
+
+/** Subscribes the devices on screen for as long as the caller is mounted. */
+export function useLiveDevices(deviceIds: readonly (string | number)[]): void {
+  const hub = useHub();
+  const key = deviceIds.join(',');
+  useEffect(() => {
+    if (!hub || !key) return;
+    return hub.subscribe(key.split(','));
+  }, [hub, key]);
+}
