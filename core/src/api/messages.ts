@@ -37,6 +37,7 @@ export const MESSAGES = {
   invalidEmail: 'Enter a valid email address.',
   passwordLength: 'Password must be 8 to 128 characters.',
   invalidToken: 'The link is invalid or has expired.',
+  emailTaken: 'An account with this email already exists.',
   unauthorized: 'Your session has ended. Please sign in again.',
   alreadyClaimed: 'This meter is already registered.',
   invalidMac: 'Enter a valid MAC address.',

@@ -1,0 +1,129 @@
+/**
+ * The Kilowatch API, built by a function so tests can `inject` into the real app: external plugins, then
+ * app plugins (config, metadata store, auth, repositories), then routes under /api. The server entry
+ * (main.ts) only listens.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import { MESSAGES } from '@kilowatch/core';
+import type { TelemetryStore } from '@kilowatch/tsdb';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { type AppConfig, defaultConfig } from './config.ts';
+import type { Sql } from './db/sql.ts';
+import { ApiError, ValidationError } from './errors.ts';
+import authPlugin from './plugins/app/auth.ts';
+import configPlugin from './plugins/app/config.ts';
+import type { Mailer } from './plugins/app/mailer.ts';
+import mailerPlugin from './plugins/app/mailer.ts';
+import metadataPlugin from './plugins/app/metadata.ts';
+import metricsPlugin from './plugins/app/metrics.ts';
+import repositoriesPlugin from './plugins/app/repositories.ts';
+import telemetryPlugin, { type DeviceStateSource } from './plugins/app/telemetry.ts';
+import throttlePlugin from './plugins/app/throttle.ts';
+import { type PressureOptions, registerExternalPlugins } from './plugins/external.ts';
+import { apiRoutes } from './routes/index.ts';
+import type { HealthExtras } from './routes/options.ts';
+import { valibotValidatorCompiler } from './schema.ts';
+
+export interface BuildAppOptions {
+  config?: Partial<AppConfig>;
+  /** Metadata store; opened from the config (PGlite or DATABASE_URL) when omitted, and closed with the app. */
+  sql?: Sql;
+  store: TelemetryStore;
+  /** Live device states from an in-process ingest runtime. */
+  deviceStates?: DeviceStateSource;
+  /** Prometheus text of other components (ingest), appended to GET /metrics. */
+  metricsText?: () => string;
+  health?: HealthExtras;
+  mailer?: Mailer;
+  now?: () => number;
+  logger?: FastifyServerOptions['logger'];
+  pressure?: PressureOptions;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Message of a 400 from this route's validation (login answers "Try again!"). */
+    validationMessage?: string;
+  }
+}
+
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const config: AppConfig = { ...defaultConfig(), ...options.config };
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: config.bodyLimit,
+    trustProxy: false,
+    // The access token travels in the hub's query string; never log query strings.
+    disableRequestLogging: false,
+    ajv: { customOptions: { coerceTypes: false } },
+  });
+  app.setValidatorCompiler(valibotValidatorCompiler);
+
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('X-App-Version', config.appVersion);
+  });
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) {
+      if (error.headers) reply.headers(error.headers);
+      const message =
+        error instanceof ValidationError
+          ? (request.routeOptions.config.validationMessage ?? error.message)
+          : error.message;
+      return reply
+        .code(error.statusCode)
+        .send(error.errors ? { message, errors: error.errors } : { message });
+    }
+    const status = error.statusCode ?? 500;
+    if (status === 413) return reply.code(413).send({ message: MESSAGES.tooLarge });
+    if (status === 429) return reply.code(429).send({ message: MESSAGES.tooManyRequests });
+    if (status === 503) return reply.code(503).send({ message: MESSAGES.busy });
+    if (status >= 400 && status < 500) {
+      request.log.info({ code: error.code }, 'rejected request');
+      return reply.code(status).send({ message: MESSAGES.malformed });
+    }
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({ message: MESSAGES.internal });
+  });
+
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ message: MESSAGES.notFound }));
+
+  await app.register(configPlugin, { config, now: options.now });
+  await registerExternalPlugins(app, options.pressure);
+  await app.register(metadataPlugin, { sql: options.sql });
+  await app.register(telemetryPlugin, { store: options.store, states: options.deviceStates });
+  await app.register(mailerPlugin, { mailer: options.mailer });
+  await app.register(throttlePlugin);
+  await app.register(authPlugin);
+  await app.register(repositoriesPlugin);
+  await app.register(metricsPlugin, { extra: options.metricsText });
+
+  await app.register(
+    async (api) => {
+      for (const route of apiRoutes) await api.register(route, { health: options.health });
+    },
+    { prefix: '/api' },
+  );
+
+  if (config.webDist && existsSync(path.join(config.webDist, 'index.html'))) {
+    await serveWebClient(app, config.webDist);
+  }
+  return app;
+}
+
+/** The built client, with SPA fallback to index.html for every non-/api GET. */
+async function serveWebClient(app: FastifyInstance, root: string): Promise<void> {
+  await app.register(fastifyStatic, { root, wildcard: false, index: ['index.html'] });
+  app.get('/*', { schema: { hide: true } }, (request, reply) => {
+    const url = request.url.split('?')[0] ?? '/';
+    if (url.startsWith('/api/') || url === '/api')
+      return reply.code(404).send({ message: MESSAGES.notFound });
+    const file = path.join(root, decodeURIComponent(url));
+    if (file.startsWith(root + path.sep) && existsSync(file) && !file.endsWith(path.sep)) {
+      return reply.sendFile(path.relative(root, file));
+    }
+    return reply.sendFile('index.html');
+  });
+}

@@ -1,0 +1,126 @@
+/** Configuration from the environment (API.md §Configuration); `buildApp` takes the parsed form. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export type Role = 'all' | 'api' | 'ingest';
+
+export interface RateLimit {
+  max: number;
+  windowMs: number;
+}
+
+export interface AppConfig {
+  appVersion: string;
+  /** Embedded data: PGlite directory `meta`, DuckDB file, export files. */
+  dataDir: string;
+  /** PostgreSQL for metadata when set; PGlite otherwise. */
+  databaseUrl: string | undefined;
+  /** CORS and hub Origin allow-list; empty → only the served origin (no CORS headers). */
+  allowedOrigins: string[];
+  /** Largest accepted request body in bytes (→ 413). */
+  bodyLimit: number;
+  accessTokenTtlMs: number;
+  /** Refresh-token lifetime without remember-me. */
+  refreshTokenTtlMs: number;
+  /** Refresh-token lifetime with remember-me. */
+  rememberMeTtlMs: number;
+  resetTokenTtlMs: number;
+  /** scrypt cost; OWASP minimum N = 2^17, r = 8, p = 1. Tests lower N to stay fast. */
+  scrypt: { N: number; r: number; p: number };
+  /** Attempts per IP and account (email) on login, register, forgot password and refresh. */
+  accountRateLimit: RateLimit;
+  /** Attempts per IP alone on the same routes: wide enough for a shared address, tight for a scan. */
+  ipRateLimit: RateLimit;
+  /** Base of links in mails (password reset). */
+  publicUrl: string;
+  /** `smtp://user:pass@host:port` — mails are written to the server log when unset. */
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  /** Create the demo account (embedded deployment). */
+  demo: boolean;
+  /** Built web client served with SPA fallback when the directory exists. */
+  webDist: string | undefined;
+  /** Event-loop delay (ms) above which requests get 503 with Retry-After; 0 = off. */
+  maxEventLoopDelayMs: number;
+}
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+export function defaultConfig(): AppConfig {
+  return {
+    appVersion: packageVersion(),
+    dataDir: path.resolve('data'),
+    databaseUrl: undefined,
+    allowedOrigins: [],
+    bodyLimit: 1024 * 1024,
+    accessTokenTtlMs: 15 * MINUTE,
+    refreshTokenTtlMs: DAY,
+    rememberMeTtlMs: 30 * DAY,
+    resetTokenTtlMs: 60 * MINUTE,
+    scrypt: { N: 2 ** 17, r: 8, p: 1 },
+    accountRateLimit: { max: 10, windowMs: 15 * MINUTE },
+    ipRateLimit: { max: 100, windowMs: 15 * MINUTE },
+    publicUrl: 'http://127.0.0.1:8080',
+    smtpUrl: undefined,
+    mailFrom: 'Kilowatch <no-reply@localhost>',
+    demo: false,
+    webDist: undefined,
+    maxEventLoopDelayMs: 1000,
+  };
+}
+
+function flag(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  return !['0', 'false', 'off', 'no'].includes(value.toLowerCase());
+}
+
+/** The environment of API.md §Configuration. `embedded` is true when no external servers are configured. */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig & {
+  port: number;
+  host: string;
+  role: Role;
+  embedded: boolean;
+  mqttUrl: string | undefined;
+  mqttPort: number;
+} {
+  const base = defaultConfig();
+  const port = Number(env.PORT ?? 8080);
+  const host = env.HOST ?? '127.0.0.1';
+  const embedded = !env.DATABASE_URL && !env.INFLUX_URL && !env.MQTT_URL;
+  const role = (env.KW_ROLE ?? 'all') as Role;
+  if (!['all', 'api', 'ingest'].includes(role))
+    throw new Error(`KW_ROLE must be all, api or ingest (got ${role})`);
+  const publicUrl = env.KW_PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return {
+    ...base,
+    port,
+    host,
+    role,
+    embedded,
+    mqttUrl: env.MQTT_URL || undefined,
+    mqttPort: Number(env.KW_MQTT_PORT ?? 1883),
+    dataDir: path.resolve(env.KW_DATA_DIR ?? 'data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    allowedOrigins: (env.KW_ALLOWED_ORIGINS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    publicUrl,
+    smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: env.MAIL_FROM ?? base.mailFrom,
+    demo: flag(env.KW_DEMO, embedded),
+    webDist: path.resolve(env.KW_WEB_DIST ?? 'web/dist'),
+  };
+}

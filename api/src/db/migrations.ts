@@ -1,0 +1,228 @@
+/**
+ * Ordered metadata migrations, the same on PGlite and PostgreSQL. Each runs once, in order, inside a
+ * transaction; applied versions are recorded in `schema_migrations`. Append only — never edit an applied one.
+ * Times are epoch milliseconds (bigint) so both engines hand back plain numbers.
+ */
+import type { Sql } from './sql.ts';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'accounts and sessions',
+    sql: `
+create table users (
+  id integer generated always as identity primary key,
+  email text not null unique,
+  password_hash text not null,
+  full_name text not null,
+  country text not null,
+  timezone text not null,
+  language text not null,
+  is_demo boolean not null default false,
+  created_at bigint not null,
+  updated_at bigint not null
+);
+create table sessions (
+  id integer generated always as identity primary key,
+  user_id integer not null references users(id) on delete cascade,
+  remember boolean not null,
+  created_at bigint not null,
+  expires_at bigint not null,
+  revoked_at bigint,
+  revoked_reason text
+);
+create index sessions_user on sessions(user_id);
+create table access_tokens (
+  token_hash text primary key,
+  session_id integer not null references sessions(id) on delete cascade,
+  expires_at bigint not null
+);
+create index access_tokens_session on access_tokens(session_id);
+create table refresh_tokens (
+  token_hash text primary key,
+  session_id integer not null references sessions(id) on delete cascade,
+  expires_at bigint not null,
+  used_at bigint
+);
+create index refresh_tokens_session on refresh_tokens(session_id);
+create table password_resets (
+  token_hash text primary key,
+  user_id integer not null references users(id) on delete cascade,
+  created_at bigint not null,
+  expires_at bigint not null,
+  used_at bigint
+);
+create index password_resets_user on password_resets(user_id);
+`,
+  },
+  {
+    version: 2,
+    name: 'locations, tariffs and devices',
+    sql: `
+create table locations (
+  id integer generated always as identity primary key,
+  user_id integer not null references users(id) on delete cascade,
+  name text not null,
+  code text not null default '',
+  address text not null default '',
+  city text not null default '',
+  timezone text not null,
+  tariff_id integer,
+  created_at bigint not null,
+  updated_at bigint not null
+);
+create index locations_user on locations(user_id);
+create table tariffs (
+  id integer generated always as identity primary key,
+  location_id integer not null references locations(id) on delete cascade,
+  user_id integer not null references users(id) on delete cascade,
+  name text not null,
+  tariff_group text not null,
+  operator text,
+  zone1_price double precision not null,
+  zone2_price double precision not null,
+  zone3_price double precision not null,
+  fixed_price double precision not null,
+  currency text not null,
+  valid_from text not null,
+  valid_to text,
+  clock_basis text not null default 'local',
+  schedule jsonb,
+  created_at bigint not null,
+  updated_at bigint not null
+);
+create index tariffs_location on tariffs(location_id);
+alter table locations add constraint locations_tariff foreign key (tariff_id) references tariffs(id) on delete set null;
+create table devices (
+  id integer generated always as identity primary key,
+  user_id integer not null references users(id) on delete cascade,
+  device_key text not null unique,
+  mac text not null,
+  name text not null,
+  friendly_name text not null default '',
+  model text not null default '',
+  type_code integer not null,
+  phases integer not null default 3,
+  location_id integer references locations(id) on delete set null,
+  tariff_id integer references tariffs(id) on delete set null,
+  billing_start text not null,
+  billing_months integer not null default 1,
+  registered_at bigint not null,
+  modified_at bigint not null
+);
+create index devices_user on devices(user_id);
+create table notification_settings (
+  device_id integer primary key references devices(id) on delete cascade,
+  enabled boolean not null,
+  voltage_drop double precision not null,
+  voltage_rise double precision not null,
+  total_consumption double precision not null,
+  disable_at_night boolean not null,
+  interval_minutes integer not null,
+  mute_all boolean not null
+);
+create table device_limits (
+  device_id integer primary key references devices(id) on delete cascade,
+  warning double precision not null,
+  critical double precision not null
+);
+create table meter_offsets (
+  id integer generated always as identity primary key,
+  device_id integer not null references devices(id) on delete cascade,
+  param text not null,
+  at bigint not null,
+  value double precision not null,
+  counter_value double precision not null,
+  "offset" double precision not null,
+  created_at bigint not null
+);
+create index meter_offsets_device on meter_offsets(device_id, param, at);
+`,
+  },
+  {
+    version: 3,
+    name: 'comparisons, export jobs and notifications',
+    sql: `
+create table comparisons (
+  id integer generated always as identity primary key,
+  user_id integer not null references users(id) on delete cascade,
+  name text not null,
+  grouped boolean not null default false,
+  created_at bigint not null,
+  updated_at bigint not null
+);
+create index comparisons_user on comparisons(user_id);
+create table comparison_members (
+  comparison_id integer not null references comparisons(id) on delete cascade,
+  position integer not null,
+  device_id integer not null references devices(id) on delete cascade,
+  param text not null,
+  primary key (comparison_id, position)
+);
+create table export_jobs (
+  id integer generated always as identity primary key,
+  user_id integer not null references users(id) on delete cascade,
+  status text not null,
+  progress double precision not null default 0,
+  request jsonb not null,
+  file_name text not null,
+  file_path text,
+  size bigint,
+  error text,
+  created_at bigint not null,
+  updated_at bigint not null
+);
+create index export_jobs_user on export_jobs(user_id);
+create table notifications (
+  id integer generated always as identity primary key,
+  user_id integer not null references users(id) on delete cascade,
+  device_id integer not null references devices(id) on delete cascade,
+  kind text not null,
+  message text not null,
+  at bigint not null,
+  read boolean not null default false
+);
+create index notifications_user on notifications(user_id, id);
+`,
+  },
+];
+
+/** Applies every migration not yet recorded, in version order. Returns the versions applied now. */
+export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  await sql.exec(
+    'create table if not exists schema_migrations (version integer primary key, name text not null, applied_at bigint not null)',
+  );
+  const done = new Set(
+    (await sql.query<{ version: number }>('select version from schema_migrations')).rows.map((r) =>
+      Number(r.version),
+    ),
+  );
+  const applied: number[] = [];
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (done.has(m.version)) continue;
+    await sql.transaction(async (tx) => {
+      for (const statement of splitStatements(m.sql)) await tx.query(statement);
+      await tx.query('insert into schema_migrations (version, name, applied_at) values ($1, $2, $3)', [
+        m.version,
+        m.name,
+        Date.now(),
+      ]);
+    });
+    applied.push(m.version);
+  }
+  return applied;
+}
+
+/** Our migrations hold no semicolons inside literals or bodies, so a split on `;` is exact. */
+function splitStatements(text: string): string[] {
+  return text
+    .split(';')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}

@@ -1,0 +1,3 @@
+export { type BuildAppOptions, buildApp } from './app.ts';
+export { type AppConfig, configFromEnv, defaultConfig } from './config.ts';
+export { createPgliteSql, createPostgresSql, type Sql } from './db/sql.ts';

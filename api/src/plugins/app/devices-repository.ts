@@ -1,0 +1,317 @@
+/** Claimed devices with their settings, limits and meter-value offsets, scoped to the owning user. */
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_NOTIFICATION_SETTINGS,
+  DEVICE_TYPES,
+  type Limits,
+  type NotificationSettings,
+  type Ref,
+} from '@kilowatch/core';
+import type { Sql } from '../../db/sql.ts';
+import { isUniqueViolation } from '../../db/sql.ts';
+
+interface DeviceRow {
+  id: number;
+  device_key: string;
+  mac: string;
+  name: string;
+  friendly_name: string;
+  model: string;
+  type_code: number;
+  phases: number;
+  location_id: number | null;
+  location_name: string | null;
+  location_timezone: string | null;
+  tariff_id: number | null;
+  tariff_name: string | null;
+  default_tariff_id: number | null;
+  default_tariff_name: string | null;
+  billing_start: string;
+  billing_months: number;
+  registered_at: number;
+  modified_at: number;
+}
+
+export interface DeviceRecord {
+  id: number;
+  deviceKey: string;
+  mac: string;
+  name: string;
+  friendlyName: string;
+  model: string;
+  typeCode: number;
+  typeName: string;
+  phases: 1 | 3;
+  location: (Ref & { timezone: string }) | null;
+  /** The device's own tariff, or its location's. */
+  tariff: Ref | null;
+  defaultTariff: Ref | null;
+  billingStart: string;
+  billingMonths: number;
+  registeredAt: number;
+  modifiedAt: number;
+}
+
+const TYPE_NAMES = new Map<number, string>(Object.values(DEVICE_TYPES).map((t) => [t.code, t.name]));
+
+export function typeNameOf(typeCode: number): string {
+  return TYPE_NAMES.get(typeCode) ?? `Type ${typeCode}`;
+}
+
+function ref(id: number | null, name: string | null): Ref | null {
+  return id === null || name === null ? null : { id: Number(id), name };
+}
+
+function toDevice(r: DeviceRow): DeviceRecord {
+  const defaultTariff = ref(r.default_tariff_id, r.default_tariff_name);
+  return {
+    id: Number(r.id),
+    deviceKey: r.device_key,
+    mac: r.mac,
+    name: r.name,
+    friendlyName: r.friendly_name,
+    model: r.model,
+    typeCode: Number(r.type_code),
+    typeName: typeNameOf(Number(r.type_code)),
+    phases: Number(r.phases) === 1 ? 1 : 3,
+    location:
+      r.location_id === null
+        ? null
+        : { id: Number(r.location_id), name: r.location_name ?? '', timezone: r.location_timezone ?? '' },
+    tariff: ref(r.tariff_id, r.tariff_name) ?? defaultTariff,
+    defaultTariff,
+    billingStart: r.billing_start,
+    billingMonths: Number(r.billing_months),
+    registeredAt: Number(r.registered_at),
+    modifiedAt: Number(r.modified_at),
+  };
+}
+
+const SELECT_DEVICE = `
+select d.id, d.device_key, d.mac, d.name, d.friendly_name, d.model, d.type_code, d.phases,
+  d.location_id, l.name as location_name, l.timezone as location_timezone,
+  d.tariff_id, t.name as tariff_name, l.tariff_id as default_tariff_id, lt.name as default_tariff_name,
+  d.billing_start, d.billing_months, d.registered_at, d.modified_at
+from devices d
+left join locations l on l.id = d.location_id
+left join tariffs t on t.id = d.tariff_id
+left join tariffs lt on lt.id = l.tariff_id`;
+
+export interface NewDevice {
+  deviceKey: string;
+  mac: string;
+  name: string;
+  friendlyName: string;
+  model: string;
+  typeCode: number;
+  phases: 1 | 3;
+  locationId: number | null;
+  billingStart: string;
+}
+
+export interface DeviceChanges {
+  name: string;
+  friendlyName: string;
+  locationId: number | null;
+  tariffId: number | null;
+  billingStart: string;
+  billingMonths: number;
+}
+
+export interface MeterOffset {
+  param: string;
+  at: number;
+  value: number;
+  counterValue: number;
+  offset: number;
+}
+
+export function createDevicesRepository(sql: Sql, now: () => number) {
+  return {
+    async list(userId: number): Promise<DeviceRecord[]> {
+      const { rows } = await sql.query<DeviceRow>(`${SELECT_DEVICE} where d.user_id = $1 order by d.id`, [
+        userId,
+      ]);
+      return rows.map(toDevice);
+    },
+
+    async get(userId: number, id: number): Promise<DeviceRecord | null> {
+      const { rows } = await sql.query<DeviceRow>(`${SELECT_DEVICE} where d.user_id = $1 and d.id = $2`, [
+        userId,
+        id,
+      ]);
+      return rows[0] ? toDevice(rows[0]) : null;
+    },
+
+    /** null when the meter is already claimed (by anyone). */
+    async claim(userId: number, d: NewDevice): Promise<number | null> {
+      const t = now();
+      try {
+        return await sql.transaction(async (tx) => {
+          const { rows } = await tx.query<{ id: number }>(
+            `insert into devices (user_id, device_key, mac, name, friendly_name, model, type_code, phases, location_id,
+               billing_start, billing_months, registered_at, modified_at)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11) returning id`,
+            [
+              userId,
+              d.deviceKey,
+              d.mac,
+              d.name,
+              d.friendlyName,
+              d.model,
+              d.typeCode,
+              d.phases,
+              d.locationId,
+              d.billingStart,
+              t,
+            ],
+          );
+          const id = Number(rows[0]!.id);
+          const n = DEFAULT_NOTIFICATION_SETTINGS;
+          await tx.query(
+            `insert into notification_settings (device_id, enabled, voltage_drop, voltage_rise, total_consumption,
+               disable_at_night, interval_minutes, mute_all) values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+            [
+              id,
+              n.enabled,
+              n.voltageDrop,
+              n.voltageRise,
+              n.totalConsumption,
+              n.disableAtNight,
+              n.interval,
+              n.muteAll,
+            ],
+          );
+          await tx.query('insert into device_limits (device_id, warning, critical) values ($1, $2, $3)', [
+            id,
+            DEFAULT_LIMITS.warning,
+            DEFAULT_LIMITS.critical,
+          ]);
+          return id;
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) return null;
+        throw err;
+      }
+    },
+
+    async update(userId: number, id: number, c: DeviceChanges): Promise<boolean> {
+      const r = await sql.query(
+        `update devices set name = $3, friendly_name = $4, location_id = $5, tariff_id = $6, billing_start = $7,
+           billing_months = $8, modified_at = $9 where user_id = $1 and id = $2`,
+        [
+          userId,
+          id,
+          c.name,
+          c.friendlyName,
+          c.locationId,
+          c.tariffId,
+          c.billingStart,
+          c.billingMonths,
+          now(),
+        ],
+      );
+      return r.rowCount > 0;
+    },
+
+    async remove(userId: number, id: number): Promise<boolean> {
+      const r = await sql.query('delete from devices where user_id = $1 and id = $2', [userId, id]);
+      return r.rowCount > 0;
+    },
+
+    async notifications(userId: number, id: number): Promise<NotificationSettings | null> {
+      const { rows } = await sql.query<{
+        enabled: boolean;
+        voltage_drop: number;
+        voltage_rise: number;
+        total_consumption: number;
+        disable_at_night: boolean;
+        interval_minutes: number;
+        mute_all: boolean;
+      }>(
+        `select n.* from notification_settings n join devices d on d.id = n.device_id where d.user_id = $1 and d.id = $2`,
+        [userId, id],
+      );
+      const r = rows[0];
+      if (!r) return null;
+      return {
+        enabled: r.enabled,
+        voltageDrop: Number(r.voltage_drop),
+        voltageRise: Number(r.voltage_rise),
+        totalConsumption: Number(r.total_consumption),
+        disableAtNight: r.disable_at_night,
+        interval: Number(r.interval_minutes),
+        muteAll: r.mute_all,
+      };
+    },
+
+    async setNotifications(userId: number, id: number, n: NotificationSettings): Promise<boolean> {
+      const r = await sql.query(
+        `update notification_settings set enabled = $3, voltage_drop = $4, voltage_rise = $5, total_consumption = $6,
+           disable_at_night = $7, interval_minutes = $8, mute_all = $9
+         where device_id = (select id from devices where user_id = $1 and id = $2)`,
+        [
+          userId,
+          id,
+          n.enabled,
+          n.voltageDrop,
+          n.voltageRise,
+          n.totalConsumption,
+          n.disableAtNight,
+          n.interval,
+          n.muteAll,
+        ],
+      );
+      return r.rowCount > 0;
+    },
+
+    async limits(userId: number, id: number): Promise<Limits | null> {
+      const { rows } = await sql.query<{ warning: number; critical: number }>(
+        `select l.warning, l.critical from device_limits l join devices d on d.id = l.device_id
+         where d.user_id = $1 and d.id = $2`,
+        [userId, id],
+      );
+      return rows[0] ? { warning: Number(rows[0].warning), critical: Number(rows[0].critical) } : null;
+    },
+
+    async setLimits(userId: number, id: number, l: Limits): Promise<boolean> {
+      const r = await sql.query(
+        `update device_limits set warning = $3, critical = $4
+         where device_id = (select id from devices where user_id = $1 and id = $2)`,
+        [userId, id, l.warning, l.critical],
+      );
+      return r.rowCount > 0;
+    },
+
+    async addMeterOffset(deviceId: number, o: MeterOffset): Promise<void> {
+      await sql.query(
+        `insert into meter_offsets (device_id, param, at, value, counter_value, "offset", created_at)
+         values ($1, $2, $3, $4, $5, $6, $7)`,
+        [deviceId, o.param, o.at, o.value, o.counterValue, o.offset, now()],
+      );
+    },
+
+    /** Offsets of a device in time order: from each `at` on, its offset applies to the counter. */
+    async meterOffsets(deviceId: number): Promise<MeterOffset[]> {
+      const { rows } = await sql.query<{
+        param: string;
+        at: number;
+        value: number;
+        counter_value: number;
+        offset: number;
+      }>(
+        'select param, at, value, counter_value, "offset" from meter_offsets where device_id = $1 order by at, id',
+        [deviceId],
+      );
+      return rows.map((r) => ({
+        param: r.param,
+        at: Number(r.at),
+        value: Number(r.value),
+        counterValue: Number(r.counter_value),
+        offset: Number(r.offset),
+      }));
+    },
+  };
+}
+
+export type DevicesRepository = ReturnType<typeof createDevicesRepository>;

@@ -1,0 +1,33 @@
+/** The metadata store: the configured `Sql` (PGlite or PostgreSQL), migrated before anything uses it. */
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { migrate } from '../../db/migrations.ts';
+import { createPgliteSql, createPostgresSql, type Sql } from '../../db/sql.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sql: Sql;
+  }
+}
+
+export async function openMetadataStore(config: {
+  databaseUrl: string | undefined;
+  dataDir: string;
+}): Promise<Sql> {
+  return config.databaseUrl
+    ? createPostgresSql({ connectionString: config.databaseUrl })
+    : createPgliteSql({ dataDir: path.join(config.dataDir, 'meta') });
+}
+
+export default fp(
+  async (app: FastifyInstance, opts: { sql?: Sql }) => {
+    const owned = !opts.sql;
+    const sql = opts.sql ?? (await openMetadataStore(app.config));
+    await migrate(sql);
+    app.decorate('sql', sql);
+    // A store handed in by the caller is closed by the caller.
+    if (owned) app.addHook('onClose', () => sql.close());
+  },
+  { name: 'metadata', dependencies: ['config'] },
+);

@@ -1,0 +1,45 @@
+/**
+ * Password hashing with scrypt (node:crypto) at OWASP's parameters. The cost is stored with each hash,
+ * so raising it later still verifies old hashes.
+ */
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+
+export interface ScryptCost {
+  N: number;
+  r: number;
+  p: number;
+}
+
+const KEY_LENGTH = 32;
+
+function derive(password: string, salt: Buffer, cost: ScryptCost): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    // maxmem must cover 128·N·r bytes plus headroom.
+    scrypt(
+      password.normalize('NFC'),
+      salt,
+      KEY_LENGTH,
+      { ...cost, maxmem: 256 * cost.N * cost.r },
+      (err, key) => (err ? reject(err) : resolve(key)),
+    );
+  });
+}
+
+/** `scrypt$N$r$p$salt$hash` (base64url). */
+export async function hashPassword(password: string, cost: ScryptCost): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await derive(password, salt, cost);
+  return ['scrypt', cost.N, cost.r, cost.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64url');
+  const key = await derive(password, Buffer.from(salt, 'base64url'), {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+  });
+  return key.length === expected.length && timingSafeEqual(key, expected);
+}

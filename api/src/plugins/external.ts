@@ -1,0 +1,57 @@
+/** Third-party plugins: security headers, CORS, rate limiting, overload protection, OpenAPI. */
+import cors from '@fastify/cors';
+import helmet from '@fastify/helmet';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import underPressure from '@fastify/under-pressure';
+import { MESSAGES } from '@kilowatch/core';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../errors.ts';
+
+export interface PressureOptions {
+  maxEventLoopDelay?: number;
+  maxHeapUsedBytes?: number;
+  maxRssBytes?: number;
+}
+
+/** Seconds a client is asked to wait when the server sheds load. */
+export const BUSY_RETRY_AFTER_S = 10;
+
+export async function registerExternalPlugins(
+  app: FastifyInstance,
+  pressure: PressureOptions = {},
+): Promise<void> {
+  const { config } = app;
+  await app.register(helmet, { global: true });
+  await app.register(cors, {
+    // Only the listed origins may call with credentials; none listed → same origin only.
+    origin: config.allowedOrigins.length > 0 ? config.allowedOrigins : false,
+    credentials: true,
+    exposedHeaders: ['X-App-Version', 'Retry-After'],
+  });
+  await app.register(rateLimit, { global: false });
+  const pressureLimits = {
+    maxEventLoopDelay: config.maxEventLoopDelayMs,
+    ...pressure,
+  };
+  await app.register(underPressure, {
+    ...pressureLimits,
+    retryAfter: BUSY_RETRY_AFTER_S,
+    pressureHandler: () => {
+      throw new ApiError(503, MESSAGES.busy, undefined, { 'retry-after': String(BUSY_RETRY_AFTER_S) });
+    },
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Kilowatch API',
+        description: 'Electricity telemetry: accounts, devices, locations, tariffs (API.md).',
+        version: config.appVersion,
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: true });
+}

@@ -1,0 +1,362 @@
+import { MESSAGES } from '@kilowatch/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { as, buildTestApp, engines, PASSWORD, signUp, type TestApp, uniqueEmail } from '../testing/helper.ts';
+
+describe.each(engines())('account and sessions on %s', (engine) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp(engine);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const login = (email: string, password = PASSWORD, rememberMe?: boolean) =>
+    t.app.inject({ method: 'POST', url: '/api/account/login', payload: { email, password, rememberMe } });
+
+  describe('register', () => {
+    it('creates an account and signs it in (201 AuthData with defaults)', async () => {
+      const email = uniqueEmail();
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/register',
+        payload: { email: email.toUpperCase(), password: PASSWORD, fullName: ' Ada Lovelace ' },
+      });
+      expect(res.statusCode).toBe(201);
+      const body = res.json();
+      expect(body.user).toEqual({
+        id: expect.any(Number),
+        email,
+        fullName: 'Ada Lovelace',
+        country: 'PL',
+        timezone: 'Europe/Warsaw',
+        language: 'en',
+      });
+      expect(body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(body.refreshToken).not.toBe(body.token);
+      expect(Date.parse(body.expiresAt) - Date.now()).toBeLessThanOrEqual(15 * 60_000);
+      expect(body).not.toHaveProperty('user.passwordHash');
+    });
+
+    it.each([
+      [{ email: 'not-an-email', password: PASSWORD, fullName: 'A' }, 'email', MESSAGES.invalidEmail],
+      [{ email: uniqueEmail(), password: 'short', fullName: 'A' }, 'password', MESSAGES.passwordLength],
+      [
+        { email: uniqueEmail(), password: 'x'.repeat(129), fullName: 'A' },
+        'password',
+        MESSAGES.passwordLength,
+      ],
+      [{ email: uniqueEmail(), password: PASSWORD, fullName: '  ' }, 'fullName', MESSAGES.fieldEmpty],
+      [
+        { email: uniqueEmail(), password: PASSWORD, fullName: 'A', timezone: 'Mars/Base' },
+        'timezone',
+        MESSAGES.timezoneRequired,
+      ],
+      [
+        { email: uniqueEmail(), password: PASSWORD, fullName: 'A', language: 'de' },
+        'language',
+        MESSAGES.fieldEmpty,
+      ],
+    ])('rejects %j with a message on %s', async (payload, field, message) => {
+      const res = await t.app.inject({ method: 'POST', url: '/api/register', payload });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().errors[field]).toEqual([message]);
+    });
+
+    it('accepts a 64-character password and rejects a taken email', async () => {
+      const email = uniqueEmail();
+      const payload = { email, password: 'p'.repeat(64), fullName: 'A' };
+      expect((await t.app.inject({ method: 'POST', url: '/api/register', payload })).statusCode).toBe(201);
+      const again = await t.app.inject({ method: 'POST', url: '/api/register', payload });
+      expect(again.statusCode).toBe(400);
+      expect(again.json().errors.email).toEqual([MESSAGES.emailTaken]);
+    });
+  });
+
+  describe('login', () => {
+    it('answers AuthData for the right password, 1 day refresh without remember-me, 30 with', async () => {
+      const a = await signUp(t.app);
+      const res = await login(a.email);
+      expect(res.statusCode).toBe(200);
+      const day = Date.parse(res.json().refreshExpiresAt) - Date.now();
+      expect(day).toBeGreaterThan(23 * 3_600_000);
+      expect(day).toBeLessThanOrEqual(24 * 3_600_000);
+      const remembered = await login(a.email, PASSWORD, true);
+      const month = Date.parse(remembered.json().refreshExpiresAt) - Date.now();
+      expect(month).toBeGreaterThan(29 * 86_400_000);
+      expect(remembered.json().user.email).toBe(a.email);
+    });
+
+    it('answers 400 "Try again!" with errors for a wrong password or an unknown account', async () => {
+      const a = await signUp(t.app);
+      for (const res of [await login(a.email, 'wrong password'), await login(uniqueEmail())]) {
+        expect(res.statusCode).toBe(400);
+        expect(res.json()).toEqual({
+          message: MESSAGES.loginFailed,
+          errors: { password: [MESSAGES.loginFailed] },
+        });
+      }
+    });
+
+    it('answers 400 "Try again!" with field errors for an empty form', async () => {
+      const res = await t.app.inject({ method: 'POST', url: '/api/account/login', payload: {} });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().message).toBe(MESSAGES.loginFailed);
+      expect(res.json().errors).toMatchObject({
+        email: [MESSAGES.fieldEmpty],
+        password: [MESSAGES.fieldEmpty],
+      });
+    });
+  });
+
+  describe('tokens', () => {
+    it('verifytoken answers valid with expiry for a live token, 401 otherwise', async () => {
+      const a = await signUp(t.app);
+      const ok = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/verifytoken',
+        payload: { api_token: a.token },
+      });
+      expect(ok.statusCode).toBe(200);
+      expect(ok.json()).toEqual({ valid: true, expiresAt: expect.any(String) });
+      const bad = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/verifytoken',
+        payload: { api_token: 'x'.repeat(43) },
+      });
+      expect(bad.statusCode).toBe(401);
+    });
+
+    it('refresh rotates: new tokens work, the old refresh token is spent', async () => {
+      const a = await signUp(t.app);
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/refreshtoken',
+        payload: { refreshToken: a.refreshToken },
+      });
+      expect(res.statusCode).toBe(200);
+      const next = res.json();
+      expect(next.refreshToken).not.toBe(a.refreshToken);
+      expect(next.token).not.toBe(a.token);
+      const me = await as(t.app, next, { method: 'GET', url: '/api/account/userInfo' });
+      expect(me.statusCode).toBe(200);
+      expect(me.json().email).toBe(a.email);
+      const second = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/refreshtoken',
+        payload: { refreshToken: next.refreshToken },
+      });
+      expect(second.statusCode).toBe(200);
+    });
+
+    it('a replayed old refresh token revokes the whole session', async () => {
+      const a = await signUp(t.app);
+      const rotated = (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/account/refreshtoken',
+          payload: { refreshToken: a.refreshToken },
+        })
+      ).json();
+      const replay = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/refreshtoken',
+        payload: { refreshToken: a.refreshToken },
+      });
+      expect(replay.statusCode).toBe(401);
+      // Everything of that session is dead: the rotated access token and the rotated refresh token.
+      expect((await as(t.app, rotated, { method: 'GET', url: '/api/account/userInfo' })).statusCode).toBe(
+        401,
+      );
+      const after = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/refreshtoken',
+        payload: { refreshToken: rotated.refreshToken },
+      });
+      expect(after.statusCode).toBe(401);
+      // Other sessions of the same user live on.
+      expect((await login(a.email)).statusCode).toBe(200);
+    });
+
+    it('logout ends the session at once', async () => {
+      const a = await signUp(t.app);
+      const other = (await login(a.email)).json();
+      const out = await as(t.app, a, { method: 'GET', url: '/api/account/logout' });
+      expect(out.statusCode).toBe(204);
+      expect((await as(t.app, a, { method: 'GET', url: '/api/account/userInfo' })).statusCode).toBe(401);
+      const refresh = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/refreshtoken',
+        payload: { refreshToken: a.refreshToken },
+      });
+      expect(refresh.statusCode).toBe(401);
+      expect((await as(t.app, other, { method: 'GET', url: '/api/account/userInfo' })).statusCode).toBe(200);
+    });
+
+    it('access tokens expire after 15 minutes; refresh tokens after their lifetime', async () => {
+      const a = await signUp(t.app);
+      const local = await buildTestApp(engine);
+      try {
+        const b = await signUp(local.app);
+        local.advance(14 * 60_000);
+        expect((await as(local.app, b, { method: 'GET', url: '/api/account/userInfo' })).statusCode).toBe(
+          200,
+        );
+        local.advance(2 * 60_000);
+        expect((await as(local.app, b, { method: 'GET', url: '/api/account/userInfo' })).statusCode).toBe(
+          401,
+        );
+        const refreshed = await local.app.inject({
+          method: 'POST',
+          url: '/api/account/refreshtoken',
+          payload: { refreshToken: b.refreshToken },
+        });
+        expect(refreshed.statusCode).toBe(200);
+        local.advance(25 * 3_600_000);
+        const late = await local.app.inject({
+          method: 'POST',
+          url: '/api/account/refreshtoken',
+          payload: { refreshToken: refreshed.json().refreshToken },
+        });
+        expect(late.statusCode).toBe(401);
+      } finally {
+        await local.close();
+      }
+      expect(a.token).toBeTruthy();
+    });
+
+    it.each([
+      ['no header', undefined],
+      ['a malformed header', 'Token abc'],
+      ['an unknown token', `Bearer ${'a'.repeat(43)}`],
+    ])('answers 401 to %s', async (_label, authorization) => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/api/account/userInfo',
+        headers: authorization ? { authorization } : {},
+      });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ message: MESSAGES.unauthorized });
+    });
+  });
+
+  describe('profile', () => {
+    it('userInfo answers the user; update changes everything but the email', async () => {
+      const a = await signUp(t.app);
+      const res = await as(t.app, a, {
+        method: 'POST',
+        url: '/api/account/update',
+        payload: {
+          fullName: 'Grace Hopper',
+          country: 'TR',
+          timezone: 'Europe/Istanbul',
+          language: 'tr',
+          email: 'x@y.z',
+        },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({
+        id: a.userId,
+        email: a.email,
+        fullName: 'Grace Hopper',
+        country: 'TR',
+        timezone: 'Europe/Istanbul',
+        language: 'tr',
+      });
+      const me = await as(t.app, a, { method: 'GET', url: '/api/account/userInfo' });
+      expect(me.json().language).toBe('tr');
+    });
+
+    it.each([
+      [
+        { fullName: 'A', country: '', timezone: 'Europe/Warsaw', language: 'en' },
+        { country: [MESSAGES.countryRequired] },
+      ],
+      [{ fullName: 'A', timezone: 'Europe/Warsaw', language: 'en' }, { country: [MESSAGES.countryRequired] }],
+      [
+        { fullName: 'A', country: 'PL', timezone: '', language: 'en' },
+        { timezone: [MESSAGES.timezoneRequired] },
+      ],
+      [{ fullName: 'A', country: 'PL', language: 'pl' }, { timezone: [MESSAGES.timezoneRequired] }],
+      [
+        { fullName: 'A', country: 'PL', timezone: 'Europe/Warsaw', language: 'fr' },
+        { language: [MESSAGES.fieldEmpty] },
+      ],
+    ])('update rejects %j', async (payload, errors) => {
+      const a = await signUp(t.app);
+      const res = await as(t.app, a, { method: 'POST', url: '/api/account/update', payload });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ message: MESSAGES.saveFailed, errors });
+    });
+  });
+
+  describe('password reset', () => {
+    it('mails a single-use link that sets a new password and ends every session', async () => {
+      const a = await signUp(t.app);
+      const before = t.mails.length;
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/forgot_password',
+        payload: { email: a.email },
+      });
+      expect(res.statusCode).toBe(202);
+      await vi_waitFor(() => t.mails.length > before);
+      const mail = t.mails.at(-1)!;
+      expect(mail.to).toBe(a.email);
+      const token = /token=([A-Za-z0-9_-]+)/.exec(mail.text)![1]!;
+      const reset = await t.app.inject({
+        method: 'POST',
+        url: '/api/reset_password',
+        payload: { token, password: 'a brand new password' },
+      });
+      expect(reset.statusCode).toBe(204);
+      expect((await as(t.app, a, { method: 'GET', url: '/api/account/userInfo' })).statusCode).toBe(401);
+      expect((await login(a.email)).statusCode).toBe(400);
+      expect((await login(a.email, 'a brand new password')).statusCode).toBe(200);
+      const again = await t.app.inject({
+        method: 'POST',
+        url: '/api/reset_password',
+        payload: { token, password: 'yet another password' },
+      });
+      expect(again.statusCode).toBe(400);
+      expect(again.json().errors).toEqual({ token: [MESSAGES.invalidToken] });
+    });
+
+    it('answers 202 for an unknown email and sends nothing', async () => {
+      const before = t.mails.length;
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/forgot_password',
+        payload: { email: uniqueEmail() },
+      });
+      expect(res.statusCode).toBe(202);
+      expect(res.body).toBe('');
+      expect(t.mails.length).toBe(before);
+    });
+
+    it('a reset token expires', async () => {
+      const local = await buildTestApp(engine);
+      try {
+        const a = await signUp(local.app);
+        await local.app.inject({ method: 'POST', url: '/api/forgot_password', payload: { email: a.email } });
+        await vi_waitFor(() => local.mails.length > 0);
+        const token = /token=([A-Za-z0-9_-]+)/.exec(local.mails[0]!.text)![1]!;
+        local.advance(61 * 60_000);
+        const res = await local.app.inject({
+          method: 'POST',
+          url: '/api/reset_password',
+          payload: { token, password: 'a brand new password' },
+        });
+        expect(res.statusCode).toBe(400);
+      } finally {
+        await local.close();
+      }
+    });
+  });
+});
+
+/** Mails go out in the background; wait a bounded number of turns for one. */
+async function vi_waitFor(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  if (!cond()) throw new Error('condition not met');
+}

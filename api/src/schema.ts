@@ -1,0 +1,100 @@
+/**
+ * One source of truth for request and response shapes: the valibot schemas in core. Requests are
+ * validated with valibot (so field errors carry the SPEC.md §5 messages); responses are serialized and
+ * documented with JSON schemas generated from the same valibot schemas.
+ */
+import { ErrorBodySchema } from '@kilowatch/core';
+import { toJsonSchema } from '@valibot/to-json-schema';
+import type { FastifySchemaCompiler } from 'fastify';
+import * as v from 'valibot';
+import { type FieldErrors, NotFoundError, ValidationError } from './errors.ts';
+
+type AnySchema = v.GenericSchema;
+const VALIBOT = Symbol.for('kilowatch.valibot');
+
+export type JsonSchema = Record<string, unknown>;
+
+function convert(schema: AnySchema, typeMode: 'input' | 'output'): JsonSchema {
+  const out = toJsonSchema(schema, { target: 'openapi-3.0', typeMode, errorMode: 'ignore' }) as JsonSchema;
+  delete out.$schema;
+  return out;
+}
+
+/** A request part (body, params, querystring): its JSON schema documents it, valibot validates it. */
+export function request(schema: AnySchema): JsonSchema {
+  const json = convert(schema, 'input');
+  Object.defineProperty(json, VALIBOT, { value: schema, enumerable: false });
+  return json;
+}
+
+/** A response body: serialized (unknown fields dropped) and documented from the valibot schema. */
+export function response(schema: AnySchema): JsonSchema {
+  return convert(schema, 'output');
+}
+
+export const errorResponse = response(ErrorBodySchema);
+export const noContent = { type: 'null', description: 'No content' } as const;
+
+/** The schema of an object entry at `path`, looking through pipes, optionals and nullables. */
+function entrySchema(root: AnySchema, path: readonly PropertyKey[]): AnySchema | undefined {
+  let node: unknown = root;
+  for (const key of path) {
+    node = unwrap(node);
+    const entries = (node as { entries?: Record<PropertyKey, unknown> } | undefined)?.entries;
+    node = entries?.[key];
+    if (!node) return undefined;
+  }
+  return node as AnySchema;
+}
+
+function unwrap(node: unknown): unknown {
+  let n = node as { pipe?: unknown[]; wrapped?: unknown; type?: string } | undefined;
+  for (let i = 0; i < 10 && n; i++) {
+    if (n.pipe && n.pipe[0] !== n) n = n.pipe[0] as typeof n;
+    else if (n.wrapped) n = n.wrapped as typeof n;
+    else break;
+  }
+  return n;
+}
+
+/**
+ * `{ field: [messages] }` from valibot issues; nested paths are dotted (`schedule.weekday.0.from`). A
+ * missing key reports the field's own message (what its schema says of `undefined`), so a form left
+ * empty reads "Country is required.", not valibot's generic text.
+ */
+export function fieldErrors(issues: readonly v.BaseIssue<unknown>[], root?: AnySchema): FieldErrors {
+  const out: FieldErrors = {};
+  for (const issue of issues) {
+    const keys = issue.path?.map((p) => p.key as PropertyKey) ?? [];
+    const key = keys.map(String).join('.') || '_';
+    let message = issue.message;
+    if (
+      root &&
+      issue.kind === 'schema' &&
+      issue.type === 'object' &&
+      issue.input === undefined &&
+      keys.length > 0
+    ) {
+      const entry = entrySchema(root, keys);
+      const own = entry ? v.safeParse(entry, undefined) : undefined;
+      if (own && !own.success && own.issues[0]) message = own.issues[0].message;
+    }
+    const list = out[key] ?? [];
+    if (!list.includes(message)) list.push(message);
+    out[key] = list;
+  }
+  return out;
+}
+
+/** Validates with the valibot schema attached by `request()`; a bad path parameter names nothing → 404. */
+export const valibotValidatorCompiler: FastifySchemaCompiler<JsonSchema> = ({ schema, httpPart }) => {
+  const valibot = (schema as Record<symbol, AnySchema | undefined>)[VALIBOT];
+  if (!valibot)
+    throw new Error(`route schema for ${httpPart ?? 'a request part'} is not built with request()`);
+  return (data: unknown) => {
+    const result = v.safeParse(valibot, data ?? undefined);
+    if (result.success) return { value: result.output };
+    if (httpPart === 'params') return { error: new NotFoundError() };
+    return { error: new ValidationError(fieldErrors(result.issues, valibot)) };
+  };
+};

@@ -1,0 +1,83 @@
+/**
+ * Vitest global setup: one throwaway PostgreSQL 15 server (Debian package) per test run, on a free
+ * loopback port, data and socket in a temp dir. PostgreSQL refuses to run as root, so as root it runs
+ * as the `postgres` OS user. Without the binaries the PostgreSQL half of the suite is skipped with a
+ * message — except under CI=true, where that is a failure.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Connection string of the shared PostgreSQL server, null when none runs. */
+    pgUrl: string | null;
+  }
+}
+
+const BIN = process.env.KW_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export default async function setup(project: TestProject) {
+  if (!existsSync(path.join(BIN, 'initdb'))) {
+    if (process.env.CI === 'true')
+      throw new Error(`PostgreSQL binaries not found in ${BIN} (apt-get install postgresql)`);
+    console.warn(`[api] PostgreSQL not found in ${BIN}: repository tests run on PGlite only`);
+    project.provide('pgUrl', null);
+    return;
+  }
+  const asRoot = process.getuid?.() === 0;
+  const run = (cmd: string, args: string[]) =>
+    asRoot
+      ? execFileSync('runuser', ['-u', 'postgres', '--', path.join(BIN, cmd), ...args], { stdio: 'pipe' })
+      : execFileSync(path.join(BIN, cmd), args, { stdio: 'pipe' });
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'kw-pg-'));
+  if (asRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
+  const data = path.join(dir, 'data');
+  const port = await freePort();
+  run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync']);
+  const serverOptions = [
+    `-p ${port}`,
+    `-k ${dir}`,
+    "-c listen_addresses='127.0.0.1'",
+    '-c fsync=off',
+    '-c synchronous_commit=off',
+    '-c full_page_writes=off',
+    '-c max_connections=200',
+  ].join(' ');
+  run('pg_ctl', [
+    '-D',
+    data,
+    '-o',
+    serverOptions,
+    '-l',
+    path.join(dir, 'server.log'),
+    '-w',
+    '-t',
+    '60',
+    'start',
+  ]);
+  project.provide('pgUrl', `postgres://postgres@127.0.0.1:${port}/postgres`);
+
+  return () => {
+    try {
+      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
