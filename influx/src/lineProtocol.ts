@@ -11,10 +11,19 @@ export function escapeMeasurement(name: string): string {
   return name.replace(/[\\, ]/g, (c) => `\\${c}`);
 }
 
+const NEEDS_ESCAPE = /[\\,= \n\r]/;
+const keyCache = new Map<string, string>();
+
 /** Tag keys, tag values and field keys: commas, equals signs and spaces are escaped. */
 export function escapeKey(key: string): string {
+  // Field keys repeat on every line: plain names pass through, escaped ones are remembered.
+  if (!NEEDS_ESCAPE.test(key) && key.length > 0) return key;
+  const hit = keyCache.get(key);
+  if (hit !== undefined) return hit;
   assertNoNewline(key, 'key');
-  return key.replace(/[\\,= ]/g, (c) => `\\${c}`);
+  const out = key.replace(/[\\,= ]/g, (c) => `\\${c}`);
+  if (keyCache.size < 10_000) keyCache.set(key, out);
+  return out;
 }
 
 /** String field values are double-quoted; quotes and backslashes escaped. */
@@ -49,7 +58,8 @@ export function encodeLine(
     line += `,${escapeKey(k)}=${escapeKey(v)}`;
   }
   let sep = ' ';
-  for (const [k, v] of Object.entries(fields)) {
+  for (const k in fields) {
+    const v = fields[k]!;
     line += `${sep}${escapeKey(k)}=${typeof v === 'number' ? formatFloat(v) : quoteString(v)}`;
     sep = ',';
   }

@@ -90,7 +90,8 @@ export function quarterBuckets(
   for (const row of rows) {
     if (row.ts < start || row.ts >= end) continue;
     const b = bucketAt(out, fixedBucketStart(row.ts, QUARTER_MS));
-    for (const [name, v] of Object.entries(row.values)) {
+    for (const name in row.values) {
+      const v = row.values[name]!;
       addGauge(b.gauges, name, v);
       if (COUNTERS.has(name)) {
         const pts = counterPoints.get(name);
@@ -163,15 +164,44 @@ export function decodeEvents(s: string): CounterEvent[] {
 export function bucketFields(b: RollupBucket, withEvents: boolean): Record<string, number | string> {
   const f: Record<string, number | string> = {};
   for (const [name, g] of b.gauges) {
-    f[`${name}_sum`] = g.sum;
-    f[`${name}_count`] = g.count;
-    f[`${name}_min`] = g.min;
-    f[`${name}_max`] = g.max;
+    const k = keysOf(name);
+    f[k.sum] = g.sum;
+    f[k.count] = g.count;
+    f[k.min] = g.min;
+    f[k.max] = g.max;
   }
   for (const [c, e] of b.energy) {
-    f[`${c}_e`] = e;
+    const k = keysOf(c);
+    f[k.e] = e;
     // Always written where the counter has a reading, so a recompute clears stale events.
-    if (withEvents) f[`${c}_ev`] = encodeEvents(b.events.get(c) ?? []);
+    if (withEvents) f[k.ev] = encodeEvents(b.events.get(c) ?? []);
   }
   return f;
+}
+
+interface FieldKeys {
+  sum: string;
+  count: string;
+  min: string;
+  max: string;
+  e: string;
+  ev: string;
+}
+const fieldKeys = new Map<string, FieldKeys>();
+
+/** Rollup field names of a parameter, built once. */
+export function keysOf(name: string): FieldKeys {
+  let k = fieldKeys.get(name);
+  if (!k) {
+    k = {
+      sum: `${name}_sum`,
+      count: `${name}_count`,
+      min: `${name}_min`,
+      max: `${name}_max`,
+      e: `${name}_e`,
+      ev: `${name}_ev`,
+    };
+    fieldKeys.set(name, k);
+  }
+  return k;
 }
