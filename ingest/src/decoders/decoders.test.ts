@@ -65,6 +65,7 @@ describe('rejections', () => {
   it.each([
     ['invalid JSON', readings, '{"ts": 1, "values": {', 'invalid-json'],
     ['wrong-typed value', readings, ok({ vave1: '231' }), 'invalid-payload'],
+    ['values as an array', readings, JSON.stringify({ ts: NOW, values: [230] }), 'invalid-payload'],
     ['missing values', readings, JSON.stringify({ ts: NOW }), 'invalid-payload'],
     ['empty values', readings, ok({}), 'invalid-payload'],
     ['unknown parameter', readings, ok({ vave1: 230, vave4: 230 }), 'unknown-parameter'],

@@ -1,4 +1,10 @@
-import { NativePayloadSchema, type Reading, StatusMessageSchema, WEAK_SIGNAL_DBM } from '@kilowatch/core';
+import {
+  NativePayloadSchema,
+  NativeReadingSchema,
+  type Reading,
+  StatusMessageSchema,
+  WEAK_SIGNAL_DBM,
+} from '@kilowatch/core';
 import * as v from 'valibot';
 import { type Decoded, Rejection, type StatusUpdate } from './types.ts';
 import { assertValidReading } from './validate.ts';
@@ -15,7 +21,14 @@ export function schemaRejection(issues: readonly v.BaseIssue<unknown>[]): Reject
 
 /** `kilowatch/meters/<deviceKey>/readings`: one reading or an array of them. */
 export function decodeNativeReadings(deviceKey: string, json: unknown, now: number): Decoded {
-  const parsed = v.safeParse(NativePayloadSchema, json);
+  const raw = Array.isArray(json) ? json : [json];
+  if (raw.some((r) => Array.isArray((r as { values?: unknown } | null)?.values))) {
+    throw new Rejection('invalid-payload', 'values must be an object of parameter names');
+  }
+  // A single object is checked against the reading schema itself, so its issues name the field.
+  const parsed = Array.isArray(json)
+    ? v.safeParse(NativePayloadSchema, json)
+    : v.safeParse(NativeReadingSchema, json);
   if (!parsed.success) throw schemaRejection(parsed.issues);
   const list = Array.isArray(parsed.output) ? parsed.output : [parsed.output];
   const readings: Reading[] = list.map((r) => {

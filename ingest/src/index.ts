@@ -1,0 +1,24 @@
+export {
+  INGEST_SUBSCRIPTIONS,
+  type IngestLogger,
+  type IngestOptions,
+  type IngestRuntime,
+  startIngest,
+  subscriptionTopics,
+} from './bridge.ts';
+export { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
+export { loadConfig, type TelemetryConfig } from './config.ts';
+export type { DeadLetter } from './deadLetters.ts';
+export {
+  type Decoded,
+  decodeMessage,
+  MAX_PAYLOAD_BYTES,
+  REJECT_REASONS,
+  type RejectReason,
+} from './decoders/index.ts';
+export type { DeviceState, LiveBus } from './liveBus.ts';
+export { type BackfillOptions, backfillHistory } from './simulator/backfill.ts';
+export { DEMO_DEVICES, type SimulatedDevice, type SimulatedKind } from './simulator/devices.ts';
+export { type Simulator, type SimulatorOptions, startSimulator } from './simulator/live.ts';
+export { type SimulationOptions, simulatedReading } from './simulator/readings.ts';
+export { type StartTelemetryDeps, startTelemetry, type Telemetry } from './telemetry.ts';

@@ -1,0 +1,259 @@
+/**
+ * Against a real Mosquitto (Debian `mosquitto`): a fuzz corpus of bad payloads, and kill -9 of an ingest
+ * child process mid-stream with every reading stored exactly once after its restart.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import mqtt, { type MqttClient } from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startIngest } from './bridge.ts';
+import { metricValue, waitFor } from './test/helpers.ts';
+import { findServerBinary, type MosquittoServer, startMosquitto } from './testing.ts';
+
+const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
+if (!mosquittoBin)
+  console.warn('mosquitto is not installed (apt-get install -y mosquitto): skipping the Mosquitto suite');
+
+const KEY = '0a1b2c3d4e5f';
+const quiet = { info() {}, warn() {}, error() {} };
+
+describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
+  let broker: MosquittoServer;
+  let publisher: MqttClient;
+  beforeAll(async () => {
+    broker = await startMosquitto(mosquittoBin as string);
+    publisher = await mqtt.connectAsync(broker.url, { clientId: 'kw-test-publisher' });
+  });
+  afterAll(async () => {
+    await publisher?.endAsync();
+    await broker?.stop();
+  });
+
+  it('rejects a fuzz corpus with its reasons, stores nothing of it, and stays alive', async () => {
+    const store = await createDuckDbStore();
+    const deadLetterDir = await mkdtemp(join(tmpdir(), 'kw-dead-'));
+    const runtime = await startIngest({
+      store,
+      mqttUrl: broker.url,
+      clientId: 'kw-fuzz',
+      rollupIntervalMs: 0,
+      deadLetterDir,
+      logger: quiet,
+    });
+    try {
+      const now = Date.now();
+      const readings = `kilowatch/meters/${KEY}/readings`;
+      const corpus: [topic: string, payload: string | Buffer, reason: string][] = [
+        [readings, '{"ts":', 'invalid-json'],
+        [readings, '', 'invalid-json'],
+        [readings, Buffer.from([0xff, 0xfe, 0x00, 0x7b]), 'invalid-json'],
+        [readings, 'null', 'invalid-payload'],
+        [readings, '[]', 'invalid-payload'],
+        [readings, JSON.stringify({ ts: now, values: { vave1: '230' } }), 'invalid-payload'],
+        [readings, JSON.stringify({ ts: now, values: { vave1: null } }), 'invalid-payload'],
+        [readings, JSON.stringify({ ts: 'yesterday', values: { vave1: 230 } }), 'invalid-payload'],
+        [readings, JSON.stringify({ ts: now, values: [230] }), 'invalid-payload'],
+        [readings, JSON.stringify({ ts: now, values: { vave1: 230, humidity: 40 } }), 'unknown-parameter'],
+        [readings, JSON.stringify({ ts: now, values: { __proto__x: 1 } }), 'unknown-parameter'],
+        [readings, JSON.stringify({ ts: now, values: { vave1: 1e6 } }), 'out-of-range'],
+        [readings, JSON.stringify({ ts: now, values: { pfave1: 1.5 } }), 'out-of-range'],
+        [readings, JSON.stringify({ ts: now, values: { frq1: 0 } }), 'out-of-range'],
+        [readings, JSON.stringify({ ts: 0, values: { vave1: 230 } }), 'timestamp-too-old'],
+        [readings, JSON.stringify({ ts: now + 3_600_000, values: { vave1: 230 } }), 'timestamp-in-future'],
+        [
+          readings,
+          JSON.stringify({ ts: now, values: { vave1: 230 }, pad: 'x'.repeat(300 * 1024) }),
+          'oversized',
+        ],
+        [
+          `kilowatch/meters/${KEY.toUpperCase()}/readings`,
+          JSON.stringify({ ts: now, values: { vave1: 230 } }),
+          'invalid-device-key',
+        ],
+        [
+          'kilowatch/meters/not-a-mac/readings',
+          JSON.stringify({ ts: now, values: { vave1: 230 } }),
+          'invalid-device-key',
+        ],
+        [
+          'shellyplus1pm-08b61f/events/rpc',
+          JSON.stringify({ method: 'NotifyStatus', params: {} }),
+          'invalid-device-key',
+        ],
+        [
+          'tele/tasmota_0A1B2C/SENSOR',
+          JSON.stringify({ Time: '2026-01-01T00:00:00', ENERGY: { Power: 1 } }),
+          'invalid-device-key',
+        ],
+        [
+          `tele/${KEY}/SENSOR`,
+          JSON.stringify({ Time: '2026-01-01T00:00:00', ENERGY: { Voltage: 'high' } }),
+          'invalid-payload',
+        ],
+        [
+          `${KEY}/events/rpc`,
+          JSON.stringify({ method: 'NotifyStatus', params: { ts: now / 1000, 'em:0': { a_voltage: 9999 } } }),
+          'out-of-range',
+        ],
+        [`kilowatch/meters/${KEY}/status`, JSON.stringify({ online: 1 }), 'invalid-payload'],
+      ];
+      // Topics outside the subscriptions never reach the bridge at all.
+      const unsubscribed = [
+        `kilowatch/meters/${KEY}/config`,
+        `kilowatch/devices/${KEY}/readings`,
+        `tele/${KEY}/STATE`,
+      ];
+      for (const t of unsubscribed)
+        await publisher.publishAsync(t, JSON.stringify({ ts: now, values: { vave1: 230 } }), { qos: 1 });
+      for (const [topic, payload] of corpus) await publisher.publishAsync(topic, payload, { qos: 1 });
+
+      await waitFor(
+        () =>
+          metricValue(runtime.metricsText(), 'kilowatch_ingest_messages_rejected_total') === corpus.length,
+        15_000,
+        'all rejections',
+      );
+      const text = runtime.metricsText();
+      const expected = new Map<string, number>();
+      for (const [, , reason] of corpus) expected.set(reason, (expected.get(reason) ?? 0) + 1);
+      for (const [reason, n] of expected) {
+        expect(
+          metricValue(text, 'kilowatch_ingest_messages_rejected_total', `reason="${reason}"`),
+          reason,
+        ).toBe(n);
+      }
+      expect(metricValue(text, 'kilowatch_ingest_messages_received_total')).toBe(corpus.length);
+      expect(metricValue(text, 'kilowatch_ingest_readings_stored_total')).toBe(0);
+      expect(await store.devices()).toEqual([]);
+      expect(
+        runtime
+          .deadLetters(100)
+          .map((d) => d.reason)
+          .reverse(),
+      ).toEqual(corpus.map(([, , r]) => r));
+
+      // Still alive: a valid reading is stored.
+      await publisher.publishAsync(readings, JSON.stringify({ ts: now - 1000, values: { vave1: 229.5 } }), {
+        qos: 1,
+      });
+      await waitFor(async () => (await store.latest(KEY)) !== null, 10_000, 'the valid reading');
+      expect(await store.latest(KEY)).toEqual({ ts: now - 1000, values: { vave1: 229.5 } });
+
+      await runtime.flush();
+      const files = await readdir(deadLetterDir);
+      const lines = (await Promise.all(files.map((f) => readFile(join(deadLetterDir, f), 'utf8'))))
+        .join('')
+        .trim()
+        .split('\n');
+      expect(lines.map((l) => JSON.parse(l).reason)).toEqual(corpus.map(([, , r]) => r));
+    } finally {
+      await runtime.stop();
+      await store.close();
+      await rm(deadLetterDir, { recursive: true, force: true });
+    }
+  });
+
+  it('kill -9 of the ingest process mid-stream loses nothing: every reading is stored exactly once', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'kw-kill-'));
+    const ingestDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+    const env = {
+      ...process.env,
+      MQTT_URL: broker.url,
+      KW_DATA_DIR: dataDir,
+      KW_DEMO: '0',
+      KW_ROLLUP_INTERVAL_MS: '0',
+      KW_INGEST_CLIENT_ID: 'kw-kill-test',
+      KW_PUBLISH_LIVE: '1',
+    };
+    let child: ChildProcess | null = null;
+    let output = '';
+    const startChild = async () => {
+      const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: ingestDir,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      proc.stdout?.on('data', (d) => {
+        out += String(d);
+      });
+      proc.stderr?.on('data', (d) => {
+        out += String(d);
+      });
+      proc.on('exit', () => {
+        output += out;
+      });
+      await waitFor(
+        () => out.includes('telemetry: MQTT') || proc.exitCode !== null,
+        30_000,
+        'ingest child start',
+      );
+      if (proc.exitCode !== null) throw new Error(`ingest child exited: ${out}`);
+      child = proc;
+      return proc;
+    };
+
+    const N = 3000;
+    const base = Math.floor(Date.now() / 1000) * 1000 - N * 1000 - 60_000;
+    const committed = new Set<number>();
+    const watcher = await mqtt.connectAsync(broker.url, { clientId: 'kw-kill-watcher' });
+    try {
+      await watcher.subscribeAsync(`kilowatch/live/${KEY}`, { qos: 0 });
+      watcher.on('message', (_t, payload) => {
+        committed.add(JSON.parse(String(payload)).seq);
+      });
+
+      const first = await startChild();
+      const publish = async (from: number, to: number) => {
+        for (let i = from; i < to; i++) {
+          const payload = JSON.stringify({ ts: base + i * 1000, seq: i, values: { eai1: i, vave1: 230 } });
+          publisher.publish(`kilowatch/meters/${KEY}/readings`, payload, { qos: 1 });
+          if (i % 50 === 49) await new Promise((r) => setTimeout(r, 10));
+        }
+      };
+      // Half the stream, then kill -9 once part of it is committed (the rest in flight or queued).
+      await publish(0, N / 2);
+      await waitFor(() => committed.size >= 300, 30_000, 'first commits');
+      first.kill('SIGKILL');
+      await once(first, 'exit');
+      expect(committed.size).toBeLessThan(N);
+      // The other half arrives while ingest is down: the broker queues it for the persistent session.
+      await publish(N / 2, N);
+      await startChild();
+      await waitFor(() => committed.size === N, 60_000, `all ${N} readings committed`).catch((e: Error) => {
+        throw new Error(`${e.message}: have ${committed.size}; ingest output: ${output}`);
+      });
+      const last = child as unknown as ChildProcess;
+      const exit = once(last, 'exit');
+      last.kill('SIGTERM');
+      await exit;
+
+      const store: TelemetryStore = await createDuckDbStore({ path: join(dataDir, 'telemetry.duckdb') });
+      try {
+        const rows: number[] = [];
+        for await (const page of store.streamRaw({
+          deviceKey: KEY,
+          from: base,
+          to: base + N * 1000,
+          pageSize: 1000,
+        })) {
+          for (const r of page) rows.push(r.values.eai1 as number);
+          for (const r of page) expect(r.ts).toBe(base + (r.values.eai1 as number) * 1000);
+        }
+        expect(rows).toEqual(Array.from({ length: N }, (_, i) => i));
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await watcher.endAsync();
+      const c = child as ChildProcess | null;
+      if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

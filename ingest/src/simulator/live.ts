@@ -1,0 +1,76 @@
+import { TOPICS } from '@kilowatch/core';
+import mqtt, { type MqttClient } from 'mqtt';
+import type { SimulatedDevice } from './devices.ts';
+import { type SimulationOptions, simulatedReading } from './readings.ts';
+
+export interface Simulator {
+  stop(): Promise<void>;
+}
+
+export interface SimulatorOptions extends SimulationOptions {
+  mqttUrl: string;
+  devices: readonly SimulatedDevice[];
+  /** Time between two readings of a device (default 10 s). */
+  intervalMs?: number;
+  /** RSSI each device reports in its status message (default −60 dBm; below −80 reads as weak signal). */
+  rssiOf?: (device: SimulatedDevice) => number;
+}
+
+/**
+ * Simulated meters on the wire: one MQTT client per device, with its status as the last will, publishing
+ * native readings (QoS 1) every `intervalMs`, aligned to the interval.
+ */
+export async function startSimulator(opts: SimulatorOptions): Promise<Simulator> {
+  const intervalMs = opts.intervalMs ?? 10_000;
+  const clients: MqttClient[] = [];
+  const timers: NodeJS.Timeout[] = [];
+  for (const device of opts.devices) {
+    const client = await mqtt.connectAsync(opts.mqttUrl, {
+      clientId: `kilowatch-sim-${device.deviceKey}`,
+      clean: true,
+      reconnectPeriod: 1000,
+      will: {
+        topic: TOPICS.status(device.deviceKey),
+        payload: Buffer.from(JSON.stringify({ online: false })),
+        qos: 1,
+        retain: true,
+      },
+    });
+    clients.push(client);
+    await client.publishAsync(
+      TOPICS.status(device.deviceKey),
+      JSON.stringify({ online: true, rssi: opts.rssiOf?.(device) ?? -60 }),
+      { qos: 1, retain: true },
+    );
+    let seq = 0;
+    const tick = () => {
+      const ts = Math.floor(Date.now() / 1000) * 1000;
+      const r = simulatedReading(device, ts, opts);
+      const payload = JSON.stringify({ ts, seq: seq++, values: r.values });
+      client.publish(TOPICS.readings(device.deviceKey), payload, { qos: 1 }, () => {});
+    };
+    const first = intervalMs - (Date.now() % intervalMs);
+    const start = setTimeout(() => {
+      tick();
+      timers.push(setInterval(tick, intervalMs));
+    }, first);
+    timers.push(start);
+  }
+  return {
+    async stop() {
+      for (const t of timers) clearInterval(t);
+      await Promise.all(
+        clients.map(async (c, i) => {
+          const d = opts.devices[i] as SimulatedDevice;
+          // A clean stop says goodbye explicitly; the last will covers a crash.
+          if (c.connected)
+            await c.publishAsync(TOPICS.status(d.deviceKey), JSON.stringify({ online: false }), {
+              qos: 1,
+              retain: true,
+            });
+          await c.endAsync();
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import type { TelemetryStore } from '@kilowatch/tsdb';
+
+export async function waitFor(
+  cond: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Reads a counter or gauge (summed over labels, or one label set) from Prometheus text. */
+export function metricValue(text: string, name: string, labels?: string): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#')) continue;
+    const [key, value] = line.split(' ');
+    if (!key || value === undefined) continue;
+    const base = key.split('{')[0];
+    if (base !== name) continue;
+    if (labels && !key.includes(labels)) continue;
+    sum += Number(value);
+  }
+  return sum;
+}
+
+/** The real store, with writes held until the gate opens (a store that is slow to commit). */
+export function gatedStore(inner: TelemetryStore): {
+  store: TelemetryStore;
+  open(): void;
+  writes: () => number;
+} {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => {
+    open = r;
+  });
+  let writes = 0;
+  const store = new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === 'write') {
+        return async (readings: Parameters<TelemetryStore['write']>[0]) => {
+          writes++;
+          await gate;
+          return target.write(readings);
+        };
+      }
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  return { store, open, writes: () => writes };
+}
+
+/** The real store, failing its first `n` writes as an unavailable server would. */
+export function flakyStore(inner: TelemetryStore, n: number, makeError: () => Error): TelemetryStore {
+  let failures = 0;
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === 'write') {
+        return async (readings: Parameters<TelemetryStore['write']>[0]) => {
+          if (failures < n) {
+            failures++;
+            throw makeError();
+          }
+          return target.write(readings);
+        };
+      }
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
