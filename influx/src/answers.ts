@@ -36,7 +36,7 @@ import {
 import type { InfluxClient } from './client.ts';
 import { ident } from './lineProtocol.ts';
 import { combinedValues, decodeEvents, type GaugeAgg } from './rollup.ts';
-import { deviceWhere, lastBefore, READINGS, ROLLUP_MEASUREMENT, readRawRange, rowsOf } from './schema.ts';
+import { deviceWhere, READINGS, ROLLUP_MEASUREMENT, readRawRange, rowsOf } from './schema.ts';
 
 const STATS: readonly Stat[] = ['avg', 'min', 'max'];
 const COMBINED = new Map(COMBINED_PARAMS.map((c) => [c.name, c]));
@@ -246,17 +246,20 @@ export async function energy(client: InfluxClient, q: EnergyQuery): Promise<Ener
   const events: { counter: string; ev: CounterEvent }[] = [];
 
   if (q.source === 'raw') {
-    const rows = await readRawRange(client, q.deviceKey, b.starts[0]!, b.end, stored);
-    const before = await lastBefore(client, q.deviceKey, stored, b.starts[0]!);
+    // The whole history up to the range is replayed, so the baseline entering the first bucket is exactly
+    // the one the rollups carried forward (a jitter drop keeps the higher register).
+    const s0 = b.starts[0]!;
+    const rows = await readRawRange(client, q.deviceKey, 0, b.end, stored);
     for (const c of stored) {
       const pts: CounterPoint[] = [];
       for (const r of rows) {
         const v = r.values[c];
         if (v !== undefined) pts.push({ ts: r.ts, value: v });
       }
-      const res = energyPerBucket(pts, b.starts, b.end, counterRules(c), before.get(c) ?? null);
-      perCounter.set(c, res.energy);
-      for (const ev of res.events) events.push({ counter: c, ev });
+      const lead = pts.length > 0 && pts[0]!.ts < s0 ? [pts[0]!.ts] : [];
+      const res = energyPerBucket(pts, [...lead, ...b.starts], b.end, counterRules(c));
+      perCounter.set(c, res.energy.slice(lead.length));
+      for (const ev of res.events) if (ev.at >= s0) events.push({ counter: c, ev });
     }
   } else {
     const [res] = await client.query(

@@ -10,8 +10,8 @@
 import { COUNTER_NAMES, type CounterPoint, fixedBucketStart, HOUR_MS } from '@kilowatch/core';
 import { type RollupRunResult, StoreError } from '@kilowatch/tsdb';
 import type { InfluxClient } from './client.ts';
-import { encodeLine } from './lineProtocol.ts';
-import { bucketFields, coarsen, QUARTER_MS, quarterBuckets, type RollupBucket } from './rollup.ts';
+import { encodeLine, ident } from './lineProtocol.ts';
+import { bucketFields, coarsen, keysOf, QUARTER_MS, quarterBuckets, type RollupBucket } from './rollup.ts';
 import {
   DIRTY,
   deviceWhere,
@@ -109,6 +109,32 @@ export class RollupMaintainer {
     return { buckets, watermark };
   }
 
+  /**
+   * Each counter's baseline before `start`: the one kept with the last 15-minute rollup before it (exact,
+   * jitter included), else the last raw reading (first refresh of that history).
+   */
+  private async seeds(device: string, start: number): Promise<Map<string, CounterPoint | null>> {
+    const fields = COUNTER_NAMES.flatMap((c) => {
+      const k = keysOf(c);
+      return [`last(${ident(k.bv)}) AS ${ident(k.bv)}`, `last(${ident(k.bt)}) AS ${ident(k.bt)}`];
+    });
+    const [res] = await this.client.query(
+      `SELECT ${fields.join(', ')} FROM ${ROLLUP_MEASUREMENT['15m']} WHERE ${deviceWhere(device, undefined, start)}`,
+    );
+    const row = rowsOf(res?.series)[0] ?? {};
+    const out = new Map<string, CounterPoint | null>();
+    const missing: string[] = [];
+    for (const c of COUNTER_NAMES) {
+      const k = keysOf(c);
+      const value = row[k.bv];
+      const ts = row[k.bt];
+      if (typeof value === 'number' && typeof ts === 'number') out.set(c, { ts, value });
+      else missing.push(c);
+    }
+    for (const [c, p] of await lastBefore(this.client, device, missing, start)) out.set(c, p);
+    return out;
+  }
+
   /** Recomputes the device's 15m, 30m and 1h buckets covering the range; returns 15-minute buckets written. */
   async recompute(device: string, range: DirtyRange): Promise<number> {
     const start = fixedBucketStart(range.from, HOUR_MS);
@@ -118,12 +144,7 @@ export class RollupMaintainer {
     const nextTs = rowsOf(next?.series)[0]?.time;
     const last = Math.max(range.to, typeof nextTs === 'number' ? nextTs : range.to);
     const end = fixedBucketStart(last, HOUR_MS) + HOUR_MS;
-    const baselines: Map<string, CounterPoint | null> = await lastBefore(
-      this.client,
-      device,
-      COUNTER_NAMES,
-      start,
-    );
+    const baselines = await this.seeds(device, start);
     let written = 0;
     for (let a = start; a < end; a += WINDOW_MS) {
       const b = Math.min(end, a + WINDOW_MS);

@@ -12,7 +12,6 @@ import {
   counterRules,
   energyPerBucket,
   fixedBucketStart,
-  fixedBucketStarts,
 } from '@kilowatch/core';
 import type { RawRow } from '@kilowatch/tsdb';
 
@@ -32,6 +31,8 @@ export interface RollupBucket {
   energy: Map<string, number>;
   /** Resets and implausible jumps per counter (15-minute buckets only). */
   events: Map<string, CounterEvent[]>;
+  /** Each counter's baseline after the bucket (15-minute buckets only). */
+  baselines: Map<string, CounterPoint>;
 }
 
 const COUNTERS = new Set(COUNTER_NAMES);
@@ -50,7 +51,7 @@ function addGauge(gauges: Map<string, GaugeAgg>, name: string, v: number): void 
 function bucketAt(map: Map<number, RollupBucket>, start: number): RollupBucket {
   let b = map.get(start);
   if (!b) {
-    b = { start, gauges: new Map(), energy: new Map(), events: new Map() };
+    b = { start, gauges: new Map(), energy: new Map(), events: new Map(), baselines: new Map() };
     map.set(start, b);
   }
   return b;
@@ -101,20 +102,24 @@ export function quarterBuckets(
     }
     for (const [name, v] of combinedValues(row.values)) addGauge(b.gauges, name, v);
   }
-  if (counterPoints.size === 0) return out;
-  const starts = fixedBucketStarts(start, end, QUARTER_MS);
   for (const [counter, pts] of counterPoints) {
-    const res = energyPerBucket(pts, starts, end, counterRules(counter), baselines.get(counter) ?? null);
-    baselines.set(counter, res.baseline);
-    res.energy.forEach((e, i) => {
-      if (e !== null) bucketAt(out, starts[i]!).energy.set(counter, e);
-    });
-    for (const ev of res.events) {
-      const b = bucketAt(out, fixedBucketStart(ev.at, QUARTER_MS));
-      const list = b.events.get(counter);
-      if (list) list.push(ev);
-      else b.events.set(counter, [ev]);
+    const rules = counterRules(counter);
+    let baseline = baselines.get(counter) ?? null;
+    // Bucket by bucket (the same steps as one pass), keeping the baseline after each 15-minute bucket so a
+    // later recompute can start from it exactly: a jitter drop keeps the higher register as baseline.
+    for (let i = 0; i < pts.length; ) {
+      const bs = fixedBucketStart(pts[i]!.ts, QUARTER_MS);
+      let j = i;
+      while (j < pts.length && pts[j]!.ts < bs + QUARTER_MS) j++;
+      const res = energyPerBucket(pts.slice(i, j), [bs], bs + QUARTER_MS, rules, baseline);
+      baseline = res.baseline;
+      const b = bucketAt(out, bs);
+      b.energy.set(counter, res.energy[0] ?? 0);
+      if (baseline) b.baselines.set(counter, baseline);
+      if (res.events.length > 0) b.events.set(counter, res.events);
+      i = j;
     }
+    baselines.set(counter, baseline);
   }
   return out;
 }
@@ -160,7 +165,10 @@ export function decodeEvents(s: string): CounterEvent[] {
   return out;
 }
 
-/** Fields of a rollup point: `<p>_sum/_count/_min/_max`, `<counter>_e`, and `<counter>_ev` at 15 min. */
+/**
+ * Fields of a rollup point: `<p>_sum/_count/_min/_max`, `<counter>_e`; at 15 minutes also `<counter>_ev`
+ * (events) and `<counter>_bv`/`_bt` (baseline value and time after the bucket).
+ */
 export function bucketFields(b: RollupBucket, withEvents: boolean): Record<string, number | string> {
   const f: Record<string, number | string> = {};
   for (const [name, g] of b.gauges) {
@@ -173,8 +181,15 @@ export function bucketFields(b: RollupBucket, withEvents: boolean): Record<strin
   for (const [c, e] of b.energy) {
     const k = keysOf(c);
     f[k.e] = e;
-    // Always written where the counter has a reading, so a recompute clears stale events.
-    if (withEvents) f[k.ev] = encodeEvents(b.events.get(c) ?? []);
+    if (withEvents) {
+      // Always written where the counter has a reading, so a recompute clears stale events.
+      f[k.ev] = encodeEvents(b.events.get(c) ?? []);
+      const base = b.baselines.get(c);
+      if (base) {
+        f[k.bv] = base.value;
+        f[k.bt] = base.ts;
+      }
+    }
   }
   return f;
 }
@@ -186,6 +201,8 @@ interface FieldKeys {
   max: string;
   e: string;
   ev: string;
+  bv: string;
+  bt: string;
 }
 const fieldKeys = new Map<string, FieldKeys>();
 
@@ -200,6 +217,8 @@ export function keysOf(name: string): FieldKeys {
       max: `${name}_max`,
       e: `${name}_e`,
       ev: `${name}_ev`,
+      bv: `${name}_bv`,
+      bt: `${name}_bt`,
     };
     fieldKeys.set(name, k);
   }

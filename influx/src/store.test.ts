@@ -182,6 +182,29 @@ describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
     expect(hourly.energy.eai1).toEqual([2.5, 1, 2]);
   });
 
+  it('carries the jitter baseline across incremental refreshes, equal to raw', async () => {
+    const d = device();
+    await store.write([
+      { deviceKey: d, ts: T0, values: { eai1: 100 } },
+      { deviceKey: d, ts: T0 + 10 * MIN, values: { eai1: 101 } },
+      { deviceKey: d, ts: T0 + 50 * MIN, values: { eai1: 100.995 } }, // jitter: baseline stays 101
+    ]);
+    await store.refreshRollups(T0 + HOUR_MS);
+    // A later batch: its refresh starts at the next hour and must not count from the jittered 100.995.
+    await store.write([{ deviceKey: d, ts: T0 + 70 * MIN, values: { eai1: 101.5 } }]);
+    await store.refreshRollups(T0 + 2 * HOUR_MS);
+    const q = {
+      deviceKey: d,
+      counters: ['eai1'],
+      from: T0 + HOUR_MS,
+      to: T0 + 2 * HOUR_MS,
+      interval: '1h' as const,
+    };
+    const auto = await store.energy(q);
+    expect(auto.energy.eai1![0]).toBeCloseTo(0.5, 12);
+    expect((await store.energy({ ...q, source: 'raw' })).energy.eai1![0]).toBeCloseTo(0.5, 12);
+  });
+
   it('sums phases into combined energy, a bucket null only when every phase is', async () => {
     const d = device();
     await store.write([
