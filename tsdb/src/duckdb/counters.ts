@@ -38,50 +38,87 @@ function num(n: number): string {
 /**
  * SELECT of every step: device, counter, ts, pts (previous reading), v, m (baseline after the step),
  * pb (baseline before), kind, delta (energy), seed (1 for seed rows, which carry no energy).
+ *
+ * Computed wide — one column set per counter, every window over (device ORDER BY ts) so DuckDB sorts
+ * the readings once per level instead of once per counter — and unpivoted at the end. The running
+ * maximum within a segment is a window whose frame starts at the segment's reset row.
  */
 export function counterStepsSql(src: StepsSource): string {
-  const cols = src.counters.map(q).join(', ');
-  const rules = src.counters
-    .map((c) => {
-      const r = src.rules(c);
-      return `('${c}', ${num(r.jitterTolerance)}::DOUBLE, ${num(r.maxPowerKw)}::DOUBLE)`;
+  const cs = src.counters;
+  const c = (n: string, x?: string) => (x ? `"${n}__${x}"` : q(n));
+  const rules = new Map(cs.map((n) => [n, src.rules(n)]));
+  const real = `SELECT device, ts, 2 AS ord, 0 AS seed, ${cs.map((n) => c(n)).join(', ')} FROM readings WHERE ${src.where}`;
+  const seeds = src.seeds
+    ? ` UNION ALL SELECT device, ts, ord, 1 AS seed, ${cs.map((n) => `CASE WHEN counter = '${n}' THEN v END AS ${c(n)}`).join(', ')} FROM (${src.seeds})`
+    : '';
+  const w = 'PARTITION BY device ORDER BY ts, ord';
+  const isReset = (n: string) =>
+    `(seed = 0 AND ${c(n)} < ${c(n, 'pv')} - ${num(rules.get(n)!.jitterTolerance)})`;
+  const l1 = cs
+    .map(
+      (n) =>
+        `lag(${c(n)} IGNORE NULLS) OVER w AS ${c(n, 'pv')}, lag(CASE WHEN ${c(n)} IS NOT NULL THEN ts END IGNORE NULLS) OVER w AS ${c(n, 'pts')}`,
+    )
+    .join(',\n    ');
+  const l2 = cs
+    .map(
+      (n) =>
+        `coalesce(max(CASE WHEN ${isReset(n)} THEN rn END) OVER (${w} ROWS UNBOUNDED PRECEDING), 1) AS ${c(n, 'rs')}`,
+    )
+    .join(',\n    ');
+  const l3 = cs
+    .map(
+      (n) =>
+        `CASE WHEN ${c(n)} IS NOT NULL THEN max(${c(n)}) OVER (${w} ROWS BETWEEN rn - ${c(n, 'rs')} PRECEDING AND CURRENT ROW) END AS ${c(n, 'm')}`,
+    )
+    .join(',\n    ');
+  const l4 = cs.map((n) => `lag(${c(n, 'm')} IGNORE NULLS) OVER (${w}) AS ${c(n, 'pb')}`).join(',\n    ');
+  const l5 = cs
+    .map((n) => {
+      const v = c(n);
+      const pb = c(n, 'pb');
+      const kind = `CASE
+        WHEN ${v} IS NULL THEN NULL
+        WHEN ${pb} IS NULL THEN 'first'
+        WHEN ${isReset(n)} THEN 'reset'
+        WHEN ${v} < ${pb} THEN 'jitter'
+        WHEN ${v} = ${pb} THEN 'flat'
+        WHEN (${v} - ${pb}) / (greatest(ts - ${c(n, 'pts')}, 1) / 3600000.0) > ${num(rules.get(n)!.maxPowerKw)} THEN 'implausible'
+        ELSE 'increase' END`;
+      return `${kind} AS ${c(n, 'kind')}`;
     })
+    .join(',\n    ');
+  const l6 = cs
+    .map(
+      (n) =>
+        `CASE WHEN ${c(n, 'kind')} = 'increase' THEN ${c(n)} - ${c(n, 'pb')} ELSE 0.0 END AS ${c(n, 'delta')}`,
+    )
     .join(', ');
-  const real = `SELECT device, counter, ts, v, 2 AS ord, 0 AS seed FROM (UNPIVOT (SELECT device, ts, ${cols} FROM readings WHERE ${src.where}) ON ${cols} INTO NAME counter VALUE v)`;
-  const input = src.seeds
-    ? `${real} UNION ALL SELECT device, counter, ts, v, ord, 1 AS seed FROM (${src.seeds})`
-    : real;
+  const groups = cs
+    .map(
+      (n) =>
+        `(${c(n)}, ${c(n, 'pts')}, ${c(n, 'm')}, ${c(n, 'pb')}, ${c(n, 'kind')}, ${c(n, 'delta')}) AS "${n}"`,
+    )
+    .join(', ');
   return `
-WITH s0 AS (${input}),
-s1 AS (
-  SELECT s0.*, rl.tol, rl.maxkw,
-    lag(v) OVER w AS pv, lag(ts) OVER w AS pts
-  FROM s0 JOIN (VALUES ${rules}) rl(counter, tol, maxkw) USING (counter)
-  WINDOW w AS (PARTITION BY device, counter ORDER BY ts, ord)
-),
-s2 AS (
-  SELECT *, (seed = 0 AND pv IS NOT NULL AND v < pv - tol) AS rst FROM s1
-),
-s3 AS (
-  SELECT *, sum(rst::INTEGER) OVER (PARTITION BY device, counter ORDER BY ts, ord ROWS UNBOUNDED PRECEDING) AS seg FROM s2
-),
-s4 AS (
-  SELECT *, max(v) OVER (PARTITION BY device, counter, seg ORDER BY ts, ord ROWS UNBOUNDED PRECEDING) AS m FROM s3
-),
-s5 AS (
-  SELECT *, lag(m) OVER (PARTITION BY device, counter ORDER BY ts, ord) AS pb FROM s4
-),
-s6 AS (
-  SELECT device, counter, ts, pts, v, m, pb, seed,
-    CASE
-      WHEN pb IS NULL THEN 'first'
-      WHEN rst THEN 'reset'
-      WHEN v < pb THEN 'jitter'
-      WHEN v = pb THEN 'flat'
-      WHEN (v - pb) / (greatest(ts - pts, 1) / 3600000.0) > maxkw THEN 'implausible'
-      ELSE 'increase'
-    END AS kind
-  FROM s5
-)
-SELECT *, CASE WHEN kind = 'increase' THEN v - pb ELSE 0.0 END AS delta FROM s6`;
+WITH s0 AS (${real}${seeds}),
+s1 AS (SELECT *, row_number() OVER w AS rn,
+    ${l1}
+  FROM s0 WINDOW w AS (${w})),
+s2 AS (SELECT *,
+    ${l2}
+  FROM s1),
+s3 AS (SELECT *,
+    ${l3}
+  FROM s2),
+s4 AS (SELECT *,
+    ${l4}
+  FROM s3),
+s5 AS (SELECT device, ts, ord, seed, ${cs.map((n) => [c(n), c(n, 'pts'), c(n, 'm'), c(n, 'pb')].join(', ')).join(', ')},
+    ${l5}
+  FROM s4),
+s6 AS (SELECT *, ${l6} FROM s5)
+SELECT device, counter, ts, pts, v, m, pb, seed, kind, delta
+FROM (UNPIVOT s6 ON ${groups} INTO NAME counter VALUE v, pts, m, pb, kind, delta)
+WHERE v IS NOT NULL`;
 }

@@ -5,9 +5,10 @@
  * - `readings(device, ts, <one DOUBLE column per catalogue parameter>)`: wide and columnar — a query reads
  *   only the columns it names. `ts` is BIGINT epoch milliseconds (UTC). No index: idempotency on
  *   (device, ts) is kept by the write path, and DuckDB's zone maps on `ts` prune row groups.
- * - `rollup_15m`, `rollup_30m`, `rollup_1h`: one row per (device, bucket) with, for every stored and
- *   combined parameter, `sum`, `cnt`, `min`, `max`; and for every counter the bucket's energy plus
- *   first/last register value and time, the baseline after the bucket, and reset/implausible counts.
+ * - `rollup_15m`, `rollup_30m`, `rollup_1h`: one row per (device, param, bucket) the device reported,
+ *   with `sum`, `cnt`, `min`, `max` for stored and combined parameters and, for counters, the bucket's
+ *   energy plus first/last register value and time, the baseline after the bucket, and reset/implausible
+ *   counts.
  * - `counter_events(device, counter, kind, at_ts, from_ts, delta)`: resets and implausible jumps.
  * - `rollup_state(device, dirty_from, newest)`: the earliest timestamp written since the last refresh
  *   (null when clean) and the newest reading, persisted so a restart keeps pending rollup work.
@@ -27,7 +28,6 @@ for (const n of AGG_NAMES) {
 }
 
 export const q = (name: string): string => `"${name}"`;
-export const col = (name: string, suffix: string): string => `"${name}__${suffix}"`;
 
 /** SQL expression of a parameter's value per reading (stored column, or combined from the phases). */
 export function valueExpr(name: string, alias = ''): string {
@@ -42,38 +42,18 @@ export function valueExpr(name: string, alias = ''): string {
   return `(CASE WHEN ${anyPresent} THEN (${total}) / (${count}) END)`;
 }
 
-export const COUNTER_SUFFIXES = [
-  'e',
-  'first',
-  'first_ts',
-  'last',
-  'last_ts',
-  'base',
-  'resets',
-  'impl',
-] as const;
-
-function counterColType(s: (typeof COUNTER_SUFFIXES)[number]): string {
-  return s === 'first_ts' || s === 'last_ts' || s === 'resets' || s === 'impl' ? 'BIGINT' : 'DOUBLE';
-}
-
-/** Rollup column names in table order (after `device`, `bucket`). */
-export const ROLLUP_COLUMNS: readonly string[] = [
-  ...AGG_NAMES.flatMap((n) => ['sum', 'cnt', 'min', 'max'].map((s) => col(n, s))),
-  ...COUNTERS.flatMap((c) => COUNTER_SUFFIXES.map((s) => col(c, s))),
-];
-
+/**
+ * One row per (device, param, bucket) — only for parameters the device reported in the bucket, so a
+ * meter sending a third of the catalogue costs a third. `sum`, `cnt`, `min`, `max` for every stored and
+ * combined parameter (counters too: their register values); for counters also the bucket's energy `e`,
+ * first/last register value and time, the baseline after the bucket, and reset/implausible counts.
+ */
 function rollupTable(name: string): string {
-  const cols = [
-    ...AGG_NAMES.flatMap((n) => [
-      `${col(n, 'sum')} DOUBLE`,
-      `${col(n, 'cnt')} BIGINT`,
-      `${col(n, 'min')} DOUBLE`,
-      `${col(n, 'max')} DOUBLE`,
-    ]),
-    ...COUNTERS.flatMap((c) => COUNTER_SUFFIXES.map((s) => `${col(c, s)} ${counterColType(s)}`)),
-  ];
-  return `CREATE TABLE IF NOT EXISTS ${name} (device INTEGER NOT NULL, bucket BIGINT NOT NULL, ${cols.join(', ')})`;
+  return `CREATE TABLE IF NOT EXISTS ${name} (
+    device INTEGER NOT NULL, param VARCHAR NOT NULL, bucket BIGINT NOT NULL,
+    sum DOUBLE, cnt BIGINT, min DOUBLE, max DOUBLE,
+    e DOUBLE, first DOUBLE, first_ts BIGINT, last DOUBLE, last_ts BIGINT, base DOUBLE,
+    resets INTEGER, impl INTEGER)`;
 }
 
 export const SCHEMA_VERSION = 1;

@@ -52,7 +52,7 @@ import {
   type WriteResult,
 } from '../port.ts';
 import { counterStepsSql } from './counters.ts';
-import { AGG_NAMES, COUNTER_SUFFIXES, COUNTERS, col, q, SCHEMA, STORED, valueExpr } from './schema.ts';
+import { AGG_NAMES, COUNTERS, q, SCHEMA, STORED, valueExpr } from './schema.ts';
 
 export interface DuckDbStoreOptions {
   /** Database file; in memory when omitted. */
@@ -205,52 +205,68 @@ export class DuckDbStore implements TelemetryStore {
 
   private async writeLocked(readings: readonly Reading[], present: Set<string>): Promise<WriteResult> {
     const cols = STORED.filter((c) => present.has(c));
-    // Merge duplicates within the batch (a later reading's values win, per value).
     const newKeys: [string, number][] = [];
     let nextId = this.ids.size === 0 ? 1 : Math.max(...this.ids.values()) + 1;
-    const byRow = new Map<string, { dev: number; ts: number; values: Record<string, number> }>();
     let collide = false;
+    let ordered = true;
     let minTs = Number.POSITIVE_INFINITY;
     let maxTs = Number.NEGATIVE_INFINITY;
     const pending = new Map<string, number>();
-    for (const rd of readings) {
+    const lastInBatch = new Map<number, number>();
+    const maxByDev = new Map<number, number>();
+    let devs: number[] = new Array(readings.length);
+    for (let i = 0; i < readings.length; i++) {
+      const rd = readings[i]!;
       let dev = this.ids.get(rd.deviceKey) ?? pending.get(rd.deviceKey);
       if (dev === undefined) {
         dev = nextId++;
         pending.set(rd.deviceKey, dev);
         newKeys.push([rd.deviceKey, dev]);
       }
-      const k = `${dev}:${rd.ts}`;
-      const prev = byRow.get(k);
-      if (prev) Object.assign(prev.values, rd.values);
-      else byRow.set(k, { dev, ts: rd.ts, values: { ...rd.values } });
-      if (rd.ts <= (this.newest.get(dev) ?? Number.NEGATIVE_INFINITY)) collide = true;
-      if (rd.ts < minTs) minTs = rd.ts;
-      if (rd.ts > maxTs) maxTs = rd.ts;
+      devs[i] = dev;
+      const ts = rd.ts;
+      if (ts <= (lastInBatch.get(dev) ?? Number.NEGATIVE_INFINITY)) ordered = false;
+      lastInBatch.set(dev, ts);
+      if (ts > (maxByDev.get(dev) ?? Number.NEGATIVE_INFINITY)) maxByDev.set(dev, ts);
+      if (ts <= (this.newest.get(dev) ?? Number.NEGATIVE_INFINITY)) collide = true;
+      if (ts < minTs) minTs = ts;
+      if (ts > maxTs) maxTs = ts;
     }
-    const rows = [...byRow.values()];
+    let rows: readonly { ts: number; values: Record<string, number> }[] = readings;
+    if (!ordered) {
+      // Merge duplicates within the batch: a later reading's values win, value by value.
+      const byRow = new Map<string, { dev: number; ts: number; values: Record<string, number> }>();
+      readings.forEach((rd, i) => {
+        const k = `${devs[i]}:${rd.ts}`;
+        const prev = byRow.get(k);
+        if (prev) Object.assign(prev.values, rd.values);
+        else byRow.set(k, { dev: devs[i]!, ts: rd.ts, values: { ...rd.values } });
+      });
+      const merged = [...byRow.values()];
+      devs = merged.map((m) => m.dev);
+      rows = merged;
+    }
     const stg = await this.stagingTable(cols);
     await this.exec(`DELETE FROM ${stg}`);
     const appender = await this.w.createAppender(stg, 'main', 'temp');
     const types: DuckDBType[] = [INTEGER, DOUBLE, ...cols.map(() => DOUBLE)];
     try {
       for (let off = 0; off < rows.length; off += CHUNK_ROWS) {
-        const part = rows.slice(off, off + CHUNK_ROWS);
-        const chunk = DuckDBDataChunk.create(types, part.length);
-        chunk.setColumnValues(
-          0,
-          part.map((x) => x.dev),
-        );
-        chunk.setColumnValues(
-          1,
-          part.map((x) => x.ts),
-        );
+        const len = Math.min(CHUNK_ROWS, rows.length - off);
+        const chunk = DuckDBDataChunk.create(types, len);
+        const dv = chunk.getColumnVector(0);
+        const tv = chunk.getColumnVector(1);
+        for (let i = 0; i < len; i++) {
+          dv.setItem(i, devs[off + i]!);
+          tv.setItem(i, rows[off + i]!.ts);
+        }
+        dv.flush();
+        tv.flush();
         for (let c = 0; c < cols.length; c++) {
           const name = cols[c]!;
-          chunk.setColumnValues(
-            c + 2,
-            part.map((x) => x.values[name] ?? null),
-          );
+          const v = chunk.getColumnVector(c + 2);
+          for (let i = 0; i < len; i++) v.setItem(i, rows[off + i]!.values[name] ?? null);
+          v.flush();
         }
         appender.appendDataChunk(chunk);
       }
@@ -298,8 +314,8 @@ export class DuckDbStore implements TelemetryStore {
       this.ids.set(key, id);
       this.keys.set(id, key);
     }
-    for (const x of rows) {
-      if (x.ts > (this.newest.get(x.dev) ?? Number.NEGATIVE_INFINITY)) this.newest.set(x.dev, x.ts);
+    for (const [dev, ts] of maxByDev) {
+      if (ts > (this.newest.get(dev) ?? Number.NEGATIVE_INFINITY)) this.newest.set(dev, ts);
     }
     this.anyDirty = true;
     return { written: readings.length };
@@ -330,20 +346,19 @@ export class DuckDbStore implements TelemetryStore {
     return { buckets, watermark };
   }
 
+  /** Baseline and last register value per counter at the end of the rolled-up history before `start`. */
   private seedsSql(dev: number, start: number, counters: readonly string[]): string {
-    const parts = counters.map(
-      (c) =>
-        `SELECT '${c}' AS counter, max(${col(c, 'last_ts')}) AS ts, arg_max(${col(c, 'base')}, ${col(c, 'last_ts')}) AS b, arg_max(${col(c, 'last')}, ${col(c, 'last_ts')}) AS l FROM rollup_15m WHERE device = ${dev} AND bucket < ${start} AND ${col(c, 'last_ts')} IS NOT NULL`,
-    );
-    const s = `(${parts.join(' UNION ALL ')})`;
-    return `SELECT ${dev} AS device, counter, ts, b AS v, 0 AS ord FROM ${s} WHERE ts IS NOT NULL
-      UNION ALL SELECT ${dev} AS device, counter, ts, l AS v, 1 AS ord FROM ${s} WHERE ts IS NOT NULL`;
+    const s = `(SELECT param AS counter, max(last_ts) AS ts, arg_max(base, last_ts) AS b, arg_max(last, last_ts) AS l
+      FROM rollup_15m WHERE device = ${dev} AND bucket < ${start} AND last_ts IS NOT NULL
+        AND param IN (${counters.map((c) => `'${c}'`).join(', ')})
+      GROUP BY param)`;
+    return `SELECT ${dev} AS device, counter, ts, b AS v, 0 AS ord FROM ${s}
+      UNION ALL SELECT ${dev} AS device, counter, ts, l AS v, 1 AS ord FROM ${s}`;
   }
 
   private async refreshDevice(dev: number, start: number): Promise<number> {
     const where = `device = ${dev} AND ts >= ${start}`;
-    // Only the parameters the device reported since the coarsest re-opened bucket are aggregated
-    // (columns of parameters it never sent stay NULL): a three-phase meter sends a third of the catalogue.
+    // Only the parameters the device reported since the coarsest re-opened bucket are aggregated.
     const coarsest = fixedBucketStart(start, ROLLUP_STEP_MS['1h']);
     const [presence] = await this.rows(
       this.w,
@@ -355,24 +370,17 @@ export class DuckDbStore implements TelemetryStore {
       return comb ? comb.of.some((p) => present.has(p)) : present.has(n);
     });
     const counters = COUNTERS.filter((c) => present.has(c));
-    const gaugeCols = aggNames.flatMap((n) => ['sum', 'cnt', 'min', 'max'].map((x) => col(n, x)));
-    const counterCols = counters.flatMap((c) => COUNTER_SUFFIXES.map((x) => col(c, x)));
-    const columns = [...gaugeCols, ...counterCols];
-    const gaugeAggs = aggNames
-      .map((n) => {
-        const e = valueExpr(n);
-        return `sum(${e}) AS ${col(n, 'sum')}, count(${e}) AS ${col(n, 'cnt')}, min(${e}) AS ${col(n, 'min')}, max(${e}) AS ${col(n, 'max')}`;
-      })
-      .join(',\n');
     let n = 0;
     await this.exec('BEGIN TRANSACTION');
     try {
       await this.exec(`DELETE FROM rollup_15m WHERE device = ${dev} AND bucket >= ${start}`);
       await this.exec(`DELETE FROM counter_events WHERE device = ${dev} AND at_ts >= ${start}`);
-      if (columns.length > 0) {
+      if (aggNames.length > 0) {
+        const x = `SELECT device, ts, ${aggNames.map((a) => `${valueExpr(a)} AS ${q(a)}`).join(', ')} FROM readings WHERE ${where}`;
+        const g = `SELECT device, name AS param, ts // ${STEP_15M} * ${STEP_15M} AS bucket,
+            sum(v) AS sum, count(v) AS cnt, min(v) AS min, max(v) AS max
+          FROM (UNPIVOT (${x}) ON ${aggNames.map(q).join(', ')} INTO NAME name VALUE v) GROUP BY ALL`;
         let sql: string;
-        const g = `SELECT device, ts // ${STEP_15M} * ${STEP_15M} AS bucket${gaugeAggs ? `, ${gaugeAggs}` : ''}
-          FROM readings WHERE ${where} GROUP BY ALL`;
         if (counters.length > 0) {
           const steps = counterStepsSql({
             where,
@@ -381,28 +389,23 @@ export class DuckDbStore implements TelemetryStore {
             seeds: this.seedsSql(dev, start, counters),
           });
           await this.exec(`CREATE OR REPLACE TEMP TABLE steps AS ${steps}`);
-          const counterPivot = counters
-            .map((c) =>
-              COUNTER_SUFFIXES.map(
-                (x) => `max(${x === 'e' ? 'e' : x}) FILTER (WHERE counter = '${c}') AS ${col(c, x)}`,
-              ).join(', '),
-            )
-            .join(',\n');
           sql = `
             WITH g AS (${g}),
             c AS (
-              SELECT device, ts // ${STEP_15M} * ${STEP_15M} AS bucket, counter,
+              SELECT device, counter AS param, ts // ${STEP_15M} * ${STEP_15M} AS bucket,
                 sum(delta) AS e, arg_min(v, ts) AS first, min(ts) AS first_ts, arg_max(v, ts) AS last,
                 max(ts) AS last_ts, arg_max(m, ts) AS base,
                 count_if(kind = 'reset') AS resets, count_if(kind = 'implausible') AS impl
               FROM steps WHERE seed = 0 GROUP BY ALL
-            ),
-            cw AS (SELECT device, bucket, ${counterPivot} FROM c GROUP BY device, bucket)
-            SELECT g.device, g.bucket, ${columns.join(', ')} FROM g LEFT JOIN cw USING (device, bucket)`;
+            )
+            SELECT g.device, g.param, g.bucket, g.sum, g.cnt, g.min, g.max,
+              c.e, c.first, c.first_ts, c.last, c.last_ts, c.base, c.resets, c.impl
+            FROM g LEFT JOIN c USING (device, param, bucket) ORDER BY g.param, g.bucket`;
         } else {
-          sql = g;
+          sql = `SELECT device, param, bucket, sum, cnt, min, max, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+            FROM (${g}) ORDER BY param, bucket`;
         }
-        const ins = await this.w.run(`INSERT INTO rollup_15m (device, bucket, ${columns.join(', ')}) ${sql}`);
+        const ins = await this.w.run(`INSERT INTO rollup_15m ${sql}`);
         n += Number(ins.rowsChanged);
         if (counters.length > 0) {
           await this.exec(
@@ -416,11 +419,13 @@ export class DuckDbStore implements TelemetryStore {
         const step = ROLLUP_STEP_MS[iv];
         const s = fixedBucketStart(start, step);
         await this.exec(`DELETE FROM rollup_${iv} WHERE device = ${dev} AND bucket >= ${s}`);
-        if (columns.length === 0) continue;
         const res = await this.w.run(`
-          INSERT INTO rollup_${iv} (device, bucket, ${columns.join(', ')})
-          SELECT device, bucket // ${step} * ${step} AS b, ${coarseAggs(aggNames, counters)}
-          FROM rollup_15m WHERE device = ${dev} AND bucket >= ${s} GROUP BY device, b`);
+          INSERT INTO rollup_${iv}
+          SELECT device, param, bucket // ${step} * ${step} AS b,
+            sum(sum), sum(cnt), min(min), max(max),
+            sum(e), arg_min(first, first_ts), min(first_ts), arg_max(last, last_ts), max(last_ts),
+            arg_max(base, last_ts), sum(resets), sum(impl)
+          FROM rollup_15m WHERE device = ${dev} AND bucket >= ${s} GROUP BY device, param, b ORDER BY param, b`);
         n += Number(res.rowsChanged);
       }
       await this.exec(`UPDATE rollup_state SET dirty_from = NULL WHERE device = ${dev}`);
@@ -600,12 +605,6 @@ export class DuckDbStore implements TelemetryStore {
     if (dev === undefined || params.length === 0 || starts.length === 0)
       return { ...base, t: starts, series };
     const s0 = starts[0]!;
-    const sel = params
-      .map(
-        (p) =>
-          `sum(${col(p, 'sum')}) / nullif(sum(${col(p, 'cnt')}), 0), min(${col(p, 'min')}), max(${col(p, 'max')})`,
-      )
-      .join(', ');
     let sql: string;
     if (query.source === 'raw') {
       const inner = `SELECT ts, ${params.map((p) => `${valueExpr(p)} AS ${q(p)}`).join(', ')} FROM readings
@@ -619,14 +618,20 @@ export class DuckDbStore implements TelemetryStore {
           : `SELECT (ts // ${ROLLUP_STEP_MS[query.interval]} * ${ROLLUP_STEP_MS[query.interval]})::DOUBLE AS b, ${agg} FROM (${inner}) x GROUP BY b`;
     } else {
       await this.fresh();
-      if (query.interval === '1d') {
-        const fine = this.fineTable(starts);
-        sql = `SELECT d.s::DOUBLE AS b, ${sel} FROM rollup_${fine} r ASOF JOIN ${this.startsTable(starts)} d ON r.bucket >= d.s
-          WHERE r.device = ${dev} AND r.bucket >= ${s0} AND r.bucket < ${end} GROUP BY d.s`;
-      } else {
-        sql = `SELECT bucket::DOUBLE AS b, ${sel} FROM rollup_${query.interval}
-          WHERE device = ${dev} AND bucket >= ${s0} AND bucket < ${end} GROUP BY bucket`;
-      }
+      const inList = params.map((p) => `'${p}'`).join(', ');
+      // One row per (bucket, param) comes back; spread it into one row per bucket.
+      const spread = params
+        .map((p) => ['a', 'mi', 'ma'].map((x) => `max(${x}) FILTER (WHERE param = '${p}')`).join(', '))
+        .join(', ');
+      const long =
+        query.interval === '1d'
+          ? `SELECT d.s AS b, r.param, sum(r.sum) / nullif(sum(r.cnt), 0) AS a, min(r.min) AS mi, max(r.max) AS ma
+             FROM rollup_${this.fineTable(starts)} r ASOF JOIN ${this.startsTable(starts)} d ON r.bucket >= d.s
+             WHERE r.device = ${dev} AND r.param IN (${inList}) AND r.bucket >= ${s0} AND r.bucket < ${end}
+             GROUP BY d.s, r.param`
+          : `SELECT bucket AS b, param, sum / nullif(cnt, 0) AS a, min AS mi, max AS ma FROM rollup_${query.interval}
+             WHERE device = ${dev} AND param IN (${inList}) AND bucket >= ${s0} AND bucket < ${end}`;
+      sql = `SELECT b::DOUBLE, ${spread} FROM (${long}) t GROUP BY b`;
     }
     for (const row of await this.rows(this.r, sql)) {
       const i = index.get(row[0] as number);
@@ -705,19 +710,14 @@ export class DuckDbStore implements TelemetryStore {
         events = all.filter((r) => r[0] === 1).map((r) => [r[2]!, r[4]!, r[5]!, r[6]!, r[7]!]);
       } else {
         await this.fresh();
-        const sel = counters.map((c) => `sum(${col(c, 'e')})`).join(', ');
         const table = calendar ? this.fineTable(starts) : (query.interval as RollupInterval);
+        const inList = counters.map((c) => `'${c}'`).join(', ');
         const sql = calendar
-          ? `SELECT d.s::DOUBLE AS b, ${sel} FROM rollup_${table} r ASOF JOIN ${this.startsTable(starts)} d ON r.bucket >= d.s
-             WHERE r.device = ${dev} AND r.bucket >= ${s0} AND r.bucket < ${end} GROUP BY d.s`
-          : `SELECT bucket::DOUBLE AS b, ${sel} FROM rollup_${table}
-             WHERE device = ${dev} AND bucket >= ${s0} AND bucket < ${end} GROUP BY bucket`;
-        rows = [];
-        for (const r of await this.rows(this.r, sql)) {
-          counters.forEach((c, k) => {
-            rows.push([r[0]!, c, r[k + 1]!]);
-          });
-        }
+          ? `SELECT d.s::DOUBLE AS b, r.param, sum(r.e) FROM rollup_${table} r ASOF JOIN ${this.startsTable(starts)} d ON r.bucket >= d.s
+             WHERE r.device = ${dev} AND r.param IN (${inList}) AND r.bucket >= ${s0} AND r.bucket < ${end} GROUP BY d.s, r.param`
+          : `SELECT bucket::DOUBLE AS b, param, e FROM rollup_${table}
+             WHERE device = ${dev} AND param IN (${inList}) AND bucket >= ${s0} AND bucket < ${end}`;
+        rows = await this.rows(this.r, sql);
         events = await this.rows(
           this.r,
           `SELECT counter, kind, at_ts::DOUBLE, from_ts::DOUBLE, delta FROM counter_events
@@ -809,24 +809,4 @@ export class DuckDbStore implements TelemetryStore {
     this.r.closeSync();
     this.instance.closeSync();
   }
-}
-
-function coarseAggs(aggNames: readonly string[], counters: readonly string[]): string {
-  const gauges = aggNames.flatMap((n) => [
-    `sum(${col(n, 'sum')})`,
-    `sum(${col(n, 'cnt')})`,
-    `min(${col(n, 'min')})`,
-    `max(${col(n, 'max')})`,
-  ]);
-  const cs = counters.flatMap((c) => [
-    `sum(${col(c, 'e')})`,
-    `arg_min(${col(c, 'first')}, ${col(c, 'first_ts')})`,
-    `min(${col(c, 'first_ts')})`,
-    `arg_max(${col(c, 'last')}, ${col(c, 'last_ts')})`,
-    `max(${col(c, 'last_ts')})`,
-    `arg_max(${col(c, 'base')}, ${col(c, 'last_ts')})`,
-    `sum(${col(c, 'resets')})`,
-    `sum(${col(c, 'impl')})`,
-  ]);
-  return [...gauges, ...cs].join(', ');
 }
