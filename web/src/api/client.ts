@@ -103,9 +103,13 @@ function checkAppVersion(res: Response): void {
   if (stored && stored !== version) globalThis.location?.reload();
 }
 
-async function send(method: Method, url: string, opts: RequestOptions<unknown>): Promise<Response> {
+async function send(
+  method: Method,
+  url: string,
+  opts: RequestOptions<unknown>,
+  token: string | null,
+): Promise<Response> {
   const headers: Record<string, string> = { Accept: 'application/json' };
-  const token = getSession().token;
   if (opts.auth !== false && token) headers.Authorization = `Bearer ${token}`;
   let body: string | undefined;
   if (opts.body !== undefined) {
@@ -142,9 +146,14 @@ export async function request<T = unknown>(
   opts: RequestOptions<T> = {},
 ): Promise<T> {
   const url = buildUrl(path, opts.query);
-  let res = await send(method, url, opts);
+  const sentWith = getSession().token;
+  let res = await send(method, url, opts, sentWith);
   if (res.status === 401 && opts.auth !== false && path !== '/account/login') {
-    if (await refreshSession()) res = await send(method, url, opts);
+    // A token refreshed meanwhile (by a concurrent request) is simply retried; else refresh once.
+    const current = getSession().token;
+    if ((current !== null && current !== sentWith) || (await refreshSession())) {
+      res = await send(method, url, opts, getSession().token);
+    }
     if (res.status === 401) {
       clearAuth();
       navigator.toSignIn();

@@ -133,6 +133,7 @@ export class HubClient {
     if (!this.running || !token) return;
     const Impl = this.opts.WebSocketImpl ?? WebSocket;
     const socket = new Impl(this.opts.url(token));
+    const usedToken = token;
     this.socket = socket;
     socket.onopen = () => {
       this.attempt = 0;
@@ -158,7 +159,8 @@ export class HubClient {
       this.setState('disconnected');
       if (!this.running) return;
       // 1008: the session ended or expired; a refreshed token may reopen it.
-      const again = ev.code === 1008 && this.opts.refresh ? this.opts.refresh() : Promise.resolve(true);
+      const stale = ev.code === 1008 && this.opts.refresh && this.opts.token() === usedToken;
+      const again = stale && this.opts.refresh ? this.opts.refresh() : Promise.resolve(true);
       void again.then((ok) => {
         if (!ok || !this.running) return;
         this.timer = setTimeout(() => this.open(), backoffDelay(this.attempt++));

@@ -1,0 +1,242 @@
+/**
+ * The client against the real API in its embedded deployment, in headless Chromium: demo sign-in,
+ * dashboard, every device type's details page drawing real data, a live MQTT reading, a transparent
+ * token refresh, the 404 page, preferences across a reload, accessibility and a clean console.
+ */
+import { detailsPathFor, deviceKeyFromMac } from '@kilowatch/core';
+import axe from 'axe-core';
+import mqtt from 'mqtt';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatValue } from '../src/charts/options.ts';
+import { chartGroups, kindFromPath } from '../src/features/devices/chartGroups.ts';
+import {
+  apiUnavailable,
+  buildWeb,
+  chromiumUnavailable,
+  launchChromium,
+  type RunningApi,
+  startApi,
+} from '../src/testing.ts';
+
+const skip = chromiumUnavailable() ?? apiUnavailable();
+if (skip) console.warn(`web e2e skipped: ${skip}`);
+
+interface ApiDevice {
+  id: string | number;
+  name: string;
+  typeCode: number;
+  mac: string;
+  phases?: 1 | 3;
+}
+
+describe.skipIf(skip !== null)('web client against the embedded API', () => {
+  let api: RunningApi;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let devices: ApiDevice[] = [];
+  const consoleErrors: string[] = [];
+
+  beforeAll(async () => {
+    const dist = await buildWeb();
+    api = await startApi({ webDist: dist });
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    page.on('console', (msg) => {
+      // Chromium logs every non-2xx fetch; the 401 and 404 answers provoked below are expected.
+      if (msg.type() === 'error' && !/status of (401|404)/.test(msg.text())) consoleErrors.push(msg.text());
+    });
+    page.on('pageerror', (err) => consoleErrors.push(err.message));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await api?.stop();
+  });
+
+  async function seriousViolations(p: Page): Promise<string[]> {
+    await p.addScriptTag({ content: axe.source });
+    const result = await p.evaluate(() =>
+      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
+    );
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  }
+
+  const token = () => page.evaluate(() => localStorage.getItem('kw.token'));
+
+  it('signs in to the demo and lists the demo devices', async () => {
+    await page.goto(`${api.url}/dashboard`);
+    await page.waitForURL(/\/sign-in/);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByTestId('demo').click();
+    await page.waitForURL(/\/dashboard/);
+    await page.getByText('You have successfully logged in!').waitFor();
+    const res = await fetch(`${api.url}/api/devices`, {
+      headers: { Authorization: `Bearer ${await token()}` },
+    });
+    devices = (await res.json()) as ApiDevice[];
+    expect(devices.length).toBeGreaterThan(0);
+    await page.getByTestId('device-row').first().waitFor();
+    const names = await page.getByTestId('device-row').locator('td:first-child a').allTextContents();
+    expect(names.sort()).toEqual(devices.map((d) => d.name).sort());
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('searches from two characters and clears when emptied', async () => {
+    const search = page.getByTestId('device-search');
+    const first = devices[0]!.name;
+    await search.fill(first.slice(0, 1));
+    await search.press('Enter');
+    expect(await page.getByTestId('device-row').count()).toBe(devices.length);
+    await search.fill(first);
+    await search.press('Enter');
+    const shown = await page.getByTestId('device-row').locator('td:first-child a').allTextContents();
+    expect(shown).toContain(first);
+    await search.fill('');
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('[data-testid=device-row]').length === n,
+      devices.length,
+    );
+  });
+
+  it("draws every device type's charts from the API's data", async () => {
+    const byKind = new Map<string, ApiDevice>();
+    for (const d of devices) {
+      const path = detailsPathFor(d.id, d.typeCode, d.phases ?? 3);
+      const kind = kindFromPath(path);
+      if (!byKind.has(kind)) byKind.set(kind, d);
+    }
+    expect(byKind.size).toBeGreaterThan(0);
+    for (const [kind, d] of byKind) {
+      const path = detailsPathFor(d.id, d.typeCode, d.phases ?? 3);
+      const group = chartGroups(kind as Parameters<typeof chartGroups>[0], 'phase')[0]!;
+      const seriesAnswer = page.waitForResponse(
+        (r) => r.url().includes(`/api/devices/${d.id}/series`) && r.ok(),
+      );
+      await page.goto(`${api.url}${path}`);
+      const body = (await (await seriesAnswer).json()) as {
+        t: number[];
+        series: Record<string, { avg?: (number | null)[] }>;
+      };
+      expect(body.t.length, `${kind}: series points`).toBeGreaterThan(0);
+      const chart = page.getByTestId(`chart-${group.id}`);
+      await chart.locator('canvas').waitFor();
+      // Pixels of the first series' colour prove the line was drawn, not just the axes.
+      const color = group.specs[0]!.color;
+      const drawn = await chart.locator('canvas').evaluate((c: HTMLCanvasElement, hex: string) => {
+        const n = Number.parseInt(hex.slice(1), 16);
+        const [r, g, b] = [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+        const img = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        let hits = 0;
+        for (let i = 0; i < img.length; i += 4) {
+          if (
+            Math.abs(img[i]! - r) < 24 &&
+            Math.abs(img[i + 1]! - g) < 24 &&
+            Math.abs(img[i + 2]! - b) < 24 &&
+            img[i + 3]! > 200
+          )
+            hits++;
+        }
+        return hits;
+      }, color);
+      expect(drawn, `${kind}: pixels of the first series`).toBeGreaterThan(20);
+      // The legend at the cursor shows one of the values the API returned, with its unit.
+      const over = chart.locator('.u-over');
+      const box = (await over.boundingBox())!;
+      await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+      const legend = (
+        await chart.locator('.u-legend .u-series').nth(1).locator('.u-value').textContent()
+      )?.trim();
+      const param = group.params[0]!;
+      const expected = new Set(
+        (body.series[param]?.avg ?? []).map((v) => formatValue(v, group.specs[0]!.unit)),
+      );
+      expect(expected.has(legend ?? ''), `${kind}: legend "${legend}" is an API value of ${param}`).toBe(
+        true,
+      );
+      if (kind === 'three-phase') expect(await seriousViolations(page)).toEqual([]);
+    }
+  });
+
+  it('shows a live reading published over MQTT within 5 s', async () => {
+    const d =
+      devices.find((x) => kindFromPath(detailsPathFor(x.id, x.typeCode, x.phases ?? 3)) === 'three-phase') ??
+      devices[0]!;
+    const path = detailsPathFor(d.id, d.typeCode, d.phases ?? 3);
+    await page.goto(`${api.url}${path}`);
+    await page
+      .getByTestId('hub-status')
+      .and(page.locator('[data-state=connected]'))
+      .waitFor({ timeout: 15_000 });
+    const key = deviceKeyFromMac(d.mac);
+    expect(key).not.toBeNull();
+    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${api.mqttPort}`, {
+      clientId: `kw-e2e-${Date.now()}`,
+    });
+    try {
+      const value = 212.34;
+      await client.publishAsync(
+        `kilowatch/meters/${key}/readings`,
+        JSON.stringify({ ts: Date.now(), values: { vave1: value, vave2: value, vave3: value } }),
+        { qos: 1 },
+      );
+      await page.waitForFunction(
+        (text) => document.querySelector('[data-testid=live-vave1]')?.textContent === text,
+        formatValue(value, 'V'),
+        { timeout: 5_000, polling: 50 },
+      );
+    } finally {
+      await client.endAsync();
+    }
+  });
+
+  it('refreshes an expired token once, transparently', async () => {
+    const refreshes: string[] = [];
+    const onRequest = (r: { url: () => string }) => {
+      if (r.url().includes('/api/account/refreshtoken')) refreshes.push(r.url());
+    };
+    page.on('request', onRequest);
+    await page.evaluate(() => localStorage.setItem('kw.token', 'expired.token.value'));
+    await page.goto(`${api.url}/dashboard`);
+    await page.getByTestId('device-row').first().waitFor();
+    page.off('request', onRequest);
+    expect(page.url()).toMatch(/\/dashboard$/);
+    expect(refreshes).toHaveLength(1);
+    expect(await token()).not.toBe('expired.token.value');
+  });
+
+  it('shows the not-found page for an unknown path', async () => {
+    await page.goto(`${api.url}/no/such/page`);
+    await page.waitForURL(/\/404$/);
+    await page.getByText('Seems there is nothing here').waitFor();
+  });
+
+  it('keeps theme and language across a reload', async () => {
+    await page.goto(`${api.url}/dashboard`);
+    await page.getByTestId('theme-switch').filter({ visible: true }).getByText('Dark').click();
+    await page.getByTestId('language-select').filter({ visible: true }).click();
+    await page.getByRole('option', { name: 'Polski' }).click();
+    await page.getByRole('heading', { name: 'Urządzenia' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Urządzenia' }).waitFor();
+    expect(
+      await page.evaluate(() => document.documentElement.getAttribute('data-mantine-color-scheme')),
+    ).toBe('dark');
+    expect(await page.evaluate(() => document.documentElement.lang)).toBe('pl');
+  });
+
+  it('signs out, clearing the session even so', async () => {
+    await page.getByRole('button', { name: /@/ }).filter({ visible: true }).click();
+    await page.getByTestId('sign-out').click();
+    await page.waitForURL(/\/sign-in/);
+    expect(await token()).toBeNull();
+  });
+
+  it('logged no console errors', () => {
+    expect(consoleErrors).toEqual([]);
+  });
+});

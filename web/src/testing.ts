@@ -1,0 +1,203 @@
+/**
+ * Browser-test and benchmark helpers (node only): headless Debian Chromium through playwright-core,
+ * a production build of this client, and the real API started as a child process in its embedded
+ * deployment. Nothing here is imported by the client itself.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium } from 'playwright-core';
+
+export const WEB_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const REPO_DIR = resolve(WEB_DIR, '..');
+export const CHROMIUM_PATH = process.env.KW_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** Why browser tests cannot run here, or null when they can. Under CI a missing Chromium is an error. */
+export function chromiumUnavailable(): string | null {
+  if (existsSync(CHROMIUM_PATH)) return null;
+  const why = `Chromium not found at ${CHROMIUM_PATH} (apt-get install -y chromium)`;
+  if (process.env.CI === 'true') throw new Error(why);
+  return why;
+}
+
+export const API_ENTRY = join(REPO_DIR, 'api/src/main.ts');
+
+export function apiUnavailable(): string | null {
+  return existsSync(API_ENTRY) ? null : `the API entry ${API_ENTRY} does not exist yet`;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+/**
+ * A production build of the client into `outDir` (a temp dir by default). With `bench`, the
+ * chart render benchmark page (bench.html) is built alongside the app.
+ */
+export async function buildWeb(opts: { outDir?: string; bench?: boolean } = {}): Promise<string> {
+  const outDir = opts.outDir ?? mkdtempSync(join(tmpdir(), 'kw-web-dist-'));
+  const { build } = await import('vite');
+  const input = opts.bench
+    ? { main: join(WEB_DIR, 'index.html'), bench: join(WEB_DIR, 'bench.html') }
+    : join(WEB_DIR, 'index.html');
+  await build({
+    root: WEB_DIR,
+    logLevel: 'warn',
+    build: { outDir, emptyOutDir: true, rolldownOptions: { input } },
+  });
+  return outDir;
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.svg': 'image/svg+xml',
+  '.json': 'application/json',
+};
+
+/** Serves a built client on a free loopback port (index.html for unknown paths, as the API does). */
+export async function serveStatic(dir: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const { createServer: createHttp } = await import('node:http');
+  const { readFile } = await import('node:fs/promises');
+  const { extname, normalize } = await import('node:path');
+  const server = createHttp(async (req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(
+      /^(\.\.[/\\])+/,
+      '',
+    );
+    const file = join(dir, path);
+    try {
+      const body = await readFile(file.startsWith(dir) && extname(file) ? file : join(dir, 'index.html'));
+      res.writeHead(200, { 'Content-Type': TYPES[extname(file)] ?? 'text/html; charset=utf-8' });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  const port = await freePort();
+  await new Promise<void>((ok) => server.listen(port, '127.0.0.1', ok));
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((ok) => server.close(() => ok())) };
+}
+
+/** Gzip size of the JavaScript a first visit loads: the entry script and its modulepreloads. */
+export async function initialJsGzipBytes(
+  dist: string,
+): Promise<{ files: string[]; bytes: number; gzipBytes: number }> {
+  const { readFile } = await import('node:fs/promises');
+  const { gzipSync } = await import('node:zlib');
+  const html = await readFile(join(dist, 'index.html'), 'utf8');
+  const files = [
+    ...html.matchAll(/<script[^>]+src="([^"]+\.js)"/g),
+    ...html.matchAll(/<link[^>]+rel="modulepreload"[^>]+href="([^"]+\.js)"/g),
+  ].map((m) => m[1] as string);
+  let bytes = 0;
+  let gzipBytes = 0;
+  for (const f of new Set(files)) {
+    const body = await readFile(join(dist, f));
+    bytes += body.length;
+    gzipBytes += gzipSync(body, { level: 9 }).length;
+  }
+  return { files: [...new Set(files)], bytes, gzipBytes };
+}
+
+export interface RunningApi {
+  url: string;
+  port: number;
+  mqttPort: number;
+  dataDir: string;
+  /** Everything the API printed, for failure messages. */
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/** Starts `tsx api/src/main.ts` (embedded deployment with the demo) and waits for /api/health. */
+export async function startApi(opts: { webDist: string; timeoutMs?: number }): Promise<RunningApi> {
+  const port = await freePort();
+  const mqttPort = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'kw-e2e-data-'));
+  const tsx = join(REPO_DIR, 'node_modules/.bin/tsx');
+  let log = '';
+  const child: ChildProcess = spawn(tsx, [API_ENTRY], {
+    cwd: REPO_DIR,
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      KW_MQTT_PORT: String(mqttPort),
+      KW_DATA_DIR: dataDir,
+      KW_WEB_DIST: opts.webDist,
+      KW_DEMO: 'on',
+      NODE_ENV: 'production',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const keep = (b: Buffer) => {
+    log = (log + b.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  let exited: number | null = null;
+  child.once('exit', (code) => {
+    exited = code ?? -1;
+  });
+
+  const stop = async () => {
+    if (exited === null) {
+      child.kill('SIGTERM');
+      await new Promise<void>((ok) => {
+        const t = setTimeout(() => {
+          child.kill('SIGKILL');
+          ok();
+        }, 10_000);
+        child.once('exit', () => {
+          clearTimeout(t);
+          ok();
+        });
+      });
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (opts.timeoutMs ?? 180_000);
+  while (Date.now() < deadline) {
+    if (exited !== null) {
+      await stop();
+      throw new Error(`the API exited with ${exited} before it was healthy:\n${log}`);
+    }
+    try {
+      const res = await fetch(`${url}/api/health`);
+      if (res.ok) return { url, port, mqttPort, dataDir, output: () => log, stop };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await stop();
+  throw new Error(`the API did not become healthy in time:\n${log}`);
+}
