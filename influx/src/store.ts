@@ -223,8 +223,9 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
     async deleteDevice(deviceKey: string): Promise<void> {
       open();
       if (typeof deviceKey !== 'string' || deviceKey.length === 0) throw reject('deviceKey is required');
-      // Drops the device's series in every measurement: readings, rollups and dirty markers.
-      await client.query(`DROP SERIES WHERE ${ident('device')} = ${literal(deviceKey)}`);
+      // Every measurement at once: readings, rollups and dirty markers. `DELETE WHERE <tag>` (not DROP
+      // SERIES) because 2.x's v1 endpoint serves it too; 1.x also drops the emptied series from the index.
+      await client.query(`DELETE WHERE ${ident('device')} = ${literal(deviceKey)}`);
     },
 
     async devices(): Promise<string[]> {
