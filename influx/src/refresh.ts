@@ -37,6 +37,7 @@ export class RollupMaintainer {
   private readonly done = new Map<string, number>();
   private running: Promise<unknown> = Promise.resolve();
   private lastMarker = 0;
+  private lastPrune = 0;
   /** Marker times of this instance's writes still in flight. */
   private readonly inflight = new Set<number>();
 
@@ -75,6 +76,23 @@ export class RollupMaintainer {
     return run;
   }
 
+  /**
+   * Drops markers and state points a day behind the cursor, at most hourly. Best effort: InfluxDB 3's
+   * read-only v1 `/query` refuses DELETE, and old markers only cost disk there.
+   */
+  private async prune(cursor: number): Promise<void> {
+    if (cursor - this.lastPrune < HOUR_MS) return;
+    this.lastPrune = cursor;
+    const before = cursor - 24 * HOUR_MS;
+    try {
+      await this.client.query(
+        `DELETE FROM ${DIRTY} WHERE time < ${before}ms; DELETE FROM ${STATE} WHERE time < ${before}ms`,
+      );
+    } catch {
+      // not supported by this server: markers stay
+    }
+  }
+
   private async run(now: number): Promise<RollupRunResult> {
     const started = Date.now();
     const [state] = await this.client.query(`SELECT last("cursor") FROM ${STATE}`);
@@ -106,7 +124,16 @@ export class RollupMaintainer {
     for (const [key, t] of this.done) if (t < newCursor - MARKER_MARGIN_MS) this.done.delete(key);
     const watermark = fixedBucketStart(now, QUARTER_MS);
     await this.client.write(encodeLine(STATE, {}, { cursor: newCursor, watermark }, started));
+    await this.prune(newCursor);
     return { buckets, watermark };
+  }
+
+  private async writeLines(lines: readonly string[]): Promise<void> {
+    for (let i = 0; i < lines.length; i += this.batchLines) {
+      const res = await this.client.write(lines.slice(i, i + this.batchLines).join('\n'));
+      if (res.dropped > 0 || res.reason)
+        throw new StoreError(`rollup write dropped ${res.dropped} points: ${res.reason}`, false, 'internal');
+    }
   }
 
   /**
@@ -146,31 +173,31 @@ export class RollupMaintainer {
     const end = fixedBucketStart(last, HOUR_MS) + HOUR_MS;
     const baselines = await this.seeds(device, start);
     let written = 0;
-    for (let a = start; a < end; a += WINDOW_MS) {
-      const b = Math.min(end, a + WINDOW_MS);
-      const rows = await readRawRange(this.client, device, a, b, []);
-      const quarters = quarterBuckets(rows, a, b, baselines);
-      const lines: string[] = [];
-      const push = (measurement: string, bs: Iterable<RollupBucket>, withEvents: boolean) => {
-        for (const bucket of bs) {
-          const fields = bucketFields(bucket, withEvents);
-          if (Object.keys(fields).length > 0)
-            lines.push(encodeLine(measurement, { device }, fields, bucket.start));
-        }
-      };
-      push(ROLLUP_MEASUREMENT['15m'], quarters.values(), true);
-      push(ROLLUP_MEASUREMENT['30m'], coarsen(quarters.values(), 30 * 60_000).values(), false);
-      push(ROLLUP_MEASUREMENT['1h'], coarsen(quarters.values(), HOUR_MS).values(), false);
-      for (let i = 0; i < lines.length; i += this.batchLines) {
-        const res = await this.client.write(lines.slice(i, i + this.batchLines).join('\n'));
-        if (res.dropped > 0)
-          throw new StoreError(
-            `rollup write dropped ${res.dropped} points: ${res.reason}`,
-            false,
-            'internal',
-          );
+    // The next window is read and computed while the previous one's points are being written.
+    let writing: Promise<void> = Promise.resolve();
+    try {
+      for (let a = start; a < end; a += WINDOW_MS) {
+        const b = Math.min(end, a + WINDOW_MS);
+        const rows = await readRawRange(this.client, device, a, b, []);
+        const quarters = quarterBuckets(rows, a, b, baselines);
+        const lines: string[] = [];
+        const push = (measurement: string, bs: Iterable<RollupBucket>, withEvents: boolean) => {
+          for (const bucket of bs) {
+            const fields = bucketFields(bucket, withEvents);
+            if (Object.keys(fields).length > 0)
+              lines.push(encodeLine(measurement, { device }, fields, bucket.start));
+          }
+        };
+        push(ROLLUP_MEASUREMENT['15m'], quarters.values(), true);
+        push(ROLLUP_MEASUREMENT['30m'], coarsen(quarters.values(), 30 * 60_000).values(), false);
+        push(ROLLUP_MEASUREMENT['1h'], coarsen(quarters.values(), HOUR_MS).values(), false);
+        await writing;
+        writing = this.writeLines(lines);
+        written += quarters.size;
       }
-      written += quarters.size;
+    } finally {
+      // Never leave a write running unobserved, even when a read failed.
+      await writing;
     }
     return written;
   }

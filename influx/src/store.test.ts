@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { addLocalDays, HOUR_MS, type Reading, zonedTimeToUtc } from '@kilowatch/core';
 import { StoreError } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InfluxClient } from './client.ts';
 import { createInfluxStore, type InfluxTelemetryStore } from './store.ts';
 import { type InfluxTestServer, influxSkipReason, startInfluxServer } from './testing.ts';
 
@@ -359,6 +360,37 @@ describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
     expect(await pending).toEqual({ written: 1 });
     expect(patient.stats().retries).toBeGreaterThan(0);
     expect(await store.latest(d)).toEqual({ ts: T0 + MIN, values: { vave1: 2 } });
+  });
+
+  it('processes a marker written by another writer, and prunes markers a day behind the cursor', async () => {
+    const d = device();
+    const client = new InfluxClient({ url: server.url, database: server.database });
+    const old = device();
+    await client.write(
+      [
+        `readings,device=${d} eai1=1 ${T0}`,
+        `readings,device=${d} eai1=4 ${T0 + 20 * MIN}`,
+        // Another process's batch, still inside the margin behind the cursor.
+        `rollup_dirty,device=${d},writer=other from=${T0},to=${T0 + 20 * MIN} ${Date.now() - 30_000}`,
+        // Long done.
+        `rollup_dirty,device=${old},writer=other from=${T0},to=${T0} ${Date.now() - 48 * HOUR_MS}`,
+      ].join('\n'),
+    );
+    const fresh = await createInfluxStore({ url: server.url, database: server.database });
+    await fresh.refreshRollups();
+    const e = await fresh.energy({
+      deviceKey: d,
+      counters: ['eai1'],
+      from: T0,
+      to: T0 + HOUR_MS,
+      interval: '1h',
+    });
+    expect(e.energy.eai1).toEqual([3]);
+    const [left] = await client.query(
+      `SELECT count("from") FROM rollup_dirty WHERE time < ${Date.now() - 24 * HOUR_MS}ms`,
+    );
+    expect(left?.series).toBeUndefined();
+    await fresh.close();
   });
 
   it('deletes every reading and rollup of a device and lists devices', async () => {
