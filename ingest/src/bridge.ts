@@ -81,6 +81,8 @@ interface Message {
   messageId?: number;
   /** The connection it arrived on; a PUBACK is only valid on that connection. */
   connection: number;
+  /** Arrival (performance.now()), for the batch time bound. */
+  at: number;
 }
 
 const AFTER_COMMIT = new Error('acknowledged after commit');
@@ -193,7 +195,8 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       const t0 = performance.now();
       try {
         await store.write(readings);
-        metrics.writeLatency.observe((performance.now() - t0) / 1000);
+        lastWriteMs = performance.now() - t0;
+        metrics.writeLatency.observe(lastWriteMs / 1000);
         return 'committed';
       } catch (e) {
         const retryable = !(e instanceof StoreError) || e.retryable;
@@ -228,8 +231,19 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   };
 
   /** Writes batches until nothing is pending; a batch that fills up meanwhile goes next, at once. */
-  const drain = async () => {
-    while (pending.length > 0 && !abandoned) {
+  /** Duration of the last write: a partial batch waits at least that long (see `drain`). */
+  let lastWriteMs = 0;
+  const timeBound = () => Math.max(flushIntervalMs, Math.min(lastWriteMs, 1000));
+  /** Oldest pending message has waited its time bound. */
+  const due = () => pending.length > 0 && performance.now() - (pending[0] as Message).at >= timeBound();
+
+  /**
+   * Writes batches while one is full or due. A store may block the event loop while it writes, so
+   * nothing is received meanwhile: a partial batch waits at least as long as the last write took, which
+   * gives receiving as much time as writing and lets batches grow until the store keeps up.
+   */
+  const drain = async (force: boolean) => {
+    while (pending.length > 0 && !abandoned && (force || pendingReadings >= batchSize || due())) {
       const batch = takeBatch();
       const readings = batch.flatMap((m) => m.readings);
       const result = readings.length > 0 ? await writeBatch(readings) : 'committed';
@@ -266,17 +280,24 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     }
   };
 
-  const kick = () => {
+  const schedule = () => {
+    if (timer || writer || pending.length === 0 || abandoned) return;
+    const wait = Math.max(0, (pending[0] as Message).at + timeBound() - performance.now());
+    timer = setTimeout(() => void kick(), wait);
+  };
+
+  const kick = (force = false): Promise<void> => {
     if (timer) {
       clearTimeout(timer);
       timer = null;
     }
     if (writer) return writer;
-    writer = drain()
+    writer = drain(force)
       .catch((e) => log.error('ingest writer failed', e))
       .finally(() => {
         writer = null;
-        if (pending.length > 0 && !abandoned) kick();
+        if (pendingReadings >= batchSize) void kick();
+        else schedule();
       });
     return writer;
   };
@@ -288,7 +309,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     const topic = packet.topic;
     const payload = packet.payload;
     const decoded = decodeMessage(topic, payload, { now: Date.now(), timeZoneOf: opts.timeZoneOf });
-    const message: Message = { readings: [], connection };
+    const message: Message = { readings: [], connection, at: performance.now() };
     if (packet.qos > 0 && packet.messageId !== undefined) message.messageId = packet.messageId;
     switch (decoded.kind) {
       case 'rejected':
@@ -315,8 +336,8 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     inFlight++;
     pendingReadings += message.readings.length;
     gauges();
-    if (pendingReadings >= batchSize) kick();
-    else if (!writer && !timer) timer = setTimeout(kick, flushIntervalMs);
+    if (pendingReadings >= batchSize) void kick();
+    else schedule();
     if (inFlight >= maxInFlight) {
       metrics.paused.set(1);
       held = () => callback(AFTER_COMMIT);
@@ -367,7 +388,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     },
     deadLetters: (limit) => deadLetters.list(limit),
     async flush() {
-      while (pending.length > 0 || writer) await kick();
+      while (pending.length > 0 || writer) await kick(true);
       await deadLetters.flush();
     },
     stop() {
@@ -375,7 +396,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
         stopping = true;
         await rollups?.stop();
         const flushed = (async () => {
-          while ((pending.length > 0 || writer) && !abandoned) await kick();
+          while ((pending.length > 0 || writer) && !abandoned) await kick(true);
         })();
         let giveUp: NodeJS.Timeout | undefined;
         await Promise.race([flushed, new Promise<void>((r) => (giveUp = setTimeout(r, stopTimeoutMs)))]);

@@ -1,0 +1,270 @@
+/**
+ * `pnpm bench ingest [--seconds 40] [--devices 50] [--rate 5000] [--publishers 2] [--backlog 4000] [--skip-influx]`
+ *
+ * Simulated three-phase readings (~40 values each) published over MQTT at QoS 1 by publisher clients in
+ * a worker thread, (a) into the embedded broker + DuckDB (file in a temp dir) and (b) into Mosquitto +
+ * InfluxDB. Each case runs a saturation phase (as fast as the bridge commits, with a bounded backlog:
+ * readings/s) and a steady phase at `--rate` (publish → committed latency, p50/p99), and measures the
+ * store's own `write` rate on the same readings in the same run.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Reading } from '@kilowatch/core';
+import { createInfluxStore } from '@kilowatch/influx';
+import { influxdPath, startInfluxServer } from '@kilowatch/influx/testing';
+import { DEMO_DEVICES, simulatedReading, startEmbeddedBroker, startIngest } from '@kilowatch/ingest';
+import { findServerBinary, startMosquitto } from '@kilowatch/ingest/testing';
+import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+
+const log = (msg: string) => process.stderr.write(`[ingest bench] ${msg}\n`);
+
+function arg(args: string[], name: string, dflt: number): number {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? Number(args[i + 1]) : dflt;
+}
+
+const houseMeter = DEMO_DEVICES.find((d) => d.kind === 'three-phase')!;
+const deviceKey = (prefix: number, i: number) =>
+  `${prefix.toString(16).padStart(4, '0')}${i.toString(16).padStart(8, '0')}`;
+
+/** Publishers in a worker thread, so they do not share the bridge's event loop (meters are elsewhere). */
+const WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const mqtt = require(workerData.mqttPath);
+const { url, clients, devices, template, prefix } = workerData;
+const last = new Map();
+let budget = 0; let stopped = false; let published = 0;
+const conns = [];
+async function main() {
+  for (let c = 0; c < clients; c++) conns.push(await mqtt.connectAsync(url, { clientId: 'kw-bench-pub-' + prefix + '-' + c, clean: true }));
+  parentPort.postMessage({ type: 'ready' });
+  let d = 0;
+  const pump = () => {
+    if (stopped) return;
+    const n = Math.min(budget, 500);
+    for (let k = 0; k < n; k++) {
+      d = (d + 1) % devices.length;
+      const key = devices[d];
+      const ts = Math.max(Date.now(), (last.get(key) || 0) + 1);
+      last.set(key, ts);
+      template.pave1 = 800 + (published % 400);
+      const payload = JSON.stringify({ ts, values: template });
+      conns[published % conns.length].publish('kilowatch/meters/' + key + '/readings', payload, { qos: 1 });
+      published++;
+    }
+    budget -= n;
+    setImmediate(pump);
+  };
+  parentPort.on('message', (m) => {
+    if (m.type === 'grant') budget += m.n;
+    if (m.type === 'stop') { stopped = true; Promise.all(conns.map((c) => c.endAsync())).then(() => parentPort.postMessage({ type: 'stopped', published })); }
+  });
+  pump();
+}
+main().catch((e) => { parentPort.postMessage({ type: 'error', message: String(e) }); });
+`;
+
+interface CaseResult {
+  readings_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  steady_rate: number;
+  direct_readings_per_s: number;
+  direct_ratio: number;
+  readings: number;
+  values_per_reading: number;
+  max_buffer_messages: number;
+  mean_batch: number;
+  store_busy_s: number;
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+}
+
+async function runCase(
+  name: string,
+  store: TelemetryStore,
+  mqttUrl: string,
+  opts: { seconds: number; devices: number; rate: number; publishers: number; backlog: number },
+): Promise<CaseResult> {
+  const template = simulatedReading(houseMeter, Date.now()).values;
+  const valuesPerReading = Object.keys(template).length;
+  const devices = Array.from({ length: opts.devices }, (_, i) => deviceKey(0xbe01, i));
+  const runtime = await startIngest({
+    store,
+    mqttUrl,
+    clientId: `kw-bench-${name}`,
+    rollupIntervalMs: 0,
+    logger: {
+      info() {},
+      warn: (...a) => log(`warn ${a.join(' ')}`),
+      error: (...a) => log(`error ${a.join(' ')}`),
+    },
+  });
+  let committed = 0;
+  let latencies: number[] = [];
+  runtime.bus.onReading((r) => {
+    committed++;
+    latencies.push(Date.now() - r.ts);
+  });
+  let maxBuffer = 0;
+  const bufferProbe = setInterval(() => {
+    const m = /^kilowatch_ingest_buffer_messages (\d+)/m.exec(runtime.metricsText());
+    maxBuffer = Math.max(maxBuffer, Number(m?.[1] ?? 0));
+  }, 100);
+
+  const mqttPath = createRequire(createRequire(import.meta.url).resolve('@kilowatch/ingest')).resolve('mqtt');
+  const worker = new Worker(WORKER, {
+    eval: true,
+    workerData: { mqttPath, url: mqttUrl, clients: opts.publishers, devices, template, prefix: name },
+  });
+  const messages: { type: string; published?: number; message?: string }[] = [];
+  worker.on('message', (m) => messages.push(m));
+  const waitMsg = async (type: string) => {
+    for (;;) {
+      const i = messages.findIndex((m) => m.type === type || m.type === 'error');
+      if (i >= 0) {
+        const [m] = messages.splice(i, 1);
+        if (m?.type === 'error') throw new Error(m.message);
+        return m!;
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  await waitMsg('ready');
+
+  // Saturation: keep at most `backlog` readings between publish and commit.
+  // Bounded: brokers keep unacknowledged messages per client in a list (aedes scans it per message).
+  const backlog = opts.backlog;
+  let granted = 0;
+  const half = (opts.seconds * 1000) / 2;
+  log(`${name}: saturation phase ${half / 1000} s`);
+  const t0 = performance.now();
+  while (performance.now() - t0 < half) {
+    const want = committed + backlog - granted;
+    if (want > 0) {
+      worker.postMessage({ type: 'grant', n: want });
+      granted += want;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const satCommitted = committed;
+  const satSeconds = (performance.now() - t0) / 1000;
+  const readingsPerS = satCommitted / satSeconds;
+  log(`${name}: ${Math.round(readingsPerS)} readings/s under saturation`);
+  // Let the backlog drain before the steady phase.
+  while (committed < granted) await new Promise((r) => setTimeout(r, 20));
+
+  // Steady: publish at `rate` (or 80 % of the saturated rate when that is lower) and record latency.
+  const rate = Math.min(opts.rate, Math.floor(readingsPerS * 0.8));
+  latencies = [];
+  log(`${name}: steady phase at ${rate} readings/s for ${half / 1000} s`);
+  const t1 = performance.now();
+  let sent = 0;
+  while (performance.now() - t1 < half) {
+    const due = Math.floor(((performance.now() - t1) / 1000) * rate);
+    if (due > sent) {
+      worker.postMessage({ type: 'grant', n: due - sent });
+      granted += due - sent;
+      sent = due;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const deadline = performance.now() + 30_000;
+  while (committed < granted && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  worker.postMessage({ type: 'stop' });
+  await waitMsg('stopped');
+  await worker.terminate();
+  clearInterval(bufferProbe);
+  const sorted = latencies.sort((a, b) => a - b);
+  const metrics = runtime.metricsText();
+  const metric = (name: string) =>
+    Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? Number.NaN);
+  const batches = metric('kilowatch_ingest_batches_total');
+  const writeSeconds = metric('kilowatch_ingest_write_duration_seconds_sum');
+  await runtime.stop();
+
+  // The store's own rate on the same kind of readings, in batches of the bridge's size.
+  log(`${name}: direct store.write for ${Math.min(10, half / 1000)} s`);
+  const directKeys = Array.from({ length: opts.devices }, (_, i) => deviceKey(0xd1e0, i));
+  let direct = 0;
+  const base = Date.now() - 86_400_000;
+  const t2 = performance.now();
+  while (performance.now() - t2 < Math.min(10_000, half)) {
+    const batch: Reading[] = [];
+    for (let k = 0; k < 2000; k++) {
+      const n = direct + k;
+      batch.push({
+        deviceKey: directKeys[n % directKeys.length] as string,
+        ts: base + Math.floor(n / directKeys.length),
+        values: { ...template, pave1: 800 + (n % 400) },
+      });
+    }
+    await store.write(batch);
+    direct += batch.length;
+  }
+  const directPerS = direct / ((performance.now() - t2) / 1000);
+  log(`${name}: direct ${Math.round(directPerS)} readings/s`);
+  return {
+    readings_per_s: Math.round(readingsPerS),
+    p50_ms: quantile(sorted, 0.5),
+    p99_ms: quantile(sorted, 0.99),
+    steady_rate: rate,
+    direct_readings_per_s: Math.round(directPerS),
+    direct_ratio: Math.round((readingsPerS / directPerS) * 100) / 100,
+    readings: granted,
+    values_per_reading: valuesPerReading,
+    max_buffer_messages: maxBuffer,
+    mean_batch: Math.round(committed / batches),
+    store_busy_s: Math.round(writeSeconds * 10) / 10,
+  };
+}
+
+export default async function (args: string[]): Promise<object> {
+  const opts = {
+    seconds: arg(args, 'seconds', 40),
+    devices: arg(args, 'devices', 50),
+    rate: arg(args, 'rate', 5000),
+    publishers: arg(args, 'publishers', 2),
+    backlog: arg(args, 'backlog', 4000),
+  };
+  const dir = await mkdtemp(join(tmpdir(), 'kw-bench-ingest-'));
+  try {
+    const broker = await startEmbeddedBroker({ port: 0 });
+    const store = await createDuckDbStore({ path: join(dir, 'telemetry.duckdb') });
+    let embedded: CaseResult;
+    try {
+      embedded = await runCase('embedded', store, broker.url, opts);
+    } finally {
+      await store.close();
+      await broker.close();
+    }
+
+    let influx: CaseResult | { skipped: string };
+    const mosquittoBin = args.includes('--skip-influx')
+      ? null
+      : findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
+    if (args.includes('--skip-influx')) influx = { skipped: '--skip-influx' };
+    else if (!mosquittoBin || !influxdPath()) influx = { skipped: 'mosquitto or influxd not installed' };
+    else {
+      const server = await startInfluxServer();
+      const mosquitto = await startMosquitto(mosquittoBin);
+      const istore = await createInfluxStore({ url: server.url, database: server.database });
+      try {
+        influx = await runCase('influx', istore, mosquitto.url, opts);
+      } finally {
+        await istore.close();
+        await mosquitto.stop();
+        await server.stop();
+      }
+    }
+    return { ...embedded, influx, config: opts };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
