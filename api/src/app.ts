@@ -43,6 +43,10 @@ export interface BuildAppOptions {
 }
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered, for the docs check and diagnostics. */
+    routeTable: { method: string; url: string }[];
+  }
   interface FastifyContextConfig {
     /** Message of a 400 from this route's validation (login answers "Try again!"). */
     validationMessage?: string;
@@ -55,11 +59,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger: options.logger ?? false,
     bodyLimit: config.bodyLimit,
     trustProxy: false,
-    // The access token travels in the hub's query string; never log query strings.
-    disableRequestLogging: false,
     ajv: { customOptions: { coerceTypes: false } },
   });
   app.setValidatorCompiler(valibotValidatorCompiler);
+  const routeTable: { method: string; url: string }[] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url });
+  });
 
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('X-App-Version', config.appVersion);

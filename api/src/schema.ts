@@ -17,6 +17,18 @@ export type JsonSchema = Record<string, unknown>;
 function convert(schema: AnySchema, typeMode: 'input' | 'output'): JsonSchema {
   const out = toJsonSchema(schema, { target: 'openapi-3.0', typeMode, errorMode: 'ignore' }) as JsonSchema;
   delete out.$schema;
+  return tidy(out) as JsonSchema;
+}
+
+/** OpenAPI 3.0 forbids an empty `required` list; drop it wherever the converter wrote one. */
+function tidy(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tidy);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, val] of Object.entries(node)) {
+    if (k === 'required' && Array.isArray(val) && val.length === 0) continue;
+    out[k] = tidy(val);
+  }
   return out;
 }
 

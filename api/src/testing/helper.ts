@@ -3,9 +3,7 @@
  * shared PostgreSQL server), driven with `inject`.
  */
 import { randomBytes } from 'node:crypto';
-import type { TelemetryStore } from '@kilowatch/tsdb';
-import * as tsdb from '@kilowatch/tsdb';
-import { StoreError } from '@kilowatch/tsdb';
+import { createDuckDbStore, StoreError, type TelemetryStore } from '@kilowatch/tsdb';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { inject } from 'vitest';
 import { type BuildAppOptions, buildApp } from '../app.ts';
@@ -27,12 +25,9 @@ export async function openSql(engine: Engine): Promise<Sql> {
   return createPostgresSql({ connectionString: url, schema: `t_${randomBytes(6).toString('hex')}`, max: 4 });
 }
 
-type DuckDbFactory = (opts?: { path?: string }) => TelemetryStore | Promise<TelemetryStore>;
-
-/** The embedded DuckDB engine in memory, or null while the tsdb package does not provide it yet. */
-export async function duckDbStore(): Promise<TelemetryStore | null> {
-  const create = (tsdb as unknown as { createDuckDbStore?: DuckDbFactory }).createDuckDbStore;
-  return create ? await create() : null;
+/** The embedded DuckDB engine in memory. */
+export function duckDbStore(): Promise<TelemetryStore> {
+  return createDuckDbStore();
 }
 
 /** A store that answers nothing: for suites that never touch telemetry (accounts, locations). */

@@ -45,8 +45,15 @@ export function numberIn(min: number, max: number, rangeMessage?: string) {
   );
 }
 
-/** `YYYY-MM-DD` calendar date. */
-export const DateStringSchema = v.pipe(v.string(MESSAGES.invalidDate), v.isoDate(MESSAGES.invalidDate));
+/** `YYYY-MM-DD`, a day that exists (no 30 February). */
+export const DateStringSchema = v.pipe(
+  v.string(MESSAGES.invalidDate),
+  v.isoDate(MESSAGES.invalidDate),
+  v.check(
+    (s) => !Number.isNaN(Date.parse(s)) && new Date(Date.parse(s)).toISOString().startsWith(s),
+    MESSAGES.invalidDate,
+  ),
+);
 
 /** ISO 8601 instant with a zone (`2026-03-01T00:00:00Z` or with an offset). */
 export const InstantSchema = v.pipe(
