@@ -4,14 +4,30 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import accountRoutes from './account.ts';
+import analyticsRoutes from './analytics.ts';
+import comparisonRoutes from './comparisons.ts';
 import deviceRoutes from './devices.ts';
+import energyRoutes from './energy.ts';
 import healthRoutes from './health.ts';
+import heatmapRoutes from './heatmap.ts';
 import locationRoutes from './locations.ts';
 import type { RouteOptions } from './options.ts';
+import readingsRoutes from './readings.ts';
+import seriesRoutes from './series.ts';
+import tariffStatsRoutes from './tariff-stats.ts';
+import voltageQualityRoutes from './voltage-quality.ts';
 
 export const apiRoutes: readonly FastifyPluginAsync<RouteOptions>[] = [
   healthRoutes,
   accountRoutes,
   deviceRoutes,
   locationRoutes,
+  seriesRoutes,
+  energyRoutes,
+  heatmapRoutes,
+  readingsRoutes,
+  voltageQualityRoutes,
+  analyticsRoutes,
+  comparisonRoutes,
+  tariffStatsRoutes,
 ];

@@ -1,0 +1,242 @@
+/**
+ * Energy answers (DOMAIN.md §Energy from counters, §Balance): import and export per bucket from the
+ * meter's own counters — Σ eai1..3 (or energy3phases_import when that is what the meter reports), export
+ * likewise — netted per hour across phases, then summed into days and months of the location's zone.
+ */
+import {
+  addLocalDays,
+  addLocalMonths,
+  billingPeriodAt,
+  calendarBucketStarts,
+  fixedBucketStart,
+  HOUR_MS,
+  hourlyBalance,
+  offsetMinutes,
+  startOfLocalDay,
+  startOfLocalMonth,
+  startOfLocalYear,
+  sumIntoBuckets,
+  sumSeries,
+} from '@kilowatch/core';
+import type { EnergyInterval, QuerySource, TelemetryStore } from '@kilowatch/tsdb';
+import type { MeterOffset } from '../plugins/app/devices-repository.ts';
+import { type DeviceContext, type Range, rangeTooLong } from './context.ts';
+
+export interface EnergyCounters {
+  import: string[];
+  export: string[];
+}
+
+const PHASE_IMPORT = ['eai1', 'eai2', 'eai3'];
+const PHASE_EXPORT = ['eae1', 'eae2', 'eae3'];
+
+/** The counters a meter reports: per-phase registers when it has any, its three-phase totals otherwise. */
+export function countersOf(reported: readonly string[]): EnergyCounters {
+  const has = new Set(reported);
+  const pick = (phases: string[], total: string) => {
+    const p = phases.filter((c) => has.has(c));
+    if (p.length > 0) return p;
+    return has.has(total) ? [total] : [];
+  };
+  return {
+    import: pick(PHASE_IMPORT, 'energy3phases_import'),
+    export: pick(PHASE_EXPORT, 'energy3phases_export'),
+  };
+}
+
+export async function deviceCounters(store: TelemetryStore, deviceKey: string): Promise<EnergyCounters> {
+  const latest = await store.latest(deviceKey);
+  return countersOf(latest ? Object.keys(latest.values) : []);
+}
+
+/** Hours fit local days only in whole-hour zones; :30 and :45 zones net over 15-minute buckets. */
+export function fineInterval(tz: string, at: number): '1h' | '15m' {
+  return offsetMinutes(at, tz) % 60 === 0 ? '1h' : '15m';
+}
+
+export interface FineEnergy {
+  interval: '15m' | '30m' | '1h';
+  t: number[];
+  import: (number | null)[];
+  export: (number | null)[];
+  balance: (number | null)[];
+  /** Positive part of the netted balance (billed import) and the negative part as a positive number. */
+  billedImport: (number | null)[];
+  billedExport: (number | null)[];
+}
+
+const MAX_FINE_BUCKETS = 100_000;
+
+/** Energy per fixed bucket (15m, 30m or 1h) with import and export netted per bucket across phases. */
+export async function fineEnergy(
+  store: TelemetryStore,
+  ctx: DeviceContext,
+  counters: EnergyCounters,
+  range: Range,
+  interval: '15m' | '30m' | '1h',
+  source?: QuerySource,
+): Promise<FineEnergy> {
+  const step = interval === '1h' ? HOUR_MS : interval === '30m' ? 30 * 60_000 : 15 * 60_000;
+  const from = fixedBucketStart(range.from, step);
+  const to = fixedBucketStart(range.to + step - 1, step);
+  if ((to - from) / step > MAX_FINE_BUCKETS) throw rangeTooLong();
+  const all = [...counters.import, ...counters.export];
+  const res = all.length
+    ? await store.energy({
+        deviceKey: ctx.deviceKey,
+        counters: all,
+        from,
+        to,
+        interval,
+        tz: ctx.tz,
+        ...(source ? { source } : {}),
+      })
+    : null;
+  const t = res?.t ?? [];
+  if (!res) for (let s = from; s < to; s += step) t.push(s);
+  const col = (names: string[]) =>
+    names.map((c) => res?.energy[c] ?? new Array<number | null>(t.length).fill(null));
+  const imp = counters.import.length
+    ? sumSeries(col(counters.import))
+    : new Array<number | null>(t.length).fill(null);
+  const exp = counters.export.length
+    ? sumSeries(col(counters.export))
+    : new Array<number | null>(t.length).fill(null);
+  const b = hourlyBalance([imp], [exp]);
+  return { interval, t, import: imp, export: exp, ...b };
+}
+
+export interface EnergyAnswer {
+  interval: EnergyInterval;
+  tz: string;
+  t: number[];
+  import: (number | null)[];
+  export: (number | null)[];
+  balance: (number | null)[];
+}
+
+function calendarEnd(last: number, unit: 'day' | 'month', tz: string): number {
+  return unit === 'day' ? addLocalDays(last, 1, tz) : addLocalMonths(last, 1, tz);
+}
+
+/**
+ * `/energy`: fixed buckets come straight from the counters (sub-hour buckets net within the bucket);
+ * days and months sum the hourly import, export and netted balance of exactly their local hours.
+ */
+export async function energySeries(
+  store: TelemetryStore,
+  ctx: DeviceContext,
+  range: Range,
+  interval: EnergyInterval,
+  source?: QuerySource,
+): Promise<EnergyAnswer> {
+  const counters = await deviceCounters(store, ctx.deviceKey);
+  if (interval === '15m' || interval === '30m' || interval === '1h') {
+    const f = await fineEnergy(store, ctx, counters, range, interval, source);
+    return { interval, tz: ctx.tz, t: f.t, import: f.import, export: f.export, balance: f.balance };
+  }
+  const unit = interval === '1d' ? 'day' : 'month';
+  const starts = calendarBucketStarts(range.from, range.to, unit, ctx.tz);
+  if (starts.length > MAX_FINE_BUCKETS) throw rangeTooLong();
+  if (starts.length === 0) return { interval, tz: ctx.tz, t: [], import: [], export: [], balance: [] };
+  const whole = { from: starts[0]!, to: calendarEnd(starts[starts.length - 1]!, unit, ctx.tz) };
+  const f = await fineEnergy(store, ctx, counters, whole, fineInterval(ctx.tz, whole.from), source);
+  return {
+    interval,
+    tz: ctx.tz,
+    t: starts,
+    import: sumIntoBuckets(f.t, f.import, starts),
+    export: sumIntoBuckets(f.t, f.export, starts),
+    balance: sumIntoBuckets(f.t, f.balance, starts),
+  };
+}
+
+export interface Triple {
+  import: number | null;
+  export: number | null;
+  balance: number | null;
+}
+
+function sumWithin(f: FineEnergy, from: number, to: number): Triple {
+  let imp: number | null = null;
+  let exp: number | null = null;
+  let bal: number | null = null;
+  for (let i = 0; i < f.t.length; i++) {
+    const t = f.t[i]!;
+    if (t < from || t >= to) continue;
+    const a = f.import[i];
+    const e = f.export[i];
+    const b = f.balance[i];
+    if (a !== null && a !== undefined) imp = (imp ?? 0) + a;
+    if (e !== null && e !== undefined) exp = (exp ?? 0) + e;
+    if (b !== null && b !== undefined) bal = (bal ?? 0) + b;
+  }
+  return { import: imp, export: exp, balance: bal };
+}
+
+/** The register a counter shows on the physical meter: stored value plus the newest offset in force. */
+export function registerValue(
+  counter: string,
+  stored: number,
+  offsets: readonly MeterOffset[],
+  at: number,
+): number {
+  let offset = 0;
+  for (const o of offsets) if (o.param === counter && o.at <= at) offset = o.offset;
+  return stored + offset;
+}
+
+export interface EnergySummaryAnswer {
+  tz: string;
+  unit: 'kWh';
+  today: Triple;
+  month: Triple;
+  year: Triple;
+  total: Triple;
+  billingPeriod: { start: string; end: string };
+  billing: Triple;
+}
+
+/** Today, this month, this year and this billing period in the location's zone, and the meter totals. */
+export async function energySummary(
+  store: TelemetryStore,
+  ctx: DeviceContext,
+  offsets: readonly MeterOffset[],
+  now: number,
+): Promise<EnergySummaryAnswer> {
+  const { tz } = ctx;
+  const counters = await deviceCounters(store, ctx.deviceKey);
+  const period = billingPeriodAt(now, ctx.device.billingStart, ctx.device.billingMonths, tz);
+  const day = startOfLocalDay(now, tz);
+  const month = startOfLocalMonth(now, tz);
+  const year = startOfLocalYear(now, tz);
+  const from = Math.min(year, period.start);
+  const f = await fineEnergy(store, ctx, counters, { from, to: now }, fineInterval(tz, from));
+  const latest = await store.latest(ctx.deviceKey);
+  const register = (names: string[]): number | null => {
+    if (!latest || names.length === 0) return null;
+    let sum = 0;
+    for (const c of names) {
+      const v = latest.values[c];
+      if (v === undefined) return null;
+      sum += registerValue(c, v, offsets, now);
+    }
+    return sum;
+  };
+  const totalImport = register(counters.import);
+  const totalExport = register(counters.export);
+  return {
+    tz,
+    unit: 'kWh',
+    today: sumWithin(f, day, now + 1),
+    month: sumWithin(f, month, now + 1),
+    year: sumWithin(f, year, now + 1),
+    total: {
+      import: totalImport,
+      export: totalExport,
+      balance: totalImport === null && totalExport === null ? null : (totalImport ?? 0) - (totalExport ?? 0),
+    },
+    billingPeriod: { start: new Date(period.start).toISOString(), end: new Date(period.end).toISOString() },
+    billing: sumWithin(f, period.start, now + 1),
+  };
+}

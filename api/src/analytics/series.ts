@@ -1,0 +1,57 @@
+/**
+ * Chart series (API.md §Telemetry): the interval is the one asked for, or the finest that keeps ≤ 2,000
+ * points; past 100,000 points per series the answer is "Data range is too long.". The store answers from
+ * the coarsest rollup that gives the resolution (raw only for short ranges), columnar and unreshaped.
+ */
+import {
+  type ChartInterval,
+  chooseInterval,
+  isQueryableParam,
+  isRangeTooLong,
+  MESSAGES,
+} from '@kilowatch/core';
+import type { QuerySource, SeriesResult, Stat, TelemetryStore } from '@kilowatch/tsdb';
+import { ValidationError } from '../errors.ts';
+import { type DeviceContext, type Range, rangeTooLong } from './context.ts';
+
+export interface SeriesRequest extends Range {
+  params: readonly string[];
+  interval?: ChartInterval;
+  stats?: readonly Stat[];
+}
+
+export function checkParams(
+  params: readonly string[],
+  field = 'params',
+  message: string = MESSAGES.selectParameter,
+): void {
+  if (params.length === 0 || !params.every(isQueryableParam))
+    throw new ValidationError({ [field]: [message] }, message);
+}
+
+/** The interval a series request resolves to, or 400 when the range is too long for it. */
+export function resolveInterval(range: Range, interval?: ChartInterval): ChartInterval {
+  const chosen = interval ?? chooseInterval(range.from, range.to);
+  if (isRangeTooLong(range.from, range.to, chosen)) throw rangeTooLong();
+  return chosen;
+}
+
+export async function seriesFor(
+  store: TelemetryStore,
+  ctx: DeviceContext,
+  req: SeriesRequest,
+  source?: QuerySource,
+): Promise<SeriesResult> {
+  checkParams(req.params);
+  const interval = resolveInterval(req, req.interval);
+  return store.series({
+    deviceKey: ctx.deviceKey,
+    params: req.params,
+    from: req.from,
+    to: req.to,
+    interval,
+    stats: req.stats && req.stats.length > 0 ? req.stats : ['avg', 'min', 'max'],
+    tz: ctx.tz,
+    ...(source ? { source } : {}),
+  });
+}

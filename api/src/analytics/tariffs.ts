@@ -1,0 +1,185 @@
+/**
+ * Simulated tariff costs (DOMAIN.md §Tariffs; SPEC.md §1: figures are labelled simulated). The same
+ * hourly energy — the billed import after hourly netting across phases — is priced zone by zone with the
+ * tariff calendar, whose day types know Polish public holidays.
+ */
+import {
+  createTariffCalendar,
+  type HolidayCalendar,
+  localDateString,
+  TARIFF_GROUPS,
+  type Tariff,
+  type TariffGroup,
+  type Zone,
+} from '@kilowatch/core';
+import type { TelemetryStore } from '@kilowatch/tsdb';
+import Holidays from 'date-holidays';
+import type { DeviceContext, Range } from './context.ts';
+import { deviceCounters, type FineEnergy, fineEnergy, fineInterval } from './energy.ts';
+
+const holidayYears = new Map<number, Set<string>>();
+const polish = new Holidays('PL');
+
+/** Polish public holidays from the maintained date-holidays data (Easter-based days move every year). */
+export const POLISH_HOLIDAYS: HolidayCalendar = {
+  isHoliday(year, month, day) {
+    let set = holidayYears.get(year);
+    if (!set) {
+      set = new Set(
+        polish
+          .getHolidays(year)
+          .filter((h) => h.type === 'public')
+          .map((h) => h.date.slice(0, 10)),
+      );
+      holidayYears.set(year, set);
+    }
+    return set.has(`${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`);
+  },
+};
+
+export interface Prices {
+  zone1: number;
+  zone2: number;
+  zone3: number;
+  fixed: number;
+}
+
+/**
+ * Reference prices (PLN gross per kWh and per month) for groups the user has no tariff of: indicative
+ * household prices, only ever shown as a simulation.
+ */
+export const REFERENCE_PRICES: Record<TariffGroup, Prices> = {
+  G11: { zone1: 1.02, zone2: 1.02, zone3: 1.02, fixed: 24 },
+  G12: { zone1: 1.18, zone2: 0.68, zone3: 0.68, fixed: 26 },
+  G12as: { zone1: 1.12, zone2: 0.62, zone3: 0.62, fixed: 26 },
+  G12n: { zone1: 1.1, zone2: 0.6, zone3: 0.6, fixed: 26 },
+  G12r: { zone1: 1.19, zone2: 0.66, zone3: 0.66, fixed: 26 },
+  G12w: { zone1: 1.22, zone2: 0.7, zone3: 0.7, fixed: 26 },
+};
+
+export interface ZoneCost {
+  zone: Zone;
+  energy: number;
+  cost: number;
+}
+
+export interface MonthCost {
+  month: string;
+  zones: ZoneCost[];
+  energy: number;
+  fixed: number;
+  cost: number;
+}
+
+export interface PricingInput {
+  group: TariffGroup;
+  operator?: string | null;
+  schedule?: Tariff['schedule'];
+  clockBasis?: Tariff['clockBasis'];
+  prices: Prices;
+  /** Local dates `YYYY-MM-DD`: only hours of days in [validFrom, validTo] are priced by this tariff. */
+  validFrom?: string;
+  validTo?: string | null;
+}
+
+/** Prices hourly billed import per zone and local month. */
+export function priceHours(energy: FineEnergy, tz: string, input: PricingInput): MonthCost[] {
+  const calendar = createTariffCalendar({
+    group: input.group,
+    operator: input.operator ?? null,
+    schedule: input.schedule ?? null,
+    ...(input.clockBasis ? { clockBasis: input.clockBasis } : {}),
+    holidays: POLISH_HOLIDAYS,
+  });
+  const price = (z: Zone) =>
+    z === 1 ? input.prices.zone1 : z === 2 ? input.prices.zone2 : input.prices.zone3;
+  const months = new Map<string, Map<Zone, number>>();
+  for (let i = 0; i < energy.t.length; i++) {
+    const t = energy.t[i]!;
+    const date = localDateString(t, tz);
+    if (input.validFrom && date < input.validFrom) continue;
+    if (input.validTo && date > input.validTo) continue;
+    const month = date.slice(0, 7);
+    let zones = months.get(month);
+    if (!zones) {
+      zones = new Map();
+      months.set(month, zones);
+    }
+    const e = energy.billedImport[i];
+    if (e === null || e === undefined) continue;
+    const zone = calendar.zoneAt(t, tz);
+    zones.set(zone, (zones.get(zone) ?? 0) + e);
+  }
+  return [...months].map(([month, zones]) => {
+    const list = [...zones]
+      .sort(([a], [b]) => a - b)
+      .map(([zone, e]) => ({ zone, energy: e, cost: e * price(zone) }));
+    const energySum = list.reduce((s, z) => s + z.energy, 0);
+    const variable = list.reduce((s, z) => s + z.cost, 0);
+    return {
+      month,
+      zones: list,
+      energy: energySum,
+      fixed: input.prices.fixed,
+      cost: variable + input.prices.fixed,
+    };
+  });
+}
+
+export async function hourlyBilledEnergy(
+  store: TelemetryStore,
+  ctx: DeviceContext,
+  range: Range,
+): Promise<FineEnergy> {
+  const counters = await deviceCounters(store, ctx.deviceKey);
+  return fineEnergy(store, ctx, counters, range, fineInterval(ctx.tz, range.from));
+}
+
+export function pricesOf(t: Pick<Tariff, 'zone1Price' | 'zone2Price' | 'zone3Price' | 'fixedPrice'>): Prices {
+  return { zone1: t.zone1Price, zone2: t.zone2Price, zone3: t.zone3Price, fixed: t.fixedPrice };
+}
+
+export interface GroupCost {
+  group: TariffGroup;
+  zones: ZoneCost[];
+  energy: number;
+  fixed: number;
+  cost: number;
+  prices: Prices;
+}
+
+/** Every group priced on the same hourly energy, cheapest first. `own` supplies the user's prices per group. */
+export function compareGroups(
+  energy: FineEnergy,
+  tz: string,
+  own: Partial<Record<TariffGroup, Tariff>>,
+): GroupCost[] {
+  const out: GroupCost[] = TARIFF_GROUPS.map((group) => {
+    const t = own[group];
+    const prices = t ? pricesOf(t) : REFERENCE_PRICES[group];
+    const months = priceHours(energy, tz, {
+      group,
+      operator: t?.operator ?? null,
+      schedule: t?.schedule ?? null,
+      ...(t?.clockBasis ? { clockBasis: t.clockBasis } : {}),
+      prices,
+    });
+    const zones = new Map<Zone, ZoneCost>();
+    for (const m of months)
+      for (const z of m.zones) {
+        const acc = zones.get(z.zone) ?? { zone: z.zone, energy: 0, cost: 0 };
+        acc.energy += z.energy;
+        acc.cost += z.cost;
+        zones.set(z.zone, acc);
+      }
+    return {
+      group,
+      zones: [...zones.values()].sort((a, b) => a.zone - b.zone),
+      energy: months.reduce((s, m) => s + m.energy, 0),
+      fixed: months.reduce((s, m) => s + m.fixed, 0),
+      cost: months.reduce((s, m) => s + m.cost, 0),
+      prices,
+    };
+  });
+  return out.sort((a, b) => a.cost - b.cost);
+}

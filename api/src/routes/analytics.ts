@@ -1,0 +1,59 @@
+/** The consumption table: energy per bucket for several of the user's devices (API.md §Telemetry). */
+import { ConsumptionQuerySchema, ConsumptionSchema } from '@kilowatch/core';
+import type { FastifyPluginAsync } from 'fastify';
+import type * as v from 'valibot';
+import { contextOf, parseRange } from '../analytics/context.ts';
+import { energySeries } from '../analytics/energy.ts';
+import { NotFoundError } from '../errors.ts';
+import { errorResponse, request, response } from '../schema.ts';
+import type { RouteOptions } from './options.ts';
+
+const analyticsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+  app.addHook('onRequest', app.authenticate);
+
+  app.get(
+    '/analytics/consumption',
+    {
+      schema: {
+        summary: 'Import, export and balance per bucket for several devices',
+        tags: ['telemetry'],
+        security: [{ bearer: [] }],
+        querystring: request(ConsumptionQuerySchema),
+        response: {
+          200: response(ConsumptionSchema),
+          400: errorResponse,
+          401: errorResponse,
+          404: errorResponse,
+        },
+      },
+    },
+    async (req) => {
+      const q = req.query as v.InferOutput<typeof ConsumptionQuerySchema>;
+      const range = parseRange(q.from, q.to);
+      const own = new Map((await app.devices.list(req.session.userId)).map((d) => [d.id, d]));
+      const devices = q.deviceIds.map((id) => {
+        const d = own.get(id);
+        if (!d) throw new NotFoundError();
+        return d;
+      });
+      const rows: v.InferOutput<typeof ConsumptionSchema>['rows'] = [];
+      for (const d of devices) {
+        const ctx = contextOf(d);
+        const e = await energySeries(app.store, ctx, range, q.interval);
+        for (let i = 0; i < e.t.length; i++) {
+          rows.push({
+            deviceId: d.id,
+            bucket: e.t[i]!,
+            tz: ctx.tz,
+            import: e.import[i] ?? null,
+            export: e.export[i] ?? null,
+            balance: e.balance[i] ?? null,
+          });
+        }
+      }
+      return { interval: q.interval, unit: 'kWh' as const, rows };
+    },
+  );
+};
+
+export default analyticsRoutes;

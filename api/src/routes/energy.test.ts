@@ -1,0 +1,280 @@
+/**
+ * Energy, DST, heatmap and tariff numbers through `inject`, on real DuckDB (in memory) and on a real
+ * InfluxDB (influxd on a loopback port), with known data: the same answers from both engines.
+ */
+import type { Reading } from '@kilowatch/core';
+import { createInfluxStore } from '@kilowatch/influx';
+import { influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
+import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimMeter, iso, locationOf, steadyCounter } from '../analytics/testing.ts';
+import { type Account, as, buildTestApp, signUp, type TestApp } from '../testing/helper.ts';
+
+interface EngineCase {
+  name: string;
+  skip: string | null;
+  open(): Promise<{ store: TelemetryStore; stop(): Promise<void> }>;
+}
+
+const ENGINES: EngineCase[] = [
+  {
+    name: 'duckdb',
+    skip: null,
+    async open() {
+      const store = await createDuckDbStore();
+      return { store, stop: () => store.close() };
+    },
+  },
+  {
+    name: 'influxdb',
+    skip: influxSkipReason(),
+    async open() {
+      const server = await startInfluxServer();
+      const store = await createInfluxStore({ url: server.url, database: server.database });
+      return {
+        store,
+        async stop() {
+          await store.close();
+          await server.stop();
+        },
+      };
+    },
+  },
+];
+
+const H = 3_600_000;
+const WARSAW_SPRING = Date.parse('2026-03-28T23:00:00Z'); // 2026-03-29 00:00 CET
+const WARSAW_SPRING_END = Date.parse('2026-03-29T22:00:00Z'); // 2026-03-30 00:00 CEST
+const WARSAW_AUTUMN = Date.parse('2026-10-24T22:00:00Z'); // 2026-10-25 00:00 CEST
+const WARSAW_AUTUMN_END = Date.parse('2026-10-25T23:00:00Z'); // 2026-10-26 00:00 CET
+
+for (const engine of ENGINES) {
+  describe.skipIf(engine.skip !== null)(`analytics numbers on ${engine.name}`, () => {
+    let t: TestApp;
+    let store: TelemetryStore;
+    let stop: () => Promise<void>;
+    let account: Account;
+    const m: Record<string, { id: number; deviceKey: string }> = {};
+
+    beforeAll(async () => {
+      const opened = await engine.open();
+      store = opened.store;
+      stop = opened.stop;
+      t = await buildTestApp('pglite', { store });
+      account = await signUp(t.app);
+      const loc = await locationOf(t.app, account);
+      for (const name of ['dst', 'resets', 'balance', 'tariff'])
+        m[name] = await claimMeter(t.app, account, loc, name);
+      const readings: Reading[] = [
+        // 1 kWh every hour around both DST changes, from the day before to the day after.
+        ...steadyCounter(m.dst!.deviceKey, 'eai1', WARSAW_SPRING - 24 * H, WARSAW_SPRING_END + 24 * H),
+        ...steadyCounter(
+          m.dst!.deviceKey,
+          'eai1',
+          WARSAW_AUTUMN - 24 * H,
+          WARSAW_AUTUMN_END + 24 * H,
+          1,
+          9000,
+        ),
+        // Thursday 2026-04-30 to Sunday 2026-05-03 (Friday 1 May is a public holiday), 1 kWh an hour.
+        ...steadyCounter(
+          m.tariff!.deviceKey,
+          'eai1',
+          Date.parse('2026-04-29T22:00:00Z') - H,
+          Date.parse('2026-05-03T22:00:00Z'),
+        ),
+      ];
+      const base = Date.parse('2026-06-01T00:00:00Z');
+      const resets: [number, number][] = [
+        [0, 100],
+        [30, 100.5],
+        [60, 101],
+        [90, 101.4],
+        [120, 0.2], // counter reset: contributes nothing
+        [150, 0.7],
+        // gap 03:00–05:30: the energy across it lands in the hour the meter reappears
+        [330, 2.7],
+        [360, 2.695], // jitter: ignored
+        [390, 3.2],
+      ];
+      for (const [min, value] of resets) {
+        readings.push({ deviceKey: m.resets!.deviceKey, ts: base + min * 60_000, values: { eai1: value } });
+      }
+      // Hour 0: phase 1 imports 1.0, phase 2 exports 0.6; hour 1: phase 1 imports 0.2, phase 3 exports 0.5.
+      const bal = [
+        [0, { eai1: 10, eai2: 20, eai3: 30, eae1: 0, eae2: 5, eae3: 7 }],
+        [60, { eai1: 11, eai2: 20, eai3: 30, eae1: 0, eae2: 5.6, eae3: 7 }],
+        [120, { eai1: 11.2, eai2: 20, eai3: 30, eae1: 0, eae2: 5.6, eae3: 7.5 }],
+      ] as const;
+      for (const [min, values] of bal) {
+        readings.push({
+          deviceKey: m.balance!.deviceKey,
+          ts: base - H + min * 60_000 + 59 * 60_000,
+          values: { ...values },
+        });
+      }
+      await store.write(readings);
+      await store.refreshRollups(Date.parse('2026-11-20T00:00:00Z'));
+    }, 120_000);
+
+    afterAll(async () => {
+      await t?.close();
+      await stop?.();
+    });
+
+    const get = (url: string) => as(t.app, account, { method: 'GET', url });
+
+    it('gives 23 hourly buckets on 2026-03-29 and 25 on 2026-10-25 in Europe/Warsaw, each day summing its hours', async () => {
+      for (const [from, to, hours] of [
+        [WARSAW_SPRING, WARSAW_SPRING_END, 23],
+        [WARSAW_AUTUMN, WARSAW_AUTUMN_END, 25],
+      ] as const) {
+        const res = await get(`/api/devices/${m.dst!.id}/energy?from=${iso(from)}&to=${iso(to)}&interval=1h`);
+        expect(res.statusCode, res.body).toBe(200);
+        const body = res.json();
+        expect(body.t).toHaveLength(hours);
+        for (const v of body.import) expect(v).toBeCloseTo(1, 9);
+        const day = await get(
+          `/api/devices/${m.dst!.id}/energy?from=${iso(from - 24 * H)}&to=${iso(to + 24 * H)}&interval=1d`,
+        );
+        const d = day.json();
+        expect(d.tz).toBe('Europe/Warsaw');
+        expect(d.t).toEqual([from - 24 * H, from, to]);
+        expect(d.import[1]).toBeCloseTo(hours, 9);
+        expect(d.import[2]).toBeCloseTo(24, 9);
+      }
+    });
+
+    it('counts exact energy across a reset, a jitter drop and a gap', async () => {
+      const base = Date.parse('2026-06-01T00:00:00Z');
+      const res = await get(
+        `/api/devices/${m.resets!.id}/energy?from=${iso(base)}&to=${iso(base + 7 * H)}&interval=1h`,
+      );
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json();
+      expect(body.t).toEqual([0, 1, 2, 3, 4, 5, 6].map((h) => base + h * H));
+      const expected = [0.5, 0.9, 0.5, null, null, 2.0, 0.5];
+      body.import.forEach((v: number | null, i: number) => {
+        if (expected[i] === null) expect(v).toBeNull();
+        else expect(v).toBeCloseTo(expected[i]!, 9);
+      });
+    });
+
+    it('nets import against export per hour across phases, and a day sums the hourly balances', async () => {
+      const base = Date.parse('2026-06-01T00:00:00Z');
+      const res = await get(
+        `/api/devices/${m.balance!.id}/energy?from=${iso(base)}&to=${iso(base + 2 * H)}&interval=1h`,
+      );
+      const body = res.json();
+      expect(body.import[0]).toBeCloseTo(1.0, 9);
+      expect(body.export[0]).toBeCloseTo(0.6, 9);
+      expect(body.balance[0]).toBeCloseTo(0.4, 9);
+      expect(body.import[1]).toBeCloseTo(0.2, 9);
+      expect(body.export[1]).toBeCloseTo(0.5, 9);
+      expect(body.balance[1]).toBeCloseTo(-0.3, 9);
+      const day = (
+        await get(
+          `/api/devices/${m.balance!.id}/energy?from=${iso(base)}&to=${iso(base + 2 * H)}&interval=1d`,
+        )
+      ).json();
+      expect(day.balance[0]).toBeCloseTo(0.1, 9);
+      // G11 prices only the billed import of each hour: 0.4 kWh (hour 1's export is not netted against it).
+      const loc = await locationOf(t.app, account);
+      const tariff = await as(t.app, account, {
+        method: 'POST',
+        url: `/api/locations/${loc}/tariffs`,
+        payload: { name: 'flat', group: 'G11', zone1Price: 1, validFrom: '2026-01-01' },
+      });
+      const stats = (
+        await get(
+          `/api/tariffs/${tariff.json().id}/stats?deviceId=${m.balance!.id}&from=${iso(base)}&to=${iso(base + 2 * H)}`,
+        )
+      ).json();
+      expect(stats.total.energy).toBeCloseTo(0.4, 9);
+    });
+
+    it('draws daily heatmap cells across DST: the missing spring hour is empty, the repeated autumn hour holds both', async () => {
+      const spring = (
+        await get(
+          `/api/devices/${m.dst!.id}/heatmap?param=eai&kind=daily&from=${iso(WARSAW_SPRING)}&to=${iso(WARSAW_SPRING_END)}`,
+        )
+      ).json();
+      expect(spring.tz).toBe('Europe/Warsaw');
+      expect(spring.unit).toBe('kWh');
+      expect(spring.rows.map((r: { id: string }) => r.id)).toEqual(['2026-03-29']);
+      const cells = spring.rows[0].data as { x: number; y: number | null }[];
+      expect(cells).toHaveLength(24);
+      expect(cells[2]!.y).toBeNull();
+      expect(cells[1]!.y).toBeCloseTo(1, 9);
+      expect(cells[3]!.y).toBeCloseTo(1, 9);
+      const autumn = (
+        await get(
+          `/api/devices/${m.dst!.id}/heatmap?param=eai1&kind=daily&from=${iso(WARSAW_AUTUMN)}&to=${iso(WARSAW_AUTUMN_END)}`,
+        )
+      ).json();
+      const a = autumn.rows[0].data as { x: number; y: number | null }[];
+      expect(a[2]!.y).toBeCloseTo(2, 9);
+      expect(a[3]!.y).toBeCloseTo(1, 9);
+      const total = a.reduce((s, c) => s + (c.y ?? 0), 0);
+      expect(total).toBeCloseTo(25, 9);
+    });
+
+    it('prices a G12w weekend and a public holiday entirely in zone 2', async () => {
+      const loc = await locationOf(t.app, account);
+      const tariff = await as(t.app, account, {
+        method: 'POST',
+        url: `/api/locations/${loc}/tariffs`,
+        payload: {
+          name: 'weekend',
+          group: 'G12w',
+          zone1Price: 1,
+          zone2Price: 0.5,
+          fixedPrice: 10,
+          validFrom: '2026-01-01',
+        },
+      });
+      expect(tariff.statusCode, tariff.body).toBe(201);
+      const from = iso(Date.parse('2026-04-29T22:00:00Z'));
+      const to = iso(Date.parse('2026-05-03T22:00:00Z'));
+      const res = await get(
+        `/api/tariffs/${tariff.json().id}/stats?deviceId=${m.tariff!.id}&from=${from}&to=${to}`,
+      );
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json();
+      expect(body.simulated).toBe(true);
+      expect(body.months.map((x: { month: string }) => x.month)).toEqual(['2026-04', '2026-05']);
+      const [april, may] = body.months;
+      // Thursday: 13–15 and 22–06 cheap (10 h), 14 h at the day price.
+      expect(april.zones).toEqual([
+        { zone: 1, energy: expect.closeTo(14, 9), cost: expect.closeTo(14, 9) },
+        { zone: 2, energy: expect.closeTo(10, 9), cost: expect.closeTo(5, 9) },
+      ]);
+      // Friday 1 May (holiday), Saturday and Sunday: 72 h, all zone 2.
+      expect(may.zones).toEqual([{ zone: 2, energy: expect.closeTo(72, 9), cost: expect.closeTo(36, 9) }]);
+      expect(body.total.cost).toBeCloseTo(14 + 5 + 10 + 36 + 10, 9);
+
+      const cmp = (await get(`/api/tariffs/compare?deviceId=${m.tariff!.id}&from=${from}&to=${to}`)).json();
+      expect(cmp.simulated).toBe(true);
+      expect(cmp.groups.map((g: { group: string }) => g.group).sort()).toEqual([
+        'G11',
+        'G12',
+        'G12as',
+        'G12n',
+        'G12r',
+        'G12w',
+      ]);
+      const costs = cmp.groups.map((g: { cost: number }) => g.cost);
+      expect([...costs].sort((a, b) => a - b)).toEqual(costs);
+      // The meter's own location has no G12w tariff: reference prices, same zone split as above.
+      const g12w = cmp.groups.find((g: { group: string }) => g.group === 'G12w');
+      expect(g12w.zones.map((z: { energy: number }) => z.energy)).toEqual([
+        expect.closeTo(14, 9),
+        expect.closeTo(82, 9),
+      ]);
+      expect(g12w.cost).toBeCloseTo(
+        14 * g12w.prices.zone1 + 82 * g12w.prices.zone2 + 2 * g12w.prices.fixed,
+        9,
+      );
+    });
+  });
+}

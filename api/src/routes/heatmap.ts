@@ -1,0 +1,39 @@
+/** Heatmaps of energy or gauge parameters (API.md §Telemetry). */
+import { HeatmapQuerySchema, HeatmapSchema, IdParamsSchema } from '@kilowatch/core';
+import type { FastifyPluginAsync } from 'fastify';
+import type * as v from 'valibot';
+import { deviceContext, parseRange } from '../analytics/context.ts';
+import { heatmapFor } from '../analytics/heatmap.ts';
+import { errorResponse, request, response } from '../schema.ts';
+import type { RouteOptions } from './options.ts';
+
+const heatmapRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+  app.addHook('onRequest', app.authenticate);
+
+  app.get(
+    '/devices/:id/heatmap',
+    {
+      schema: {
+        summary: 'Daily, weekly, monthly or yearly heatmap rows (the shape @nivo/heatmap takes)',
+        tags: ['telemetry'],
+        security: [{ bearer: [] }],
+        params: request(IdParamsSchema),
+        querystring: request(HeatmapQuerySchema),
+        response: {
+          200: response(HeatmapSchema),
+          400: errorResponse,
+          401: errorResponse,
+          404: errorResponse,
+        },
+      },
+    },
+    async (req) => {
+      const { id } = req.params as { id: number };
+      const q = req.query as v.InferOutput<typeof HeatmapQuerySchema>;
+      const ctx = await deviceContext(app, req.session.userId, id);
+      return heatmapFor(app.store, ctx, q.param, q.kind, parseRange(q.from, q.to), q.source);
+    },
+  );
+};
+
+export default heatmapRoutes;

@@ -1,0 +1,112 @@
+/**
+ * Simulated tariff figures (API.md §Locations and tariffs): energy and cost per zone per month for one
+ * tariff, and every group priced on the same hourly energy, cheapest first.
+ */
+import {
+  IdParamsSchema,
+  type Tariff,
+  TariffComparisonSchema,
+  type TariffGroup,
+  TariffStatsQuerySchema,
+  TariffStatsSchema,
+} from '@kilowatch/core';
+import type { FastifyPluginAsync } from 'fastify';
+import type * as v from 'valibot';
+import { deviceContext, parseRange } from '../analytics/context.ts';
+import { compareGroups, hourlyBilledEnergy, priceHours, pricesOf } from '../analytics/tariffs.ts';
+import { NotFoundError } from '../errors.ts';
+import { errorResponse, request, response } from '../schema.ts';
+import type { RouteOptions } from './options.ts';
+
+const tags = ['tariffs'];
+const security = [{ bearer: [] }];
+const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse };
+
+const tariffStatsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+  app.addHook('onRequest', app.authenticate);
+
+  app.get(
+    '/tariffs/compare',
+    {
+      schema: {
+        summary: 'Every tariff group priced on the same hourly energy, cheapest first (simulated)',
+        tags,
+        security,
+        querystring: request(TariffStatsQuerySchema),
+        response: { 200: response(TariffComparisonSchema), ...errors },
+      },
+    },
+    async (req) => {
+      const q = req.query as v.InferOutput<typeof TariffStatsQuerySchema>;
+      const ctx = await deviceContext(app, req.session.userId, q.deviceId);
+      const range = parseRange(q.from, q.to);
+      const energy = await hourlyBilledEnergy(app.store, ctx, range);
+      // The user's own tariffs of the device's location price their groups; the rest use reference prices.
+      const own: Partial<Record<TariffGroup, Tariff>> = {};
+      let currency = 'PLN';
+      if (ctx.device.location) {
+        for (const t of await app.locations.listTariffs(req.session.userId, ctx.device.location.id)) {
+          own[t.group] = t;
+          currency = t.currency;
+        }
+      }
+      const groups = compareGroups(energy, ctx.tz, own);
+      return {
+        deviceId: ctx.device.id,
+        currency,
+        tz: ctx.tz,
+        simulated: true as const,
+        energy: groups[0]?.energy ?? 0,
+        groups,
+      };
+    },
+  );
+
+  app.get(
+    '/tariffs/:id/stats',
+    {
+      schema: {
+        summary: 'Energy and cost per zone and month for a tariff and a device (simulated)',
+        tags,
+        security,
+        params: request(IdParamsSchema),
+        querystring: request(TariffStatsQuerySchema),
+        response: { 200: response(TariffStatsSchema), ...errors },
+      },
+    },
+    async (req) => {
+      const { id } = req.params as { id: number };
+      const q = req.query as v.InferOutput<typeof TariffStatsQuerySchema>;
+      const tariff = await app.locations.getTariff(req.session.userId, id);
+      if (!tariff) throw new NotFoundError();
+      const ctx = await deviceContext(app, req.session.userId, q.deviceId);
+      const range = parseRange(q.from, q.to);
+      const energy = await hourlyBilledEnergy(app.store, ctx, range);
+      const months = priceHours(energy, ctx.tz, {
+        group: tariff.group,
+        operator: tariff.operator,
+        schedule: tariff.schedule,
+        clockBasis: tariff.clockBasis,
+        prices: pricesOf(tariff),
+        validFrom: tariff.validFrom,
+        validTo: tariff.validTo,
+      });
+      return {
+        tariffId: tariff.id,
+        deviceId: ctx.device.id,
+        group: tariff.group,
+        currency: tariff.currency,
+        tz: ctx.tz,
+        unit: 'kWh' as const,
+        simulated: true as const,
+        months,
+        total: {
+          energy: months.reduce((s, m) => s + m.energy, 0),
+          cost: months.reduce((s, m) => s + m.cost, 0),
+        },
+      };
+    },
+  );
+};
+
+export default tariffStatsRoutes;
