@@ -225,6 +225,28 @@ describe.skipIf(skip !== null)('InfluxDB client against a real influxd', () => {
     expect(await store.devices().catch((e: unknown) => e)).toMatchObject({ kind: 'configuration' });
   });
 
+  it('reads answers in full from a server whose max-row-limit cuts them short', async () => {
+    const limited = await startInfluxServer({ maxRowLimit: 7 });
+    try {
+      const d = device();
+      const store = await createInfluxStore({ url: limited.url, database: limited.database });
+      const rows: Reading[] = Array.from({ length: 30 }, (_, i) => ({
+        deviceKey: d,
+        ts: T0 + i * 60_000,
+        values: { vave1: 200 + i },
+      }));
+      await store.write(rows);
+      const page = await store.readRaw({ deviceKey: d, from: T0, to: T0 + 3_600_000, limit: 25 });
+      expect(page.items.map((r) => r.values.vave1)).toEqual(rows.slice(0, 25).map((r) => r.values.vave1));
+      expect(page.nextCursor).not.toBeNull();
+      const raw = new InfluxClient({ url: limited.url, database: limited.database });
+      const [cut] = await raw.query(`SELECT * FROM readings WHERE "device" = '${d}'`, false);
+      expect(cut?.series?.[0]?.values).toHaveLength(30);
+    } finally {
+      await limited.stop();
+    }
+  });
+
   it('reports an unreachable server as unhealthy instead of throwing', async () => {
     const store = await createInfluxStore({ url: 'http://127.0.0.1:1', database: 'db' });
     expect(await store.health()).toMatchObject({ ok: false, engine: 'influxdb' });

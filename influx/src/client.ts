@@ -62,12 +62,53 @@ export interface QuerySeries {
   tags?: Record<string, string>;
   columns: string[];
   values: (number | string | boolean | null)[][];
+  partial?: boolean;
 }
 
 export interface StatementResult {
   statement_id?: number;
   series?: QuerySeries[];
   error?: string;
+  partial?: boolean;
+}
+
+interface QueryBody {
+  results?: StatementResult[];
+  error?: string;
+}
+
+/** A chunked `/query` answer: one JSON object per line, a series continued across chunks. */
+export function mergeChunks(text: string): QueryBody {
+  const byStatement = new Map<number, StatementResult>();
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const chunk = JSON.parse(line) as QueryBody;
+    if (chunk.error) return { error: chunk.error };
+    for (const r of chunk.results ?? []) {
+      const id = r.statement_id ?? 0;
+      let into = byStatement.get(id);
+      if (!into) {
+        into = { statement_id: id };
+        byStatement.set(id, into);
+      }
+      if (r.error) into.error = r.error;
+      for (const s of r.series ?? []) {
+        if (!into.series) into.series = [];
+        const list = into.series;
+        const prev = list[list.length - 1];
+        if (prev && prev.name === s.name && JSON.stringify(prev.tags) === JSON.stringify(s.tags)) {
+          for (const v of s.values) prev.values.push(v);
+        } else
+          list.push({
+            name: s.name,
+            columns: s.columns,
+            values: [...s.values],
+            ...(s.tags ? { tags: s.tags } : {}),
+          });
+      }
+    }
+  }
+  return { results: [...byStatement.values()].sort((a, b) => (a.statement_id ?? 0) - (b.statement_id ?? 0)) };
 }
 
 const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
@@ -153,16 +194,26 @@ export class InfluxClient {
   }
 
   /** Runs InfluxQL (one or more `;`-separated statements); results per statement, times in ms. */
-  async query(q: string): Promise<StatementResult[]> {
+  async query(q: string, chunked = false): Promise<StatementResult[]> {
     const params = new URLSearchParams({ db: this.options.database, epoch: 'ms' });
     if (this.options.retentionPolicy) params.set('rp', this.options.retentionPolicy);
+    if (chunked) {
+      params.set('chunked', 'true');
+      params.set('chunk_size', '10000');
+    }
     const res = await this.send(`/query?${params}`, () => ({
       method: 'POST',
       headers: { ...this.headers, 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ q }).toString(),
     }));
     if (res.status !== 200) throw this.fail(res.status, await errorText(res), 'query');
-    const body = (await res.json()) as { results?: StatementResult[]; error?: string };
+    const text = await res.text();
+    let body: QueryBody;
+    try {
+      body = chunked ? mergeChunks(text) : (JSON.parse(text) as QueryBody);
+    } catch {
+      throw this.fail(502, `unreadable /query answer: ${text.slice(0, 200)}`, 'query');
+    }
     if (body.error) throw this.fail(400, body.error, 'query');
     const results = body.results ?? [];
     const errors = results.filter((r) => r.error).map((r) => r.error!);
@@ -175,6 +226,10 @@ export class InfluxClient {
       if (first && first !== q) await this.query(first);
       throw this.fail(400, errors[0]!, 'query');
     }
+    // A server with `max-row-limit` cuts long answers and marks them partial; chunked answers are
+    // never cut, so the query is asked again that way.
+    if (!chunked && results.some((r) => r.partial || r.series?.some((x) => x.partial)))
+      return this.query(q, true);
     return results;
   }
 

@@ -27,6 +27,8 @@ export interface InfluxTestServerOptions {
   /** Enables `auth-enabled` and creates this admin user before the database. */
   auth?: { username: string; password: string };
   database?: string;
+  /** The server's `max-row-limit` (0, unlimited, by default): to test answers it cuts short. */
+  maxRowLimit?: number;
 }
 
 /** Path of the `influxd` binary, or null when it is not installed. */
@@ -62,7 +64,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-function config(dir: string, rpcPort: number, httpPort: number, auth: boolean): string {
+function config(dir: string, rpcPort: number, httpPort: number, auth: boolean, maxRowLimit: number): string {
   return `reporting-disabled = true
 bind-address = "127.0.0.1:${rpcPort}"
 
@@ -99,6 +101,7 @@ bind-address = "127.0.0.1:${rpcPort}"
   auth-enabled = ${auth}
   log-enabled = false
   write-tracing = false
+  max-row-limit = ${maxRowLimit}
 
 [continuous_queries]
   enabled = false
@@ -156,7 +159,10 @@ export async function startInfluxServer(options: InfluxTestServerOptions = {}): 
   const rpcPort = await freePort();
   const httpPort = await freePort();
   const confPath = join(dir, 'influxdb.conf');
-  await writeFile(confPath, config(dir, rpcPort, httpPort, options.auth !== undefined));
+  await writeFile(
+    confPath,
+    config(dir, rpcPort, httpPort, options.auth !== undefined, options.maxRowLimit ?? 0),
+  );
   const url = `http://127.0.0.1:${httpPort}`;
   const database = options.database ?? 'kilowatch';
 
