@@ -14,6 +14,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DAY_MS, MINUTE_MS, type Reading } from '@kilowatch/core';
+import { createInfluxStore } from '@kilowatch/influx';
+import { type InfluxTestServer, startInfluxServer } from '@kilowatch/influx/testing';
 import { createDuckDbStore, type QuerySource, type TelemetryStore } from '@kilowatch/tsdb';
 
 interface Args {
@@ -241,35 +243,28 @@ export default async function rollup(argv: string[]): Promise<object> {
 }
 
 async function influxCase(args: Args): Promise<CaseResult | { engine: string; error: string }> {
-  // Loaded by name at run time so the DuckDB case runs even where the InfluxDB engine is absent.
-  const influxEntry = '@kilowatch/influx';
-  const testingEntry = '@kilowatch/influx/testing';
-  let server: { stop?: () => Promise<void>; close?: () => Promise<void> } & Record<string, unknown>;
-  let store: TelemetryStore;
+  let server: InfluxTestServer;
   try {
-    const influx = (await import(influxEntry)) as {
-      createInfluxStore: (opts: unknown) => Promise<TelemetryStore>;
-    };
-    const testing = (await import(testingEntry)) as {
-      startInfluxServer: () => Promise<typeof server>;
-    };
-    server = await testing.startInfluxServer();
-    store = await influx.createInfluxStore(server);
+    server = await startInfluxServer();
   } catch (e) {
-    log(`influx: not available: ${(e as Error).message}`);
+    log(`influx: server not available: ${(e as Error).message}`);
     return { engine: 'influxdb', error: (e as Error).message };
   }
   try {
-    return await runCase(
-      'influxdb',
-      store,
-      args.influxDevices,
-      args.influxDays,
-      args.influxStepMin,
-      args.reps,
-    );
+    const store = await createInfluxStore({ url: server.url, database: server.database });
+    try {
+      return await runCase(
+        'influxdb',
+        store,
+        args.influxDevices,
+        args.influxDays,
+        args.influxStepMin,
+        args.reps,
+      );
+    } finally {
+      await store.close();
+    }
   } finally {
-    await store.close();
-    await (server.stop ?? server.close)?.call(server);
+    await server.stop();
   }
 }

@@ -52,7 +52,7 @@ import {
   type WriteResult,
 } from '../port.ts';
 import { counterStepsSql } from './counters.ts';
-import { AGG_NAMES, COUNTERS, q, SCHEMA, STORED, valueExpr } from './schema.ts';
+import { AGG_NAMES, COUNTERS, q, SCHEMA, SCHEMA_VERSION, STORED, valueExpr } from './schema.ts';
 
 export interface DuckDbStoreOptions {
   /** Database file; in memory when omitted. */
@@ -132,6 +132,21 @@ export class DuckDbStore implements TelemetryStore {
     const w = await instance.connect();
     const r = await instance.connect();
     for (const sql of SCHEMA) await w.run(sql);
+    const version = (
+      await w.runAndReadAll(`SELECT v FROM meta WHERE k = 'schema_version'`)
+    ).getRows()[0]?.[0];
+    if (version === undefined) {
+      await w.run(`INSERT INTO meta VALUES ('schema_version', '${SCHEMA_VERSION}')`);
+    } else if (version !== String(SCHEMA_VERSION)) {
+      w.closeSync();
+      r.closeSync();
+      instance.closeSync();
+      throw new StoreError(
+        `${opts.path} holds schema version ${version}; this build reads version ${SCHEMA_VERSION}`,
+        false,
+        'configuration',
+      );
+    }
     const store = new DuckDbStore(instance, w, r, opts.rules);
     await store.load();
     return store;
@@ -173,17 +188,22 @@ export class DuckDbStore implements TelemetryStore {
     this.assertOpen();
     // Validate everything before touching the database: a bad batch is refused whole.
     const present = new Set<string>();
-    for (const [i, rd] of readings.entries()) {
+    for (let i = 0; i < readings.length; i++) {
+      const rd = readings[i];
       if (typeof rd?.deviceKey !== 'string' || rd.deviceKey.length === 0 || rd.deviceKey.length > 64)
         throw rejected(`reading ${i}: device key must be a non-empty string`);
       if (!Number.isSafeInteger(rd.ts)) throw rejected(`reading ${i}: ts must be integer epoch milliseconds`);
-      if (rd.values === null || typeof rd.values !== 'object')
+      const values = rd.values;
+      if (values === null || typeof values !== 'object')
         throw rejected(`reading ${i}: values must be an object`);
-      for (const [name, v] of Object.entries(rd.values)) {
-        if (!isStoredParam(name)) throw rejected(`reading ${i}: unknown parameter "${name}"`);
+      for (const name in values) {
+        if (!present.has(name)) {
+          if (!isStoredParam(name)) throw rejected(`reading ${i}: unknown parameter "${name}"`);
+          present.add(name);
+        }
+        const v = values[name];
         if (typeof v !== 'number' || !Number.isFinite(v))
           throw rejected(`reading ${i}: parameter "${name}" must be a finite number`);
-        present.add(name);
       }
     }
     if (readings.length === 0) return { written: 0 };
