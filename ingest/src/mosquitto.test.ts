@@ -8,12 +8,12 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import { createDuckDbStore, StoreError, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
-import { metricValue, waitFor } from './test/helpers.ts';
-import { findServerBinary, type MosquittoServer, startMosquitto } from './testing.ts';
+import { metricValue, switchableStore, waitFor } from './test/helpers.ts';
+import { findServerBinary, type MosquittoServer, runStoreOutageScenario, startMosquitto } from './testing.ts';
 
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
 if (!mosquittoBin)
@@ -157,6 +157,29 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
       await rm(deadLetterDir, { recursive: true, force: true });
     }
   });
+
+  it('a store outage mid-stream loses nothing, keeps the buffer within the window, and catches up', async () => {
+    const inner = await createDuckDbStore();
+    try {
+      const { store, outage } = switchableStore(inner, () => new StoreError('connect ECONNREFUSED', true));
+      const result = await runStoreOutageScenario({
+        store,
+        mqttUrl: broker.url,
+        outage,
+        outageMs: 4000,
+        readings: 1200,
+        ratePerS: 200,
+        maxInFlight: 150,
+      });
+      expect(result.missing).toBe(0);
+      expect(result.stored).toBe(1200);
+      // The window filled (the outage outlasted it) but never overflowed.
+      expect(result.maxBufferMessages).toBe(150);
+      expect(result.retried).toBeGreaterThan(0);
+    } finally {
+      await inner.close();
+    }
+  }, 60_000);
 
   it('kill -9 of the ingest process mid-stream loses nothing: every reading is stored exactly once', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'kw-kill-'));

@@ -73,3 +73,34 @@ export function flakyStore(inner: TelemetryStore, n: number, makeError: () => Er
     },
   });
 }
+
+/** The real store behind a switch: while it is off, writes fail as an unreachable server's would. */
+export function switchableStore(inner: TelemetryStore, makeError: () => Error) {
+  let down = false;
+  const store = new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === 'write') {
+        return async (readings: Parameters<TelemetryStore['write']>[0]) => {
+          if (down) {
+            await new Promise((r) => setTimeout(r, 20));
+            throw makeError();
+          }
+          return target.write(readings);
+        };
+      }
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  return {
+    store,
+    outage: {
+      begin: () => {
+        down = true;
+      },
+      end: () => {
+        down = false;
+      },
+    },
+  };
+}
