@@ -61,18 +61,21 @@ export function counterStepsSql(src: StepsSource): string {
     )
     .join(',\n    ');
   const l2 = cs
-    .map(
-      (n) =>
-        `coalesce(max(CASE WHEN ${isReset(n)} THEN rn END) OVER (${w} ROWS UNBOUNDED PRECEDING), 1) AS ${c(n, 'rs')}`,
-    )
+    .map((n) => {
+      const resetRn = `CASE WHEN ${isReset(n)} THEN rn END`;
+      return `coalesce(max(${resetRn}) OVER (${w} ROWS UNBOUNDED PRECEDING), 1) AS ${c(n, 'rs')},
+    coalesce(max(${resetRn}) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 1) AS ${c(n, 'rsp')}`;
+    })
     .join(',\n    ');
+  // Baseline after the row: the running maximum since the segment's reset row; before the row: the
+  // same over the previous row's segment (for a reset row, the segment it ends).
   const l3 = cs
     .map(
       (n) =>
-        `CASE WHEN ${c(n)} IS NOT NULL THEN max(${c(n)}) OVER (${w} ROWS BETWEEN rn - ${c(n, 'rs')} PRECEDING AND CURRENT ROW) END AS ${c(n, 'm')}`,
+        `CASE WHEN ${c(n)} IS NOT NULL THEN max(${c(n)}) OVER (${w} ROWS BETWEEN rn - ${c(n, 'rs')} PRECEDING AND CURRENT ROW) END AS ${c(n, 'm')},
+    CASE WHEN ${c(n)} IS NOT NULL THEN max(${c(n)}) OVER (${w} ROWS BETWEEN rn - ${c(n, 'rsp')} PRECEDING AND 1 PRECEDING) END AS ${c(n, 'pb')}`,
     )
     .join(',\n    ');
-  const l4 = cs.map((n) => `lag(${c(n, 'm')} IGNORE NULLS) OVER (${w}) AS ${c(n, 'pb')}`).join(',\n    ');
   const l5 = cs
     .map((n) => {
       const v = c(n);
@@ -108,12 +111,9 @@ s1 AS (SELECT *, row_number() OVER w AS rn,
 s2 AS (SELECT *,
     ${l2}
   FROM s1),
-s3 AS (SELECT *,
+s4 AS (SELECT *,
     ${l3}
   FROM s2),
-s4 AS (SELECT *,
-    ${l4}
-  FROM s3),
 s5 AS (SELECT device, ts, ord, seed, ${cs.map((n) => [c(n), c(n, 'pts'), c(n, 'm'), c(n, 'pb')].join(', ')).join(', ')},
     ${l5}
   FROM s4),

@@ -86,6 +86,7 @@ describe('DuckDB engine', () => {
       rows += page.length;
     }
     expect(rows).toBe(n);
+    await store.refreshRollups();
     const e = await store.energy({
       deviceKey: dev,
       counters: ['eai'],

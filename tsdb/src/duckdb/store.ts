@@ -102,7 +102,6 @@ export class DuckDbStore implements TelemetryStore {
   /** Newest timestamp stored per device id: a batch entirely after it cannot collide. */
   private readonly newest = new Map<number, number>();
   private readonly staging = new Map<string, string>();
-  private anyDirty = true;
   private closed = false;
   private readonly rulesOf: (counter: string) => CounterRules;
 
@@ -337,7 +336,6 @@ export class DuckDbStore implements TelemetryStore {
     for (const [dev, ts] of maxByDev) {
       if (ts > (this.newest.get(dev) ?? Number.NEGATIVE_INFINITY)) this.newest.set(dev, ts);
     }
-    this.anyDirty = true;
     return { written: readings.length };
   }
 
@@ -357,7 +355,6 @@ export class DuckDbStore implements TelemetryStore {
     for (const [dev, from] of dirty) {
       buckets += await this.refreshDevice(dev as number, fixedBucketStart(from as number, STEP_15M));
     }
-    this.anyDirty = false;
     const watermark = fixedBucketStart(now, STEP_15M);
     await this.w.run(
       `INSERT INTO meta VALUES ('watermark', $1) ON CONFLICT (k) DO UPDATE SET v = excluded.v`,
@@ -396,10 +393,16 @@ export class DuckDbStore implements TelemetryStore {
       await this.exec(`DELETE FROM rollup_15m WHERE device = ${dev} AND bucket >= ${start}`);
       await this.exec(`DELETE FROM counter_events WHERE device = ${dev} AND at_ts >= ${start}`);
       if (aggNames.length > 0) {
-        const x = `SELECT device, ts, ${aggNames.map((a) => `${valueExpr(a)} AS ${q(a)}`).join(', ')} FROM readings WHERE ${where}`;
-        const g = `SELECT device, name AS param, ts // ${STEP_15M} * ${STEP_15M} AS bucket,
-            sum(v) AS sum, count(v) AS cnt, min(v) AS min, max(v) AS max
-          FROM (UNPIVOT (${x}) ON ${aggNames.map(q).join(', ')} INTO NAME name VALUE v) GROUP BY ALL`;
+        // Aggregate wide (one pass over the readings), then unpivot the few aggregated rows.
+        const wide = `SELECT device, ts // ${STEP_15M} * ${STEP_15M} AS bucket, ${aggNames
+          .map((a) => {
+            const e = valueExpr(a);
+            return `sum(${e}) AS "${a}__s", count(${e}) AS "${a}__c", min(${e}) AS "${a}__mi", max(${e}) AS "${a}__ma"`;
+          })
+          .join(', ')} FROM readings WHERE ${where} GROUP BY ALL`;
+        const g = `SELECT device, param, bucket, sum, cnt, min, max FROM (UNPIVOT (${wide}) ON ${aggNames
+          .map((a) => `("${a}__s", "${a}__c", "${a}__mi", "${a}__ma") AS "${a}"`)
+          .join(', ')} INTO NAME param VALUE sum, cnt, min, max) WHERE cnt > 0`;
         let sql: string;
         if (counters.length > 0) {
           const steps = counterStepsSql({
@@ -455,11 +458,6 @@ export class DuckDbStore implements TelemetryStore {
       throw new StoreError(`rollup refresh failed: ${(e as Error).message}`, true, 'internal', { cause: e });
     }
     return n;
-  }
-
-  /** Rollup queries read current rollups: pending rollup work is done first. */
-  private async fresh(): Promise<void> {
-    if (this.anyDirty) await this.refreshRollups();
   }
 
   // ---------------------------------------------------------------- raw reads
@@ -637,7 +635,6 @@ export class DuckDbStore implements TelemetryStore {
           ? `SELECT d.s::DOUBLE AS b, ${agg} FROM (${inner}) x ASOF JOIN ${this.startsTable(starts)} d ON x.ts >= d.s GROUP BY d.s`
           : `SELECT (ts // ${ROLLUP_STEP_MS[query.interval]} * ${ROLLUP_STEP_MS[query.interval]})::DOUBLE AS b, ${agg} FROM (${inner}) x GROUP BY b`;
     } else {
-      await this.fresh();
       const inList = params.map((p) => `'${p}'`).join(', ');
       // One row per (bucket, param) comes back; spread it into one row per bucket.
       const spread = params
@@ -729,7 +726,6 @@ export class DuckDbStore implements TelemetryStore {
         rows = all.filter((r) => r[0] === 0).map((r) => [r[1]!, r[2]!, r[3]!]);
         events = all.filter((r) => r[0] === 1).map((r) => [r[2]!, r[4]!, r[5]!, r[6]!, r[7]!]);
       } else {
-        await this.fresh();
         const table = calendar ? this.fineTable(starts) : (query.interval as RollupInterval);
         const inList = counters.map((c) => `'${c}'`).join(', ');
         const sql = calendar
