@@ -11,7 +11,7 @@ import { COUNTER_NAMES, type CounterPoint, fixedBucketStart, HOUR_MS } from '@ki
 import { type RollupRunResult, StoreError } from '@kilowatch/tsdb';
 import type { InfluxClient } from './client.ts';
 import { encodeLine, ident } from './lineProtocol.ts';
-import { bucketFields, coarsen, keysOf, QUARTER_MS, quarterBuckets, type RollupBucket } from './rollup.ts';
+import { bucketLine, coarsen, keysOf, QUARTER_MS, quarterBuckets, type RollupBucket } from './rollup.ts';
 import {
   DIRTY,
   deviceWhere,
@@ -183,9 +183,8 @@ export class RollupMaintainer {
         const lines: string[] = [];
         const push = (measurement: string, bs: Iterable<RollupBucket>, withEvents: boolean) => {
           for (const bucket of bs) {
-            const fields = bucketFields(bucket, withEvents);
-            if (Object.keys(fields).length > 0)
-              lines.push(encodeLine(measurement, { device }, fields, bucket.start));
+            const line = bucketLine(measurement, device, bucket, withEvents);
+            if (line) lines.push(line);
           }
         };
         push(ROLLUP_MEASUREMENT['15m'], quarters.values(), true);

@@ -7,8 +7,10 @@ import {
 } from '@kilowatch/core';
 import type { RawRow } from '@kilowatch/tsdb';
 import { describe, expect, it } from 'vitest';
+import { encodeLine } from './lineProtocol.ts';
 import {
   bucketFields,
+  bucketLine,
   coarsen,
   combinedValues,
   decodeEvents,
@@ -94,6 +96,22 @@ describe('quarterBuckets and coarsen', () => {
   it('writes an empty event field where a counter has readings, so recomputes clear stale events', () => {
     const quarters = quarterBuckets([{ ts: T0, values: { eai1: 1 } }], T0, T0 + QUARTER_MS, new Map());
     expect(bucketFields(quarters.get(T0)!, true)).toMatchObject({ eai1_e: 0, eai1_ev: '' });
+  });
+});
+
+describe('bucketLine', () => {
+  it('is the line encodeLine makes of bucketFields', () => {
+    const rows: RawRow[] = [
+      { ts: T0, values: { vave1: 230.5, eai1: 10, pave1: -0 } },
+      { ts: T0 + MIN, values: { vave1: 231, vave2: 229, eai1: 5 } },
+    ];
+    const q = quarterBuckets(rows, T0, T0 + HOUR_MS, new Map()).get(T0)!;
+    expect(q.events.get('eai1')).toHaveLength(1);
+    for (const withEvents of [true, false]) {
+      expect(bucketLine('rollup_15m', 'a1b2c3d4e5f6', q, withEvents)).toBe(
+        encodeLine('rollup_15m', { device: 'a1b2c3d4e5f6' }, bucketFields(q, withEvents), T0),
+      );
+    }
   });
 });
 

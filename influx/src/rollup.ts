@@ -14,6 +14,7 @@ import {
   fixedBucketStart,
 } from '@kilowatch/core';
 import type { RawRow } from '@kilowatch/tsdb';
+import { escapeKey, escapeMeasurement, formatFloat, quoteString } from './lineProtocol.ts';
 
 export const QUARTER_MS = 15 * 60_000;
 
@@ -100,7 +101,18 @@ export function quarterBuckets(
         else counterPoints.set(name, [{ ts: row.ts, value: v }]);
       }
     }
-    for (const [name, v] of combinedValues(row.values)) addGauge(b.gauges, name, v);
+    for (const c of COMBINED_PARAMS) {
+      let sum = 0;
+      let n = 0;
+      for (const p of c.of) {
+        const v = row.values[p];
+        if (v !== undefined) {
+          sum += v;
+          n++;
+        }
+      }
+      if (n > 0) addGauge(b.gauges, c.name, c.combine === 'sum' ? sum : sum / n);
+    }
   }
   for (const [counter, pts] of counterPoints) {
     const rules = counterRules(counter);
@@ -192,6 +204,34 @@ export function bucketFields(b: RollupBucket, withEvents: boolean): Record<strin
     }
   }
   return f;
+}
+
+/**
+ * The line-protocol line of a rollup point, built directly (the same text as `encodeLine` of
+ * `bucketFields`): catalogue names need no escaping, and refreshes write hundreds of fields per line.
+ */
+export function bucketLine(
+  measurement: string,
+  deviceTag: string,
+  b: RollupBucket,
+  withEvents: boolean,
+): string {
+  let line = '';
+  for (const [name, g] of b.gauges) {
+    const k = keysOf(name);
+    line += `,${k.sum}=${formatFloat(g.sum)},${k.count}=${g.count},${k.min}=${formatFloat(g.min)},${k.max}=${formatFloat(g.max)}`;
+  }
+  for (const [c, e] of b.energy) {
+    const k = keysOf(c);
+    line += `,${k.e}=${formatFloat(e)}`;
+    if (withEvents) {
+      line += `,${k.ev}=${quoteString(encodeEvents(b.events.get(c) ?? []))}`;
+      const base = b.baselines.get(c);
+      if (base) line += `,${k.bv}=${formatFloat(base.value)},${k.bt}=${base.ts}`;
+    }
+  }
+  if (line === '') return '';
+  return `${escapeMeasurement(measurement)},device=${escapeKey(deviceTag)} ${line.slice(1)} ${b.start}`;
 }
 
 interface FieldKeys {
