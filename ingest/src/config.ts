@@ -12,6 +12,8 @@ export interface TelemetryConfig {
   influx?: { url: string; database: string; token?: string; username?: string; password?: string };
   /** Demo meters: a year of history once, then live readings. */
   demo: boolean;
+  /** Days of demo history written once into an empty store. */
+  demoHistoryDays: number;
   simulatorIntervalMs: number;
   /** Shared subscription across ingest replicas. */
   shared: boolean;
@@ -52,6 +54,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     duckdbPath: join(dataDir, 'telemetry.duckdb'),
     embeddedMqttPort: int(env.KW_MQTT_PORT, 1883, 'KW_MQTT_PORT'),
     demo: flag(env.KW_DEMO, embedded),
+    demoHistoryDays: int(env.KW_DEMO_HISTORY_DAYS, 365, 'KW_DEMO_HISTORY_DAYS'),
     simulatorIntervalMs: int(env.KW_SIM_INTERVAL_MS, 10_000, 'KW_SIM_INTERVAL_MS'),
     shared: flag(env.KW_INGEST_SHARED, Boolean(mqttUrl) && role === 'ingest'),
     publishLive: flag(env.KW_PUBLISH_LIVE, Boolean(mqttUrl)),

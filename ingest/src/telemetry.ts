@@ -3,6 +3,7 @@
  * simulator with its year of history. The API's main composes this with the HTTP server.
  */
 import { mkdir } from 'node:fs/promises';
+import { DAY_MS } from '@kilowatch/core';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { type IngestLogger, type IngestRuntime, startIngest } from './bridge.ts';
 import { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
@@ -29,8 +30,6 @@ export interface StartTelemetryDeps {
   logger?: IngestLogger;
 }
 
-const YEAR_MS = 365 * 86_400_000;
-
 export async function startTelemetry(
   config: TelemetryConfig,
   deps: StartTelemetryDeps = {},
@@ -56,8 +55,13 @@ export async function startTelemetry(
     if (config.demo && (await store.devices()).length === 0) {
       const to = Math.floor(Date.now() / 60_000) * 60_000;
       const t0 = performance.now();
-      log.info(`writing a year of demo history for ${DEMO_DEVICES.length} simulated meters…`);
-      const { readings } = await backfillHistory(store, DEMO_DEVICES, { from: to - YEAR_MS, to });
+      log.info(
+        `writing ${config.demoHistoryDays} days of demo history for ${DEMO_DEVICES.length} simulated meters…`,
+      );
+      const { readings } = await backfillHistory(store, DEMO_DEVICES, {
+        from: to - config.demoHistoryDays * DAY_MS,
+        to,
+      });
       await store.refreshRollups();
       log.info(`demo history: ${readings} readings in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     }
