@@ -59,12 +59,13 @@ function rollupTable(name: string): string {
 export const SCHEMA_VERSION = 1;
 
 export const SCHEMA: readonly string[] = [
-  'CREATE TABLE IF NOT EXISTS meta (k VARCHAR PRIMARY KEY, v VARCHAR)',
+  'CREATE TABLE IF NOT EXISTS meta (k VARCHAR NOT NULL, v VARCHAR)',
   'CREATE TABLE IF NOT EXISTS device_keys (id INTEGER PRIMARY KEY, key VARCHAR NOT NULL UNIQUE)',
   `CREATE TABLE IF NOT EXISTS readings (device INTEGER NOT NULL, ts BIGINT NOT NULL, ${PARAMS.map((p) => `${q(p.name)} DOUBLE`).join(', ')})`,
   rollupTable('rollup_15m'),
   rollupTable('rollup_30m'),
   rollupTable('rollup_1h'),
   'CREATE TABLE IF NOT EXISTS counter_events (device INTEGER NOT NULL, counter VARCHAR NOT NULL, kind VARCHAR NOT NULL, at_ts BIGINT NOT NULL, from_ts BIGINT NOT NULL, delta DOUBLE NOT NULL)',
-  'CREATE TABLE IF NOT EXISTS rollup_state (device INTEGER PRIMARY KEY, dirty_from BIGINT, newest BIGINT)',
+  // No key constraint: the write path knows which devices have a row (an index would slow every commit).
+  'CREATE TABLE IF NOT EXISTS rollup_state (device INTEGER NOT NULL, dirty_from BIGINT, newest BIGINT)',
 ];

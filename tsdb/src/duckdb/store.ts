@@ -135,7 +135,7 @@ export class DuckDbStore implements TelemetryStore {
       await w.runAndReadAll(`SELECT v FROM meta WHERE k = 'schema_version'`)
     ).getRows()[0]?.[0];
     if (version === undefined) {
-      await w.run(`INSERT INTO meta VALUES ('schema_version', '${SCHEMA_VERSION}')`);
+      await w.run(`INSERT INTO meta VALUES ('schema_version', '${SCHEMA_VERSION}'), ('watermark', NULL)`);
     } else if (version !== String(SCHEMA_VERSION)) {
       w.closeSync();
       r.closeSync();
@@ -233,6 +233,7 @@ export class DuckDbStore implements TelemetryStore {
     const pending = new Map<string, number>();
     const lastInBatch = new Map<number, number>();
     const maxByDev = new Map<number, number>();
+    const minByDev = new Map<number, number>();
     let devs: number[] = new Array(readings.length);
     for (let i = 0; i < readings.length; i++) {
       const rd = readings[i]!;
@@ -247,6 +248,7 @@ export class DuckDbStore implements TelemetryStore {
       if (ts <= (lastInBatch.get(dev) ?? Number.NEGATIVE_INFINITY)) ordered = false;
       lastInBatch.set(dev, ts);
       if (ts > (maxByDev.get(dev) ?? Number.NEGATIVE_INFINITY)) maxByDev.set(dev, ts);
+      if (ts < (minByDev.get(dev) ?? Number.POSITIVE_INFINITY)) minByDev.set(dev, ts);
       if (ts <= (this.newest.get(dev) ?? Number.NEGATIVE_INFINITY)) collide = true;
       if (ts < minTs) minTs = ts;
       if (ts > maxTs) maxTs = ts;
@@ -318,12 +320,21 @@ export class DuckDbStore implements TelemetryStore {
           `INSERT INTO readings (device, ts${cols.length ? `, ${colList}` : ''}) SELECT device, ts::BIGINT${cols.length ? `, ${colList}` : ''} FROM ${stg}`,
         );
       }
-      await this.exec(
-        `INSERT INTO rollup_state SELECT device, min(ts)::BIGINT, max(ts)::BIGINT FROM ${stg} GROUP BY device
-         ON CONFLICT (device) DO UPDATE SET
-           dirty_from = least(coalesce(rollup_state.dirty_from, excluded.dirty_from), excluded.dirty_from),
-           newest = greatest(coalesce(rollup_state.newest, excluded.newest), excluded.newest)`,
-      );
+      // The dirty mark: the earliest timestamp written since the last refresh, per device.
+      const known = [...maxByDev.keys()].filter((d) => this.newest.has(d));
+      const fresh = [...maxByDev.keys()].filter((d) => !this.newest.has(d));
+      if (known.length > 0) {
+        await this.exec(
+          `UPDATE rollup_state SET dirty_from = least(coalesce(dirty_from, v.mn), v.mn), newest = greatest(coalesce(newest, v.mx), v.mx)
+           FROM (VALUES ${known.map((d) => `(${d}, ${minByDev.get(d)}, ${maxByDev.get(d)})`).join(', ')}) v(d, mn, mx)
+           WHERE device = v.d`,
+        );
+      }
+      if (fresh.length > 0) {
+        await this.exec(
+          `INSERT INTO rollup_state VALUES ${fresh.map((d) => `(${d}, ${minByDev.get(d)}, ${maxByDev.get(d)})`).join(', ')}`,
+        );
+      }
       await this.exec('COMMIT');
     } catch (e) {
       await this.w.run('ROLLBACK').catch(() => undefined);
@@ -356,10 +367,7 @@ export class DuckDbStore implements TelemetryStore {
       buckets += await this.refreshDevice(dev as number, fixedBucketStart(from as number, STEP_15M));
     }
     const watermark = fixedBucketStart(now, STEP_15M);
-    await this.w.run(
-      `INSERT INTO meta VALUES ('watermark', $1) ON CONFLICT (k) DO UPDATE SET v = excluded.v`,
-      [String(watermark)],
-    );
+    await this.w.run(`UPDATE meta SET v = '${watermark}' WHERE k = 'watermark'`);
     return { buckets, watermark };
   }
 
