@@ -362,6 +362,30 @@ describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
     expect(await store.latest(d)).toEqual({ ts: T0 + MIN, values: { vave1: 2 } });
   });
 
+  it('times out against a paused server with a retryable error, and restarts it cleanly', async () => {
+    const d = device();
+    const quick = await createInfluxStore({
+      url: server.url,
+      database: server.database,
+      timeoutMs: 300,
+      retry: { maxAttempts: 2, baseDelayMs: 1 },
+    });
+    server.kill('SIGSTOP');
+    try {
+      const err = await quick
+        .write([{ deviceKey: d, ts: T0, values: { vave1: 1 } }])
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'StoreError', retryable: true, kind: 'unavailable' });
+      expect((err as Error).message).toMatch(/Timeout/i);
+      expect(await quick.health()).toMatchObject({ ok: false });
+    } finally {
+      // Restarting a paused server resumes it first, then stops and starts it on the same ports.
+      await server.restart();
+    }
+    await quick.write([{ deviceKey: d, ts: T0, values: { vave1: 2 } }]);
+    expect(await store.latest(d)).toEqual({ ts: T0, values: { vave1: 2 } });
+  });
+
   it('processes a marker written by another writer, and prunes markers a day behind the cursor', async () => {
     const d = device();
     const client = new InfluxClient({ url: server.url, database: server.database });

@@ -187,6 +187,8 @@ export async function startInfluxServer(options: InfluxTestServerOptions = {}): 
   const waitExit = async (p: ChildProcess, signal: NodeJS.Signals): Promise<void> => {
     if (p.exitCode !== null || p.signalCode !== null) return;
     const exited = new Promise<void>((r) => p.once('exit', () => r()));
+    // A server paused with kill('SIGSTOP') must run again to handle the signal.
+    p.kill('SIGCONT');
     p.kill(signal);
     const timer = setTimeout(() => p.kill('SIGKILL'), 10_000);
     await exited;
