@@ -98,6 +98,15 @@ describe('DuckDB engine', () => {
     await store.close();
   });
 
+  it('stores nothing for a reading without values', async () => {
+    const store = await createDuckDbStore();
+    const dev = 'c1b2c3d4e5f6';
+    expect(await store.write([{ deviceKey: dev, ts: T0, values: {} }])).toEqual({ written: 1 });
+    expect(await store.latest(dev)).toBeNull();
+    expect(await store.devices()).toEqual([]);
+    await store.close();
+  });
+
   it('refuses bad queries with a clear error', async () => {
     const store = await createDuckDbStore();
     await expect(

@@ -206,7 +206,16 @@ export class DuckDbStore implements TelemetryStore {
       }
     }
     if (readings.length === 0) return { written: 0 };
-    return this.lock.run(() => this.writeLocked(readings, present));
+    // A reading without values stores nothing (it would only move `latest` without a value).
+    const withValues = readings.filter((rd) => {
+      for (const _ in rd.values) return true;
+      return false;
+    });
+    if (withValues.length === 0) return { written: readings.length };
+    return this.lock.run(async () => {
+      await this.writeLocked(withValues, present);
+      return { written: readings.length };
+    });
   }
 
   private async stagingTable(cols: readonly string[]): Promise<string> {
