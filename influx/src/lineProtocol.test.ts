@@ -15,7 +15,6 @@ describe('line protocol escaping', () => {
     ['my measurement', 'my\\ measurement'],
     ['a,b', 'a\\,b'],
     ['a=b', 'a=b'],
-    ['back\\slash', 'back\\\\slash'],
   ])('measurement %j → %j', (input, out) => {
     expect(escapeMeasurement(input)).toBe(out);
   });
@@ -62,6 +61,8 @@ describe('line protocol escaping', () => {
     ['no fields', () => encodeLine('m', {}, {}, 1), /at least one field/],
     ['a line break in a tag', () => encodeLine('m', { device: 'a\nb' }, { x: 1 }, 1), /line break/],
     ['an empty tag value', () => encodeLine('m', { device: '' }, { x: 1 }, 1), /empty/],
+    ['a backslash in a tag value', () => encodeLine('m', { device: 'ab\\' }, { x: 1 }, 1), /backslash/],
+    ['a backslash in a measurement', () => encodeLine('m\\', {}, { x: 1 }, 1), /backslash/],
     ['a fractional timestamp', () => encodeLine('m', {}, { x: 1 }, 1.5), /integer/],
   ])('refuses %s', (_, fn, msg) => {
     expect(fn).toThrow(msg);

@@ -7,8 +7,8 @@ export type FieldValue = number | string;
 
 /** Measurement names: commas and spaces are escaped. */
 export function escapeMeasurement(name: string): string {
-  assertNoNewline(name, 'measurement');
-  return name.replace(/[\\, ]/g, (c) => `\\${c}`);
+  assertPlain(name, 'measurement');
+  return name.replace(/[, ]/g, (c) => `\\${c}`);
 }
 
 const NEEDS_ESCAPE = /[\\,= \n\r]/;
@@ -20,8 +20,8 @@ export function escapeKey(key: string): string {
   if (!NEEDS_ESCAPE.test(key) && key.length > 0) return key;
   const hit = keyCache.get(key);
   if (hit !== undefined) return hit;
-  assertNoNewline(key, 'key');
-  const out = key.replace(/[\\,= ]/g, (c) => `\\${c}`);
+  assertPlain(key, 'key');
+  const out = key.replace(/[,= ]/g, (c) => `\\${c}`);
   if (keyCache.size < 10_000) keyCache.set(key, out);
   return out;
 }
@@ -37,9 +37,14 @@ export function formatFloat(v: number): string {
   return Object.is(v, -0) ? '0' : String(v);
 }
 
-function assertNoNewline(s: string, what: string): void {
+/**
+ * InfluxDB 1.x keeps a backslash in a name or tag literally (it unescapes only `\,`, `\=` and `\ `), so a
+ * name ending in one cannot be written at all: names with backslashes or line breaks are refused.
+ */
+function assertPlain(s: string, what: string): void {
   if (s.length === 0) throw new RangeError(`line protocol ${what} must not be empty`);
   if (/[\n\r]/.test(s)) throw new RangeError(`line protocol ${what} must not contain a line break`);
+  if (s.includes('\\')) throw new RangeError(`line protocol ${what} must not contain a backslash`);
 }
 
 /**

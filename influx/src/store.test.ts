@@ -450,6 +450,9 @@ describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
     await expect(store.write([{ deviceKey: d, ts: T0, values: { nope: 1 } }])).rejects.toThrow(
       /unknown parameter: nope/,
     );
+    await expect(store.write([{ deviceKey: 'ab\\', ts: T0, values: { vave1: 1 } }])).rejects.toThrow(
+      /backslash/,
+    );
     expect(await store.latest(d)).toBeNull();
     const err = await store
       .series({ deviceKey: d, params: ['vave1'], from: T0, to: T0, interval: '1h', stats: ['avg'] })
@@ -462,6 +465,27 @@ describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
     await expect(
       store.energy({ deviceKey: d, counters: ['vave1'], from: T0, to: T0 + HOUR_MS, interval: '1h' }),
     ).rejects.toThrow(/not an energy counter/);
+  });
+
+  it('keeps a device key with spaces, commas, equals signs and quotes intact', async () => {
+    const d = `odd key,=x'y"z ${device()}`;
+    await store.write([
+      { deviceKey: d, ts: T0, values: { eai1: 1 } },
+      { deviceKey: d, ts: T0 + 20 * MIN, values: { eai1: 2 } },
+    ]);
+    expect(await store.latest(d)).toEqual({ ts: T0 + 20 * MIN, values: { eai1: 2 } });
+    expect(await store.devices()).toContain(d);
+    await store.refreshRollups();
+    const e = await store.energy({
+      deviceKey: d,
+      counters: ['eai1'],
+      from: T0,
+      to: T0 + HOUR_MS,
+      interval: '1h',
+    });
+    expect(e.energy.eai1).toEqual([1]);
+    await store.deleteDevice(d);
+    expect(await store.devices()).not.toContain(d);
   });
 
   it('reports health from /ping', async () => {

@@ -61,8 +61,8 @@ function reject(msg: string): StoreError {
 /** Checks one reading; returns why it cannot be stored, or null. */
 export function readingProblem(r: Reading): string | null {
   if (r === null || typeof r !== 'object') return 'not a reading object';
-  if (typeof r.deviceKey !== 'string' || r.deviceKey.length === 0 || /[\n\r]/.test(r.deviceKey))
-    return 'deviceKey must be a non-empty single-line string';
+  if (typeof r.deviceKey !== 'string' || r.deviceKey.length === 0 || /[\n\r\\]/.test(r.deviceKey))
+    return 'deviceKey must be a non-empty single-line string without backslashes';
   if (!Number.isSafeInteger(r.ts)) return `ts must be integer epoch milliseconds, got ${String(r.ts)}`;
   if (r.values === null || typeof r.values !== 'object') return 'values must be an object';
   for (const [k, v] of Object.entries(r.values)) {
