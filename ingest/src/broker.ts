@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { Aedes } from 'aedes';
+import { Aedes, type AedesOptions } from 'aedes';
+import { createBrokerPersistence } from './brokerPersistence.ts';
 
 export interface EmbeddedBroker {
   url: string;
@@ -13,7 +14,9 @@ export async function startEmbeddedBroker(
   opts: { port?: number; host?: string } = {},
 ): Promise<EmbeddedBroker> {
   const host = opts.host ?? '127.0.0.1';
-  const aedes = await Aedes.createBroker();
+  const aedes = await Aedes.createBroker({
+    persistence: createBrokerPersistence() as AedesOptions['persistence'],
+  });
   const server = createServer(aedes.handle);
   server.listen(opts.port ?? 0, host);
   await once(server, 'listening');
