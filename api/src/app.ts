@@ -12,6 +12,8 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import { type AppConfig, defaultConfig } from './config.ts';
 import type { Sql } from './db/sql.ts';
 import { ApiError, ValidationError } from './errors.ts';
+import type { LiveSource } from './hub/live-source.ts';
+import { type LiveServicesOptions, registerLiveServices } from './hub/services.ts';
 import authPlugin from './plugins/app/auth.ts';
 import configPlugin from './plugins/app/config.ts';
 import type { Mailer } from './plugins/app/mailer.ts';
@@ -40,12 +42,15 @@ export interface BuildAppOptions {
   now?: () => number;
   logger?: FastifyServerOptions['logger'];
   pressure?: PressureOptions;
+  /** Committed live readings and device status for the hub and the alerts (embedded: the ingest bus). */
+  live?: LiveSource;
+  liveServices?: LiveServicesOptions;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Every route registered, for the docs check and diagnostics. */
-    routeTable: { method: string; url: string }[];
+    routeTable: { method: string; url: string; hidden: boolean }[];
   }
   interface FastifyContextConfig {
     /** Message of a 400 from this route's validation (login answers "Try again!"). */
@@ -62,10 +67,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ajv: { customOptions: { coerceTypes: false } },
   });
   app.setValidatorCompiler(valibotValidatorCompiler);
-  const routeTable: { method: string; url: string }[] = [];
+  const routeTable: { method: string; url: string; hidden: boolean }[] = [];
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url });
+    const hidden = (route.schema as { hide?: boolean } | undefined)?.hide === true;
+    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, hidden });
   });
 
   app.addHook('onRequest', async (_request, reply) => {
@@ -106,6 +112,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(authPlugin);
   await app.register(repositoriesPlugin);
   await app.register(metricsPlugin, { extra: options.metricsText });
+  await registerLiveServices(app, options.live, options.liveServices);
 
   await app.register(
     async (api) => {

@@ -11,6 +11,7 @@ import energyRoutes from './energy.ts';
 import healthRoutes from './health.ts';
 import heatmapRoutes from './heatmap.ts';
 import locationRoutes from './locations.ts';
+import notificationRoutes from './notifications.ts';
 import type { RouteOptions } from './options.ts';
 import readingsRoutes from './readings.ts';
 import seriesRoutes from './series.ts';
@@ -30,4 +31,5 @@ export const apiRoutes: readonly FastifyPluginAsync<RouteOptions>[] = [
   analyticsRoutes,
   comparisonRoutes,
   tariffStatsRoutes,
+  notificationRoutes,
 ];

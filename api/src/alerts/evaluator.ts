@@ -1,0 +1,208 @@
+/**
+ * The alert evaluator: every committed live reading goes through core's notification state machine with
+ * the device's settings and location zone; silence is evaluated on a timer. State lives in memory per
+ * device, rebuilt lazily. Events are stored as notifications and pushed through the hub.
+ *
+ * With an external broker, each API process subscribes to `$share/kilowatch-alerts/kilowatch/live/+`
+ * (an MQTT 5 shared subscription), so every reading is evaluated by exactly one process.
+ */
+import {
+  type AlertEvent,
+  type AlertOptions,
+  type AlertSettings,
+  type AlertState,
+  DEFAULT_ALERT_OPTIONS,
+  DEFAULT_TIMEZONE,
+  evaluateReading,
+  evaluateSilence,
+  initialAlertState,
+  type Reading,
+  startOfLocalDay,
+} from '@kilowatch/core';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { countersOf } from '../analytics/energy.ts';
+import type { LiveSource } from '../hub/live-source.ts';
+import { createNotificationsRepository } from './notifications-repository.ts';
+
+/** Shared-subscription topic for alert evaluation across API processes on an external broker. */
+export const ALERTS_SHARED_TOPIC = '$share/kilowatch-alerts/kilowatch/live/+';
+
+export interface AlertsOptions {
+  /** Readings to evaluate: the embedded bus, or the shared subscription on an external broker. */
+  alertSource?: LiveSource;
+  /** How often silent devices are checked (ms). */
+  silenceCheckMs?: number;
+  /** How long a device's settings are trusted before being read again (ms). */
+  settingsTtlMs?: number;
+  alertOptions?: AlertOptions;
+}
+
+interface DeviceAlerts {
+  deviceId: number;
+  userId: number;
+  tz: string;
+  settings: AlertSettings;
+  state: AlertState;
+  loadedAt: number;
+  /** Readings of one device are evaluated in order. */
+  queue: Promise<void>;
+  today?: { day: number; at: number; kwh: number };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    notifications: ReturnType<typeof createNotificationsRepository>;
+    alerts: {
+      /** Evaluates one committed reading (the live source calls this; tests may too). */
+      evaluate(reading: Reading): Promise<void>;
+      /** Evaluates the passing of time for every known device. */
+      checkSilence(now?: number): Promise<void>;
+    };
+  }
+}
+
+export default fp(
+  async (app: FastifyInstance, opts: AlertsOptions) => {
+    const repo = createNotificationsRepository(app.sql);
+    app.decorate('notifications', repo);
+    const ttl = opts.settingsTtlMs ?? 60_000;
+    const alertOptions = opts.alertOptions ?? DEFAULT_ALERT_OPTIONS;
+    const devices = new Map<string, DeviceAlerts>();
+    /** Keys with no claimed device, and when they were last looked up. */
+    const unknown = new Map<string, number>();
+
+    async function load(deviceKey: string): Promise<DeviceAlerts | null> {
+      const cached = devices.get(deviceKey);
+      const now = app.clock.now();
+      if (cached && now - cached.loadedAt < ttl) return cached;
+      const missedAt = unknown.get(deviceKey);
+      if (!cached && missedAt !== undefined && now - missedAt < ttl) return null;
+      const { rows } = await app.sql.query<{
+        id: number;
+        user_id: number;
+        timezone: string | null;
+        enabled: boolean;
+        voltage_drop: number;
+        voltage_rise: number;
+        total_consumption: number;
+        disable_at_night: boolean;
+        interval_minutes: number;
+        mute_all: boolean;
+      }>(
+        `select d.id, d.user_id, l.timezone, n.enabled, n.voltage_drop, n.voltage_rise, n.total_consumption,
+           n.disable_at_night, n.interval_minutes, n.mute_all
+         from devices d join notification_settings n on n.device_id = d.id
+         left join locations l on l.id = d.location_id where d.device_key = $1`,
+        [deviceKey],
+      );
+      const r = rows[0];
+      if (!r) {
+        devices.delete(deviceKey);
+        if (unknown.size > 100_000) unknown.clear();
+        unknown.set(deviceKey, now);
+        return null;
+      }
+      unknown.delete(deviceKey);
+      const settings: AlertSettings = {
+        enabled: r.enabled,
+        voltageDrop: Number(r.voltage_drop),
+        voltageRise: Number(r.voltage_rise),
+        totalConsumption: Number(r.total_consumption),
+        disableAtNight: r.disable_at_night,
+        interval: Number(r.interval_minutes),
+        muteAll: r.mute_all,
+      };
+      const entry: DeviceAlerts = cached
+        ? { ...cached, settings, tz: r.timezone || DEFAULT_TIMEZONE, loadedAt: now }
+        : {
+            deviceId: Number(r.id),
+            userId: Number(r.user_id),
+            tz: r.timezone || DEFAULT_TIMEZONE,
+            settings,
+            state: initialAlertState(),
+            loadedAt: now,
+            queue: Promise.resolve(),
+          };
+      devices.set(deviceKey, entry);
+      return entry;
+    }
+
+    /** Energy imported so far in the local day, read at most once a minute per device. */
+    async function todayImport(deviceKey: string, d: DeviceAlerts, ts: number): Promise<number | undefined> {
+      if (d.settings.totalConsumption <= 0) return undefined;
+      const day = startOfLocalDay(ts, d.tz);
+      if (d.today && d.today.day === day && ts - d.today.at < 60_000) return d.today.kwh;
+      const latest = await app.store.latest(deviceKey);
+      const counters = countersOf(latest ? Object.keys(latest.values) : []).import;
+      if (counters.length === 0) return undefined;
+      const e = await app.store.energy({
+        deviceKey,
+        counters,
+        from: day,
+        to: ts + 1,
+        interval: '1h',
+        tz: d.tz,
+      });
+      let kwh = 0;
+      for (const c of counters) for (const v of e.energy[c] ?? []) kwh += v ?? 0;
+      d.today = { day, at: ts, kwh };
+      return kwh;
+    }
+
+    async function store(d: DeviceAlerts, events: AlertEvent[]): Promise<void> {
+      for (const ev of events) {
+        const kind = ev.type === 'recovery' ? `${ev.kind}-recovery` : ev.kind;
+        const id = await repo.add(d.userId, d.deviceId, kind, ev.message, ev.at);
+        app.hub.publishToUser(
+          d.userId,
+          { type: 'notification', id, deviceId: d.deviceId, kind, message: ev.message, at: ev.at },
+          `notification:${id}`,
+        );
+      }
+    }
+
+    async function evaluate(reading: Reading): Promise<void> {
+      const d = await load(reading.deviceKey);
+      if (!d) return;
+      const run = d.queue.then(async () => {
+        const kwh = await todayImport(reading.deviceKey, d, reading.ts);
+        const events = evaluateReading(
+          d.state,
+          { ts: reading.ts, values: reading.values, ...(kwh !== undefined ? { todayImportKwh: kwh } : {}) },
+          d.settings,
+          d.tz,
+          alertOptions,
+        );
+        await store(d, events);
+      });
+      d.queue = run.catch(() => {});
+      return run;
+    }
+
+    async function checkSilence(now = app.clock.now()): Promise<void> {
+      for (const d of devices.values()) {
+        const run = d.queue.then(() =>
+          store(d, evaluateSilence(d.state, now, d.settings, d.tz, alertOptions)),
+        );
+        d.queue = run.catch(() => {});
+        await run;
+      }
+    }
+
+    app.decorate('alerts', { evaluate, checkSilence });
+
+    const unsubscribe = opts.alertSource?.onReading((r) => {
+      evaluate(r).catch((err) => app.log.warn({ err }, 'alerts: evaluation failed'));
+    });
+    const timer = setInterval(() => {
+      checkSilence().catch((err) => app.log.warn({ err }, 'alerts: silence check failed'));
+    }, opts.silenceCheckMs ?? 60_000);
+    timer.unref();
+    app.addHook('onClose', async () => {
+      clearInterval(timer);
+      unsubscribe?.();
+    });
+  },
+  { name: 'alerts', dependencies: ['hub', 'telemetry'] },
+);

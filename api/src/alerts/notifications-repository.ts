@@ -1,0 +1,53 @@
+/** Alert history of a user (API.md §Exports and notifications), newest first, paged by id. */
+import type { Notification } from '@kilowatch/core';
+import type { Sql } from '../db/sql.ts';
+
+interface Row {
+  id: number;
+  device_id: number;
+  kind: string;
+  message: string;
+  at: number;
+  read: boolean;
+}
+
+const toNotification = (r: Row): Notification => ({
+  id: Number(r.id),
+  deviceId: Number(r.device_id),
+  kind: r.kind,
+  message: r.message,
+  at: Number(r.at),
+  read: r.read,
+});
+
+export function createNotificationsRepository(sql: Sql) {
+  return {
+    async add(userId: number, deviceId: number, kind: string, message: string, at: number): Promise<number> {
+      const { rows } = await sql.query<{ id: number }>(
+        'insert into notifications (user_id, device_id, kind, message, at) values ($1, $2, $3, $4, $5) returning id',
+        [userId, deviceId, kind, message, at],
+      );
+      return Number(rows[0]!.id);
+    },
+
+    /** A page of the newest notifications below `cursor` (an id). */
+    async page(userId: number, cursor: number | undefined, limit: number) {
+      const { rows } = await sql.query<Row>(
+        `select id, device_id, kind, message, at, read from notifications
+         where user_id = $1 and ($2::integer is null or id < $2) order by id desc limit $3`,
+        [userId, cursor ?? null, limit + 1],
+      );
+      const items = rows.slice(0, limit).map(toNotification);
+      const last = items[items.length - 1];
+      return { items, nextCursor: rows.length > limit && last ? String(last.id) : null };
+    },
+
+    async markRead(userId: number, id: number): Promise<boolean> {
+      const r = await sql.query('update notifications set read = true where user_id = $1 and id = $2', [
+        userId,
+        id,
+      ]);
+      return r.rowCount > 0;
+    },
+  };
+}

@@ -1,0 +1,166 @@
+/** The hub over a real WebSocket (`ws` against `app.listen` on loopback). */
+import { Writable } from 'node:stream';
+import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { claimMeter, locationOf, type Meter } from '../analytics/testing.ts';
+import { type Account, as, buildTestApp, signUp, type TestApp } from '../testing/helper.ts';
+import { CLOSE_POLICY, HUB_PATH } from './hub.ts';
+import { createLocalLiveSource } from './live-source.ts';
+
+interface Conn {
+  ws: WebSocket;
+  messages: Record<string, unknown>[];
+  next(pred: (m: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+}
+
+describe('dashboard hub over a real WebSocket', () => {
+  let t: TestApp;
+  let store: TelemetryStore;
+  let base: string;
+  let alice: Account;
+  let bob: Account;
+  let aliceMeter: Meter;
+  let aliceOther: Meter;
+  let bobMeter: Meter;
+  const live = createLocalLiveSource();
+  const logLines: string[] = [];
+
+  beforeAll(async () => {
+    store = await createDuckDbStore();
+    t = await buildTestApp('pglite', {
+      store,
+      live,
+      liveServices: { hub: { highWaterBytes: 16 * 1024, sessionCheckMs: 60_000 } },
+      config: { allowedOrigins: ['https://kilowatch.example'] },
+      logger: {
+        level: 'trace',
+        stream: new Writable({
+          write(chunk, _enc, done) {
+            logLines.push(String(chunk));
+            done();
+          },
+        }),
+      },
+    });
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = address.replace('http', 'ws');
+    alice = await signUp(t.app);
+    bob = await signUp(t.app);
+    const loc = await locationOf(t.app, alice);
+    aliceMeter = await claimMeter(t.app, alice, loc);
+    aliceOther = await claimMeter(t.app, alice, loc);
+    bobMeter = await claimMeter(t.app, bob, null);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await store?.close();
+  });
+
+  async function connect(token: string, headers: Record<string, string> = {}): Promise<Conn> {
+    const ws = new WebSocket(`${base}${HUB_PATH}?access_token=${token}`, { headers });
+    const messages: Record<string, unknown>[] = [];
+    const waiters: {
+      pred: (m: Record<string, unknown>) => boolean;
+      resolve: (m: Record<string, unknown>) => void;
+    }[] = [];
+    ws.on('message', (data) => {
+      const m = JSON.parse(String(data)) as Record<string, unknown>;
+      messages.push(m);
+      for (const w of [...waiters]) {
+        if (w.pred(m)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(m);
+        }
+      }
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    });
+    return {
+      ws,
+      messages,
+      next: (pred) =>
+        new Promise((resolve) => {
+          const seen = messages.find(pred);
+          if (seen) resolve(seen);
+          else waiters.push({ pred, resolve });
+        }),
+    };
+  }
+
+  async function subscribe(c: Conn, deviceIds: number[]): Promise<void> {
+    c.ws.send(JSON.stringify({ type: 'subscribe', deviceIds }));
+    const before = c.messages.filter((m) => m.type === 'pong').length;
+    c.ws.send(JSON.stringify({ type: 'ping' }));
+    await new Promise<void>((resolve) => {
+      const check = () =>
+        c.messages.filter((m) => m.type === 'pong').length > before ? resolve() : setTimeout(check, 5);
+      check();
+    });
+  }
+
+  it('delivers a live reading to its owner and nothing to another user', async () => {
+    const a = await connect(alice.token);
+    const b = await connect(bob.token);
+    await subscribe(a, [aliceMeter.id]);
+    // Bob asks for Alice's device too: ignored.
+    await subscribe(b, [bobMeter.id, aliceMeter.id]);
+    live.publish({ deviceKey: aliceMeter.deviceKey, ts: 1000, values: { vave1: 231 } });
+    live.publish({ deviceKey: bobMeter.deviceKey, ts: 2000, values: { vave1: 229 } });
+    const got = await a.next((m) => m.type === 'reading');
+    expect(got).toEqual({ type: 'reading', deviceId: aliceMeter.id, ts: 1000, values: { vave1: 231 } });
+    // Readings are delivered in order: Bob's first reading is his own, so Alice's never reached him.
+    const bobs = await b.next((m) => m.type === 'reading');
+    expect(bobs).toEqual({ type: 'reading', deviceId: bobMeter.id, ts: 2000, values: { vave1: 229 } });
+    expect(b.messages.filter((m) => m.deviceId === aliceMeter.id)).toEqual([]);
+    a.ws.close();
+    b.ws.close();
+  });
+
+  it('refuses a bad token and a foreign Origin before the upgrade, and never logs the token', async () => {
+    await expect(connect('x'.repeat(40))).rejects.toThrow('HTTP 401');
+    await expect(connect(alice.token, { origin: 'https://evil.example' })).rejects.toThrow('HTTP 403');
+    const ok = await connect(alice.token, { origin: 'https://kilowatch.example' });
+    ok.ws.close();
+    expect(logLines.length).toBeGreaterThan(0);
+    expect(logLines.join('\n')).not.toContain(alice.token);
+  });
+
+  it('closes the socket with 1008 when the session logs out', async () => {
+    const session = await signUp(t.app);
+    const c = await connect(session.token);
+    const closed = new Promise<number>((resolve) => c.ws.once('close', (code) => resolve(code)));
+    const res = await as(t.app, session, { method: 'GET', url: '/api/account/logout' });
+    expect(res.statusCode).toBe(204);
+    expect(await closed).toBe(CLOSE_POLICY);
+  });
+
+  it('coalesces a slow consumer to the newest value per device instead of queueing without bound', async () => {
+    const c = await connect(alice.token);
+    await subscribe(c, [aliceMeter.id, aliceOther.id]);
+    // Stop reading from the socket: the server's buffer fills, then messages coalesce per device.
+    c.ws.pause();
+    const values: Record<string, number> = {};
+    for (let i = 0; i < 40; i++) values[`p${i}`] = 1000 + i;
+    const N = 20_000;
+    for (let i = 1; i <= N; i++) {
+      live.publish({ deviceKey: (i % 2 ? aliceMeter : aliceOther).deviceKey, ts: i, values });
+      if (i % 500 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    const stats = t.app.hub.stats();
+    expect(stats.coalesced).toBeGreaterThan(0);
+    // At most one pending message per device, however many were published.
+    expect(stats.pendingMessages).toBeLessThanOrEqual(2);
+    c.ws.resume();
+    const last = await c.next((m) => m.type === 'reading' && m.ts === N);
+    expect(last.deviceId).toBe(aliceOther.id);
+    await c.next((m) => m.type === 'reading' && m.ts === N - 1);
+    expect(c.messages.filter((m) => m.type === 'reading').length).toBeLessThan(N);
+    c.ws.close();
+  });
+});

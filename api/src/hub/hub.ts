@@ -1,0 +1,287 @@
+/**
+ * The real-time hub (API.md §Real-time hub) at /hubs/dashboardHub. The access token is checked on connect
+ * and again periodically and right after a logout; a socket whose session ended is closed with 1008. The
+ * Origin must be on the allow-list. A client only receives its own devices' messages, and a slow client
+ * gets the newest value per device instead of an ever-growing queue.
+ */
+import websocket from '@fastify/websocket';
+import { MESSAGES } from '@kilowatch/core';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import * as v from 'valibot';
+import type { WebSocket } from 'ws';
+import { errorResponse, request } from '../schema.ts';
+import type { LiveSource } from './live-source.ts';
+import { createOwnerLookup } from './owners.ts';
+
+export const HUB_PATH = '/hubs/dashboardHub';
+/** Policy violation: the session ended or expired. */
+export const CLOSE_POLICY = 1008;
+
+export type HubMessage =
+  | { type: 'reading'; deviceId: number; ts: number; values: Record<string, number> }
+  | { type: 'status'; deviceId: number; status: string; rssi?: number }
+  | { type: 'notification'; id: number; deviceId: number; kind: string; message: string; at: number }
+  | { type: 'export'; id: number; status: string; progress: number }
+  | { type: 'pong' }
+  | { type: 'error'; message: string };
+
+export interface HubOptions {
+  live?: LiveSource;
+  /** How often every socket's session is checked again (ms). */
+  sessionCheckMs?: number;
+  /** Above this many buffered bytes a client is slow: its messages are coalesced per device. */
+  highWaterBytes?: number;
+  /** How often coalesced messages are retried (ms). */
+  flushMs?: number;
+}
+
+interface Client {
+  socket: WebSocket;
+  token: string;
+  userId: number;
+  subscribed: Set<number>;
+  /** Newest pending message per key (device reading, device status, notification, export job). */
+  pending: Map<string, string>;
+  /** Client messages are handled in order (a ping answers after the subscribe before it). */
+  inbox: Promise<void>;
+}
+
+export interface HubStats {
+  clients: number;
+  sent: number;
+  coalesced: number;
+  pendingMessages: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    hub: {
+      /** Sends to every socket of the user (notifications, export progress). */
+      publishToUser(userId: number, message: HubMessage, key: string): void;
+      /** Closes sockets whose session no longer verifies. */
+      recheckSessions(userId?: number): Promise<void>;
+      stats(): HubStats;
+    };
+  }
+}
+
+const SUBSCRIBE_MAX = 500;
+
+function originAllowed(request: FastifyRequest, allowed: readonly string[]): boolean {
+  const origin = request.headers.origin;
+  // Non-browser clients send no Origin; browsers always do on a WebSocket upgrade.
+  if (!origin) return true;
+  if (allowed.length > 0) return allowed.includes(origin);
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+function tokenOf(request: FastifyRequest): string | null {
+  const q = request.query as Record<string, unknown> | undefined;
+  const t = q?.access_token;
+  return typeof t === 'string' && /^[A-Za-z0-9_-]{20,512}$/.test(t) ? t : null;
+}
+
+export default fp(
+  async (app: FastifyInstance, opts: HubOptions) => {
+    const highWater = opts.highWaterBytes ?? 256 * 1024;
+    const clients = new Set<Client>();
+    const owners = createOwnerLookup(app.sql, app.clock.now);
+    let sent = 0;
+    let coalesced = 0;
+
+    function deliver(c: Client, key: string, payload: string): void {
+      if (c.socket.readyState !== c.socket.OPEN) return;
+      if (c.pending.size > 0 || c.socket.bufferedAmount > highWater) {
+        if (c.pending.has(key)) coalesced++;
+        c.pending.delete(key);
+        c.pending.set(key, payload);
+        return;
+      }
+      c.socket.send(payload);
+      sent++;
+    }
+
+    function flush(): void {
+      for (const c of clients) {
+        if (c.pending.size === 0) continue;
+        for (const [key, payload] of c.pending) {
+          if (c.socket.bufferedAmount > highWater) break;
+          c.pending.delete(key);
+          c.socket.send(payload);
+          sent++;
+        }
+      }
+    }
+    const flushTimer = setInterval(flush, opts.flushMs ?? 25);
+    flushTimer.unref();
+
+    async function recheckSessions(userId?: number): Promise<void> {
+      for (const c of [...clients]) {
+        if (userId !== undefined && c.userId !== userId) continue;
+        const session = await app.sessions.verify(c.token).catch(() => null);
+        if (!session) c.socket.close(CLOSE_POLICY, 'session ended');
+      }
+    }
+    const checkTimer = setInterval(() => void recheckSessions(), opts.sessionCheckMs ?? 30_000);
+    checkTimer.unref();
+
+    const unsubscribe: (() => void)[] = [];
+    if (opts.live) {
+      unsubscribe.push(
+        opts.live.onReading((r) => {
+          if (clients.size === 0) return;
+          void owners
+            .byKey(r.deviceKey)
+            .then((owner) => {
+              if (!owner) return;
+              let payload: string | null = null;
+              for (const c of clients) {
+                if (c.userId !== owner.userId || !c.subscribed.has(owner.deviceId)) continue;
+                payload ??= JSON.stringify({
+                  type: 'reading',
+                  deviceId: owner.deviceId,
+                  ts: r.ts,
+                  values: r.values,
+                });
+                deliver(c, `reading:${owner.deviceId}`, payload);
+              }
+            })
+            .catch((err) => app.log.warn({ err }, 'hub: device lookup failed'));
+        }),
+      );
+      if (opts.live.onStatus) {
+        unsubscribe.push(
+          opts.live.onStatus((s) => {
+            if (clients.size === 0) return;
+            void owners
+              .byKey(s.deviceKey)
+              .then((owner) => {
+                if (!owner) return;
+                const payload = JSON.stringify({
+                  type: 'status',
+                  deviceId: owner.deviceId,
+                  status: s.status,
+                  ...(s.rssi !== undefined ? { rssi: s.rssi } : {}),
+                });
+                for (const c of clients)
+                  if (c.userId === owner.userId) deliver(c, `status:${owner.deviceId}`, payload);
+              })
+              .catch((err) => app.log.warn({ err }, 'hub: device lookup failed'));
+          }),
+        );
+      }
+    }
+
+    app.decorate('hub', {
+      publishToUser(userId: number, message: HubMessage, key: string) {
+        const payload = JSON.stringify(message);
+        for (const c of clients) if (c.userId === userId) deliver(c, key, payload);
+      },
+      recheckSessions,
+      stats: () => ({
+        clients: clients.size,
+        sent,
+        coalesced,
+        pendingMessages: [...clients].reduce((s, c) => s + c.pending.size, 0),
+      }),
+    });
+
+    app.addHook('onClose', async () => {
+      clearInterval(flushTimer);
+      clearInterval(checkTimer);
+      for (const u of unsubscribe) u();
+      for (const c of clients) c.socket.terminate();
+      clients.clear();
+    });
+
+    // A logout ends the session at once: its sockets close right after the answer.
+    app.addHook('onResponse', async (request, reply) => {
+      if (reply.statusCode === 204 && request.routeOptions.url === '/api/account/logout' && request.session) {
+        await recheckSessions(request.session.userId);
+      }
+    });
+
+    await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+
+    app.route({
+      method: 'GET',
+      url: HUB_PATH,
+      // The access token travels in the query string: nothing about this route is logged.
+      logLevel: 'silent',
+      schema: {
+        summary: 'Real-time hub (WebSocket upgrade): readings, status, notifications and export progress',
+        tags: ['hub'],
+        querystring: request(v.object({ access_token: v.optional(v.string()) })),
+        response: { 401: errorResponse, 403: errorResponse, 426: errorResponse },
+      },
+      preValidation: async (request, reply) => {
+        if (!originAllowed(request, app.config.allowedOrigins)) {
+          return reply.code(403).send({ message: MESSAGES.unauthorized });
+        }
+        const token = tokenOf(request);
+        const session = token ? await app.sessions.verify(token) : null;
+        if (!session || !token) return reply.code(401).send({ message: MESSAGES.unauthorized });
+        (request as FastifyRequest & { hubAuth?: { token: string; userId: number } }).hubAuth = {
+          token,
+          userId: session.userId,
+        };
+      },
+      // A plain GET (no upgrade) is told to upgrade.
+      handler: (_request, reply) => reply.code(426).send({ message: MESSAGES.malformed }),
+      wsHandler: (socket, request) => {
+        const auth = (request as FastifyRequest & { hubAuth?: { token: string; userId: number } }).hubAuth!;
+        const client: Client = {
+          socket,
+          token: auth.token,
+          userId: auth.userId,
+          subscribed: new Set(),
+          pending: new Map(),
+          inbox: Promise.resolve(),
+        };
+        clients.add(client);
+        socket.on('close', () => clients.delete(client));
+        socket.on('error', () => clients.delete(client));
+        socket.on('message', (data) => {
+          const text = data.toString();
+          client.inbox = client.inbox
+            .then(() => handle(client, text))
+            .catch((err) => app.log.warn({ err }, 'hub: message failed'));
+        });
+      },
+    });
+
+    async function handle(c: Client, text: string): Promise<void> {
+      let msg: { type?: unknown; deviceIds?: unknown };
+      try {
+        msg = JSON.parse(text) as typeof msg;
+      } catch {
+        c.socket.send(JSON.stringify({ type: 'error', message: MESSAGES.malformed }));
+        return;
+      }
+      if (msg.type === 'ping') {
+        c.socket.send(JSON.stringify({ type: 'pong' }));
+        return;
+      }
+      if (msg.type !== 'subscribe' && msg.type !== 'unsubscribe') {
+        c.socket.send(JSON.stringify({ type: 'error', message: MESSAGES.malformed }));
+        return;
+      }
+      const ids = Array.isArray(msg.deviceIds)
+        ? msg.deviceIds.filter((x): x is number => Number.isInteger(x)).slice(0, SUBSCRIBE_MAX)
+        : [];
+      if (msg.type === 'unsubscribe') {
+        for (const id of ids) c.subscribed.delete(id);
+        return;
+      }
+      // Only the user's own devices: anything else is ignored, never revealed.
+      const own = new Set((await app.devices.list(c.userId)).map((d) => d.id));
+      for (const id of ids) if (own.has(id)) c.subscribed.add(id);
+    }
+  },
+  { name: 'hub', dependencies: ['auth', 'repositories'] },
+);
