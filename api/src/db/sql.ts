@@ -35,11 +35,16 @@ export interface PgliteOptions {
   dataDir?: string;
   /** Schema to create and use (tests give each file its own). */
   schema?: string;
+  /** Start from a dumped data directory (`dumpDataDir`) instead of running initdb: much faster. */
+  loadDataDir?: Blob;
 }
 
 export async function createPgliteSql(options: PgliteOptions = {}): Promise<Sql> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const db: PGlite = await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {});
+  const db: PGlite = await PGlite.create({
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+  });
   if (options.schema) {
     await db.exec(
       `create schema if not exists ${quoteIdent(options.schema)}; set search_path to ${quoteIdent(options.schema)}`,

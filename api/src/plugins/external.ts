@@ -38,7 +38,10 @@ export async function registerExternalPlugins(
   await app.register(underPressure, {
     ...pressureLimits,
     retryAfter: BUSY_RETRY_AFTER_S,
-    pressureHandler: () => {
+    pressureHandler: (request) => {
+      // Monitoring must see the server even while it sheds load.
+      const url = request.url.split('?')[0];
+      if (url === '/api/health' || url === '/metrics') return;
       throw new ApiError(503, MESSAGES.busy, undefined, { 'retry-after': String(BUSY_RETRY_AFTER_S) });
     },
   });

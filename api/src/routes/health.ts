@@ -31,6 +31,7 @@ const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, opts) => {
         version: app.config.appVersion,
         store,
         metadata,
+        load: app.memoryUsage(),
         ...extras,
       });
     },

@@ -3,6 +3,7 @@
  * shared PostgreSQL server), driven with `inject`.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createDuckDbStore, StoreError, type TelemetryStore } from '@kilowatch/tsdb';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { inject } from 'vitest';
@@ -19,7 +20,10 @@ export function engines(): Engine[] {
 }
 
 export async function openSql(engine: Engine): Promise<Sql> {
-  if (engine === 'pglite') return createPgliteSql();
+  if (engine === 'pglite') {
+    const dump = inject('pgliteDump');
+    return createPgliteSql(dump ? { loadDataDir: new Blob([readFileSync(dump)]) } : {});
+  }
   const url = inject('pgUrl');
   if (!url) throw new Error('PostgreSQL is not running');
   return createPostgresSql({ connectionString: url, schema: `t_${randomBytes(6).toString('hex')}`, max: 4 });

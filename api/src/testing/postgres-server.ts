@@ -5,7 +5,7 @@
  * message — except under CI=true, where that is a failure.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Connection string of the shared PostgreSQL server, null when none runs. */
     pgUrl: string | null;
+    /** A freshly initialised PGlite data directory (tar), so each test file skips initdb. */
+    pgliteDump: string | null;
   }
 }
 
@@ -31,7 +33,29 @@ function freePort(): Promise<number> {
   });
 }
 
+/** initdb in WASM takes seconds; do it once per run and let every test file load the result. */
+async function pgliteTemplate(): Promise<{ file: string; remove(): void }> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const db = await PGlite.create();
+  const dump = await db.dumpDataDir('none');
+  await db.close();
+  const dir = mkdtempSync(path.join(tmpdir(), 'kw-pglite-'));
+  const file = path.join(dir, 'template.tar');
+  writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 export default async function setup(project: TestProject) {
+  const template = await pgliteTemplate();
+  project.provide('pgliteDump', template.file);
+  const postgresTeardown = await startPostgres(project);
+  return () => {
+    template.remove();
+    postgresTeardown?.();
+  };
+}
+
+async function startPostgres(project: TestProject): Promise<(() => void) | undefined> {
   if (!existsSync(path.join(BIN, 'initdb'))) {
     if (process.env.CI === 'true')
       throw new Error(`PostgreSQL binaries not found in ${BIN} (apt-get install postgresql)`);

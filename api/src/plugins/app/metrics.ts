@@ -5,12 +5,15 @@ import fp from 'fastify-plugin';
 export default fp(
   async (app: FastifyInstance, opts: { extra?: () => string }) => {
     const responses = new Map<string, number>();
+    // Requests turned away by an earlier hook (503 under pressure) never reach this one: count only ours.
+    const started = new WeakSet<object>();
     let inFlight = 0;
-    app.addHook('onRequest', async () => {
+    app.addHook('onRequest', async (request) => {
+      started.add(request);
       inFlight++;
     });
     app.addHook('onResponse', async (request, reply) => {
-      inFlight--;
+      if (started.delete(request)) inFlight--;
       const route = request.routeOptions.url ?? 'unmatched';
       const key = `method="${request.method}",route="${route}",status="${reply.statusCode}"`;
       responses.set(key, (responses.get(key) ?? 0) + 1);

@@ -1,0 +1,189 @@
+/**
+ * The server entry (`pnpm start`). With no configuration it runs the embedded deployment in one
+ * process: MQTT broker (aedes), ingest, meter simulator with a year of demo history, DuckDB telemetry,
+ * PGlite metadata and the API + built web client on http://127.0.0.1:8080. Environment variables
+ * (API.md §Configuration) swap in external servers; KW_ROLE=api|ingest runs one side alone.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createInfluxStore } from '@kilowatch/influx';
+import {
+  backfillHistory,
+  DEMO_DEVICES,
+  type EmbeddedBroker,
+  type IngestRuntime,
+  type Simulator,
+  startEmbeddedBroker,
+  startIngest,
+  startSimulator,
+} from '@kilowatch/ingest';
+import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import { configFromEnv } from './config.ts';
+import { ensureDemoAccount } from './demo.ts';
+import { createLocalLiveSource } from './hub/live-source.ts';
+
+const YEAR_MS = 365 * 86_400_000;
+
+const config = configFromEnv();
+const logger = {
+  level: process.env.LOG_LEVEL ?? 'info',
+  serializers: {
+    // Never log query strings: the hub carries the access token in one.
+    req: (req: { method: string; url: string; ip?: string }) => ({
+      method: req.method,
+      url: req.url.split('?')[0],
+      ip: req.ip,
+    }),
+  },
+};
+
+async function openStore(): Promise<TelemetryStore> {
+  if (process.env.INFLUX_URL) {
+    return createInfluxStore({
+      url: process.env.INFLUX_URL,
+      database: process.env.INFLUX_DB ?? 'kilowatch',
+      token: process.env.INFLUX_TOKEN || undefined,
+      username: process.env.INFLUX_USER || undefined,
+      password: process.env.INFLUX_PASSWORD || undefined,
+    });
+  }
+  await mkdir(config.dataDir, { recursive: true });
+  return createDuckDbStore({ path: path.join(config.dataDir, 'telemetry.duckdb') });
+}
+
+/** The demo's year of history, written once in the background (a marker file records completion). */
+async function writeDemoHistory(store: TelemetryStore, http: FastifyInstance): Promise<void> {
+  const marker = path.join(config.dataDir, 'demo-history.done');
+  if (existsSync(marker)) return;
+  const to = Math.floor(Date.now() / 60_000) * 60_000;
+  http.log.info(
+    `writing a year of demo history for ${DEMO_DEVICES.length} simulated meters (once, in the background)…`,
+  );
+  const { readings } = await backfillHistory(store, DEMO_DEVICES, { from: to - YEAR_MS, to });
+  await store.refreshRollups();
+  await writeFile(marker, new Date().toISOString());
+  http.log.info(`demo history written: ${readings} readings`);
+}
+
+let demoHistory: Promise<void> | undefined;
+let demoHistoryState: 'none' | 'writing' | 'done' | 'failed' = 'none';
+
+async function main(): Promise<void> {
+  const stops: (() => Promise<unknown>)[] = [];
+  const store = await openStore();
+  stops.unshift(() => store.close());
+
+  let broker: EmbeddedBroker | undefined;
+  let runtime: IngestRuntime | undefined;
+  let simulator: Simulator | undefined;
+  let http: FastifyInstance;
+
+  const mqttUrl = async () => {
+    if (config.mqttUrl) return config.mqttUrl;
+    broker = await startEmbeddedBroker({ port: config.mqttPort, host: '127.0.0.1' });
+    stops.unshift(() => broker!.close());
+    return broker.url;
+  };
+
+  if (config.role === 'ingest') {
+    const url = await mqttUrl();
+    runtime = await startIngest({
+      store,
+      mqttUrl: url,
+      shared: !config.embedded,
+      publishLive: Boolean(config.mqttUrl),
+      deadLetterDir: path.join(config.dataDir, 'dead-letters'),
+    });
+    stops.unshift(() => runtime!.stop());
+    http = Fastify({ logger });
+    const rt = runtime;
+    http.get('/metrics', async (_req, reply) =>
+      reply.type('text/plain; version=0.0.4').send(rt.metricsText()),
+    );
+    http.get('/api/health', async () => ({
+      status: 'ok',
+      store: await store.health(),
+      broker: { ok: true, url },
+    }));
+  } else {
+    // The hub and the alerts listen here; in one process the ingest bus feeds it once ingest is up.
+    const live = createLocalLiveSource();
+    http = await buildApp({
+      config,
+      store,
+      logger,
+      live,
+      deviceStates: { deviceState: (key) => runtime?.deviceState(key) },
+      metricsText: () => runtime?.metricsText() ?? '',
+      health: async () =>
+        config.role === 'all'
+          ? {
+              broker: { ok: Boolean(broker) || Boolean(config.mqttUrl), embedded: Boolean(broker) },
+              ingest: { ok: Boolean(runtime), devices: runtime?.deviceStates().length ?? 0 },
+              demoHistory: { ok: true, state: demoHistoryState },
+            }
+          : {},
+    });
+    await http.ready();
+
+    if (config.role === 'all') {
+      if (config.demo) await ensureDemoAccount(http, DEMO_DEVICES);
+      const url = await mqttUrl();
+      runtime = await startIngest({
+        store,
+        mqttUrl: url,
+        shared: !config.embedded,
+        publishLive: Boolean(config.mqttUrl),
+        deadLetterDir: path.join(config.dataDir, 'dead-letters'),
+        logger: http.log,
+      });
+      stops.unshift(() => runtime!.stop());
+      const unsubscribe = [
+        runtime.bus.onReading((r) => live.publish(r)),
+        runtime.bus.onStatus((st) => live.publishStatus(st)),
+      ];
+      stops.unshift(async () => {
+        for (const off of unsubscribe) off();
+      });
+      if (config.demo) {
+        simulator = await startSimulator({ mqttUrl: url, devices: DEMO_DEVICES });
+        stops.unshift(() => simulator!.stop());
+        demoHistoryState = 'writing';
+        demoHistory = writeDemoHistory(store, http).then(
+          () => {
+            demoHistoryState = 'done';
+          },
+          (err: unknown) => {
+            demoHistoryState = 'failed';
+            http.log.error({ err }, 'demo history failed; it is written again at the next start');
+          },
+        );
+      }
+    }
+  }
+  stops.unshift(() => http.close());
+  await http.listen({ port: config.port, host: config.host });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    http.log.info(`${signal}: shutting down`);
+    // A history write in progress is abandoned; without its marker it runs again at the next start.
+    void demoHistory;
+    for (const stop of stops) {
+      await stop().catch((err: unknown) => http.log.error({ err }, 'shutdown step failed'));
+    }
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
