@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Reading } from '@kilowatch/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeTelemetryStoreConformance } from '../conformance.ts';
 import { createDuckDbStore } from '../index.ts';
@@ -95,6 +96,67 @@ describe('DuckDB engine', () => {
       interval: '1mo',
     });
     expect(e.energy.eai!.reduce((a, b) => (a ?? 0) + (b ?? 0), 0)).toBeCloseTo((n - 1) * 0.01, 6);
+    await store.close();
+  });
+
+  it('incremental refreshes (in order, then late and re-written data) give the numbers of raw', async () => {
+    const store = await createDuckDbStore();
+    const dev = 'd1b2c3d4e5f6';
+    let seed = 7;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
+    const readings: Reading[] = [];
+    let c = 500;
+    for (let i = 0; i < 3000; i++) {
+      if (rand() < 0.05) continue;
+      const r = rand();
+      c = r < 0.003 ? rand() * 3 : r < 0.006 ? c + 5000 : c + rand() * 0.05;
+      readings.push({
+        deviceKey: dev,
+        ts: T0 + i * MIN,
+        values: { eai1: r > 0.9 ? c - 0.004 : c, vave1: 220 + rand() * 20 },
+      });
+    }
+    // Chunks in time order with a refresh after each, holding back every 7th reading as late data.
+    const late = readings.filter((_, i) => i % 7 === 3);
+    const onTime = readings.filter((_, i) => i % 7 !== 3);
+    for (let off = 0; off < onTime.length; off += 400) {
+      await store.write(onTime.slice(off, off + 400));
+      await store.refreshRollups();
+    }
+    for (let off = late.length - 100; off > -100; off -= 100) {
+      await store.write(late.slice(Math.max(off, 0), off + 100));
+      await store.refreshRollups();
+    }
+    // A re-write of a span with changed voltages.
+    await store.write(readings.slice(1000, 1100).map((r) => ({ ...r, values: { vave1: 300 } })));
+    await store.refreshRollups();
+    const from = T0;
+    const to = T0 + 3000 * MIN;
+    for (const interval of ['15m', '1h', '1d'] as const) {
+      const q = { deviceKey: dev, counters: ['eai1'], from, to, interval };
+      const a = await store.energy(q);
+      const b = await store.energy({ ...q, source: 'raw' });
+      expect(a.energy.eai1!.length).toBe(b.energy.eai1!.length);
+      a.energy.eai1!.forEach((v, i) => {
+        const w = b.energy.eai1![i]!;
+        if (w === null) expect(v).toBeNull();
+        else expect(v).toBeCloseTo(w, 9);
+      });
+      expect(a.resets).toEqual(b.resets);
+      expect(a.implausible.length).toBe(b.implausible.length);
+      const sq = { deviceKey: dev, params: ['vave1'], from, to, interval, stats: ['max', 'avg'] as const };
+      const sa = await store.series({ ...sq, stats: [...sq.stats] });
+      const sb = await store.series({ ...sq, stats: [...sq.stats], source: 'raw' });
+      sa.series.vave1!.avg!.forEach((v, i) => {
+        expect(v).toBeCloseTo(sb.series.vave1!.avg![i]!, 9);
+      });
+      expect(sa.series.vave1!.max).toEqual(sb.series.vave1!.max);
+    }
+    const all = await store.energy({ deviceKey: dev, counters: ['eai1'], from, to, interval: '1h' });
+    expect(all.resets.length).toBeGreaterThan(0);
     await store.close();
   });
 
