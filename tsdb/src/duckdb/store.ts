@@ -361,22 +361,32 @@ export class DuckDbStore implements TelemetryStore {
 
   // ---------------------------------------------------------------- rollups
 
-  refreshRollups(now: number = Date.now()): Promise<RollupRunResult> {
+  /**
+   * Refreshes device by device, each in its own turn on the write connection and its own transaction,
+   * so writes (ingest acknowledgements) wait for one device's refresh at most, never for a whole run.
+   */
+  async refreshRollups(now: number = Date.now()): Promise<RollupRunResult> {
     this.assertOpen();
-    return this.lock.run(() => this.refreshLocked(now));
-  }
-
-  private async refreshLocked(now: number): Promise<RollupRunResult> {
-    const dirty = await this.rows(
-      this.w,
-      'SELECT device, dirty_from::DOUBLE FROM rollup_state WHERE dirty_from IS NOT NULL ORDER BY device',
+    const dirty = await this.lock.run(() =>
+      this.rows(this.w, 'SELECT device FROM rollup_state WHERE dirty_from IS NOT NULL ORDER BY device'),
     );
     let buckets = 0;
-    for (const [dev, from] of dirty) {
-      buckets += await this.refreshDevice(dev as number, fixedBucketStart(from as number, STEP_15M));
+    for (const [dev] of dirty) {
+      buckets += await this.lock.run(async () => {
+        if (this.closed) return 0;
+        // Re-read: a write since the list was taken may have moved the mark earlier.
+        const [row] = await this.rows(
+          this.w,
+          `SELECT dirty_from::DOUBLE FROM rollup_state WHERE device = ${dev} AND dirty_from IS NOT NULL`,
+        );
+        if (!row) return 0;
+        return this.refreshDevice(dev as number, fixedBucketStart(row[0] as number, STEP_15M));
+      });
     }
     const watermark = fixedBucketStart(now, STEP_15M);
-    await this.w.run(`UPDATE meta SET v = '${watermark}' WHERE k = 'watermark'`);
+    await this.lock.run(async () => {
+      if (!this.closed) await this.exec(`UPDATE meta SET v = '${watermark}' WHERE k = 'watermark'`);
+    });
     return { buckets, watermark };
   }
 
