@@ -1,0 +1,57 @@
+import type { Reading } from '@kilowatch/core';
+import { createDuckDbStore } from '@kilowatch/tsdb';
+import mqtt from 'mqtt';
+import { expect, it } from 'vitest';
+import { startIngest } from './bridge.ts';
+import { startEmbeddedBroker } from './broker.ts';
+import type { DeviceState } from './liveBus.ts';
+import { startLiveSubscriber } from './liveSubscriber.ts';
+import { waitFor } from './test/helpers.ts';
+
+it('an api replica sees committed readings published live by ingest, and device status', async () => {
+  const broker = await startEmbeddedBroker({ port: 0 });
+  const store = await createDuckDbStore();
+  const ingest = await startIngest({
+    store,
+    mqttUrl: broker.url,
+    clientId: 'kw-live-ingest',
+    publishLive: true,
+    rollupIntervalMs: 0,
+  });
+  const replica = await startLiveSubscriber({ mqttUrl: broker.url });
+  const meter = await mqtt.connectAsync(broker.url, { clientId: 'kw-live-meter' });
+  try {
+    const readings: Reading[] = [];
+    const statuses: DeviceState[] = [];
+    replica.onReading((r) => readings.push(r));
+    replica.onStatus((s) => statuses.push(s));
+    const ts = Math.floor(Date.now() / 1000) * 1000 - 1000;
+    await meter.publishAsync(
+      'kilowatch/meters/0a0b0c0d0e0f/status',
+      JSON.stringify({ online: true, rssi: -90 }),
+      { qos: 1 },
+    );
+    await meter.publishAsync(
+      'kilowatch/meters/0a0b0c0d0e0f/readings',
+      JSON.stringify({ ts, seq: 3, values: { vave1: 231 } }),
+      { qos: 1 },
+    );
+    await meter.publishAsync(
+      'kilowatch/meters/0a0b0c0d0e0f/readings',
+      JSON.stringify({ ts, values: { vave1: 999 } }),
+      { qos: 1 },
+    );
+    await waitFor(() => readings.length >= 1 && statuses.length >= 1, 10_000, 'live messages');
+    await new Promise((r) => setTimeout(r, 200));
+    // Only the committed reading; the rejected one never goes live.
+    expect(readings).toEqual([{ deviceKey: '0a0b0c0d0e0f', ts, seq: 3, values: { vave1: 231 } }]);
+    expect(statuses[0]).toMatchObject({ deviceKey: '0a0b0c0d0e0f', status: 'weak-signal', rssi: -90 });
+    expect(replica.deviceState('0a0b0c0d0e0f')).toMatchObject({ status: 'weak-signal', lastSeen: ts });
+  } finally {
+    await meter.endAsync();
+    await replica.stop();
+    await ingest.stop();
+    await store.close();
+    await broker.close();
+  }
+});

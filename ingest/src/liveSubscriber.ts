@@ -1,0 +1,70 @@
+/**
+ * The live bus of an api replica in a server deployment: committed readings arrive from the ingest
+ * replicas on `kilowatch/live/<deviceKey>` and device status straight from the meters' status topic.
+ */
+import { DEVICE_KEY_PATTERN, type Reading, TOPICS } from '@kilowatch/core';
+import mqtt from 'mqtt';
+import { decodeMessage } from './decoders/index.ts';
+import { type DeviceState, type LiveBus, LocalLiveBus } from './liveBus.ts';
+
+export interface LiveSubscriber extends LiveBus {
+  deviceState(deviceKey: string): DeviceState | undefined;
+  stop(): Promise<void>;
+}
+
+function asReading(payload: Buffer): Reading | null {
+  try {
+    const r = JSON.parse(String(payload)) as Partial<Reading>;
+    if (typeof r.deviceKey !== 'string' || !DEVICE_KEY_PATTERN.test(r.deviceKey)) return null;
+    if (typeof r.ts !== 'number' || typeof r.values !== 'object' || r.values === null) return null;
+    return r as Reading;
+  } catch {
+    return null;
+  }
+}
+
+export async function startLiveSubscriber(opts: {
+  mqttUrl: string;
+  clientId?: string;
+}): Promise<LiveSubscriber> {
+  const bus = new LocalLiveBus();
+  const states = new Map<string, DeviceState>();
+  const client = await mqtt.connectAsync(opts.mqttUrl, {
+    clientId: opts.clientId ?? `kilowatch-live-${process.pid}-${Math.random().toString(16).slice(2, 8)}`,
+    clean: true,
+    reconnectPeriod: 1000,
+  });
+  client.on('message', (topic, payload) => {
+    if (topic.startsWith('kilowatch/live/')) {
+      const r = asReading(payload);
+      if (!r) return;
+      const prev = states.get(r.deviceKey);
+      if (prev) prev.lastSeen = Math.max(prev.lastSeen ?? 0, r.ts);
+      bus.emitReading(r);
+      return;
+    }
+    const decoded = decodeMessage(topic, payload, { now: Date.now() });
+    if (decoded.kind !== 'status') return;
+    const prev = states.get(decoded.deviceKey);
+    const next: DeviceState = {
+      deviceKey: decoded.deviceKey,
+      status: decoded.update.status,
+      lastSeen: prev?.lastSeen ?? null,
+    };
+    if (decoded.update.rssi !== undefined) next.rssi = decoded.update.rssi;
+    states.set(decoded.deviceKey, next);
+    bus.emitStatus({ ...next });
+  });
+  await client.subscribeAsync([TOPICS.live('+'), TOPICS.status('+')], { qos: 0 });
+  return {
+    onReading: (fn) => bus.onReading(fn),
+    onStatus: (fn) => bus.onStatus(fn),
+    deviceState: (key) => {
+      const s = states.get(key);
+      return s ? { ...s } : undefined;
+    },
+    async stop() {
+      await client.endAsync();
+    },
+  };
+}
