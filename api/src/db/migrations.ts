@@ -191,6 +191,16 @@ create table notifications (
 create index notifications_user on notifications(user_id, id);
 `,
   },
+  {
+    version: 100,
+    name: 'export job expiry and format',
+    sql: `
+alter table export_jobs add column expires_at bigint;
+alter table export_jobs add column format text not null default 'csv';
+create index export_jobs_status on export_jobs(status, id);
+create index export_jobs_expiry on export_jobs(expires_at)
+`,
+  },
 ];
 
 /** Applies every migration not yet recorded, in version order. Returns the versions applied now. */

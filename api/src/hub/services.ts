@@ -5,12 +5,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import alertsPlugin, { type AlertsOptions } from '../alerts/evaluator.ts';
+import exportsPlugin, { type ExportOptions } from '../exports/queue.ts';
 import hubPlugin, { type HubOptions } from './hub.ts';
 import type { LiveSource } from './live-source.ts';
 
 export interface LiveServicesOptions {
   hub?: Omit<HubOptions, 'live'>;
   alerts?: AlertsOptions;
+  exports?: ExportOptions;
 }
 
 export async function registerLiveServices(
@@ -21,4 +23,5 @@ export async function registerLiveServices(
   await app.register(hubPlugin, { ...options.hub, ...(live ? { live } : {}) });
   const alertSource = options.alerts?.alertSource ?? live;
   await app.register(alertsPlugin, { ...options.alerts, ...(alertSource ? { alertSource } : {}) });
+  await app.register(exportsPlugin, options.exports ?? {});
 }

@@ -8,6 +8,7 @@ import analyticsRoutes from './analytics.ts';
 import comparisonRoutes from './comparisons.ts';
 import deviceRoutes from './devices.ts';
 import energyRoutes from './energy.ts';
+import exportRoutes from './exports.ts';
 import healthRoutes from './health.ts';
 import heatmapRoutes from './heatmap.ts';
 import locationRoutes from './locations.ts';
@@ -32,4 +33,5 @@ export const apiRoutes: readonly FastifyPluginAsync<RouteOptions>[] = [
   comparisonRoutes,
   tariffStatsRoutes,
   notificationRoutes,
+  exportRoutes,
 ];

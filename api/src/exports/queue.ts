@@ -1,0 +1,287 @@
+/**
+ * The export job queue in the metadata store. Jobs are claimed with `FOR UPDATE SKIP LOCKED` (the same on
+ * PGlite and PostgreSQL, so several API processes share one queue), run with bounded concurrency, report
+ * progress over the hub, and their files expire after a configurable time.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { ExportFormat, ExportJob, ExportStatus } from '@kilowatch/core';
+import { MESSAGES } from '@kilowatch/core';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { contextOf } from '../analytics/context.ts';
+import { safeFileName } from './csv.ts';
+import { writeExport } from './files.ts';
+
+export interface ExportOptions {
+  /** Where finished files live; `<dataDir>/exports` by default. */
+  dir?: string;
+  /** Jobs run at once in this process. */
+  concurrency?: number;
+  /** Queued + running jobs above which new ones get 503 "Export unavailable". */
+  maxQueued?: number;
+  /** How long a finished file can be downloaded (ms). */
+  ttlMs?: number;
+  /** How often the queue is polled for jobs queued by other processes, and expired files removed (ms). */
+  pollMs?: number;
+  /** Longest range one export may cover (ms). */
+  maxRangeMs?: number;
+}
+
+export interface StoredRequest {
+  deviceIds: number[];
+  params: string[] | 'all';
+  from: number;
+  to: number;
+  format: ExportFormat;
+}
+
+interface JobRow {
+  id: number;
+  user_id: number;
+  status: ExportStatus;
+  progress: number;
+  request: StoredRequest | string;
+  file_name: string;
+  file_path: string | null;
+  size: number | null;
+  error: string | null;
+  created_at: number;
+  expires_at: number | null;
+  format: ExportFormat;
+}
+
+const COLUMNS =
+  'id, user_id, status, progress, request, file_name, file_path, size, error, created_at, expires_at, format';
+
+function toJob(r: JobRow): ExportJob {
+  return {
+    id: Number(r.id),
+    status: r.status,
+    progress: Number(r.progress),
+    fileName: r.file_name,
+    size: r.size === null ? null : Number(r.size),
+    ...(r.error ? { error: r.error } : {}),
+    createdAt: Number(r.created_at),
+    expiresAt: r.expires_at === null ? null : Number(r.expires_at),
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    exports: {
+      settings: Required<ExportOptions>;
+      /** Queues a job, or null when the queue is full. */
+      enqueue(userId: number, req: StoredRequest, fileName: string | undefined): Promise<ExportJob | null>;
+      list(userId: number): Promise<ExportJob[]>;
+      get(userId: number, id: number): Promise<ExportJob | null>;
+      /** The finished file of a job, or null when it is not done or has expired. */
+      file(
+        userId: number,
+        id: number,
+      ): Promise<{ path: string; fileName: string; format: ExportFormat; zip: boolean } | null>;
+      /** Resolves once no job is running or queued in this process's view (tests, shutdown). */
+      idle(): Promise<void>;
+      removeExpired(now?: number): Promise<number>;
+    };
+  }
+}
+
+export default fp(
+  async (app: FastifyInstance, opts: ExportOptions) => {
+    const settings: Required<ExportOptions> = {
+      dir: opts.dir ?? path.join(app.config.dataDir, 'exports'),
+      concurrency: opts.concurrency ?? 2,
+      maxQueued: opts.maxQueued ?? 20,
+      ttlMs: opts.ttlMs ?? 24 * 3_600_000,
+      pollMs: opts.pollMs ?? 5_000,
+      maxRangeMs: opts.maxRangeMs ?? 400 * 86_400_000,
+    };
+    let running = 0;
+    let closing = false;
+    const active = new Set<Promise<void>>();
+
+    async function claim(): Promise<JobRow | null> {
+      return app.sql.transaction(async (tx) => {
+        const { rows } = await tx.query<JobRow>(
+          `select ${COLUMNS} from export_jobs where status = 'queued' order by id limit 1 for update skip locked`,
+        );
+        const job = rows[0];
+        if (!job) return null;
+        await tx.query(`update export_jobs set status = 'running', updated_at = $2 where id = $1`, [
+          job.id,
+          app.clock.now(),
+        ]);
+        return { ...job, status: 'running' };
+      });
+    }
+
+    function publish(userId: number, id: number, status: ExportStatus, progress: number) {
+      app.hub.publishToUser(userId, { type: 'export', id, status, progress }, `export:${id}`);
+    }
+
+    async function run(job: JobRow): Promise<void> {
+      const id = Number(job.id);
+      const userId = Number(job.user_id);
+      const req = (typeof job.request === 'string' ? JSON.parse(job.request) : job.request) as StoredRequest;
+      publish(userId, id, 'running', 0);
+      let lastReported = 0;
+      const progress = (p: number) => {
+        // Progress is stored and pushed in 5 % steps, not per page.
+        if (p - lastReported < 0.05) return;
+        lastReported = p;
+        publish(userId, id, 'running', p);
+        void app.sql
+          .query('update export_jobs set progress = $2, updated_at = $3 where id = $1', [
+            id,
+            p,
+            app.clock.now(),
+          ])
+          .catch(() => {});
+      };
+      try {
+        const own = new Map((await app.devices.list(userId)).map((d) => [d.id, d]));
+        const used = new Set<string>();
+        const devices = req.deviceIds.map((deviceId) => {
+          const d = own.get(deviceId);
+          if (!d) throw new Error(`device ${deviceId} is gone`);
+          let name = safeFileName(d.friendlyName || d.name, `device-${d.id}`);
+          if (used.has(name)) name = `${name}-${d.id}`;
+          used.add(name);
+          return { ctx: contextOf(d), name: `${name}.${req.format}` };
+        });
+        await mkdir(settings.dir, { recursive: true });
+        const finalPath = path.join(settings.dir, `${id}-${job.file_name}`);
+        const size = await writeExport(
+          app.store,
+          devices,
+          req.format,
+          { from: req.from, to: req.to },
+          req.params,
+          finalPath,
+          progress,
+        );
+        const now = app.clock.now();
+        await app.sql.query(
+          `update export_jobs set status = 'done', progress = 1, file_path = $2, size = $3, expires_at = $4, updated_at = $5
+           where id = $1`,
+          [id, finalPath, size, now + settings.ttlMs, now],
+        );
+        publish(userId, id, 'done', 1);
+      } catch (err) {
+        app.log.error({ err, exportId: id }, 'export failed');
+        await app.sql
+          .query(`update export_jobs set status = 'failed', error = $2, updated_at = $3 where id = $1`, [
+            id,
+            MESSAGES.exportFailed,
+            app.clock.now(),
+          ])
+          .catch(() => {});
+        publish(userId, id, 'failed', lastReported);
+      }
+    }
+
+    /** Starts queued jobs while there is room. */
+    function kick(): void {
+      if (closing) return;
+      while (running < settings.concurrency) {
+        running++;
+        const p: Promise<void> = claim()
+          .then(async (job) => {
+            if (!job) return false;
+            await run(job);
+            return true;
+          })
+          .catch((err) => {
+            app.log.error({ err }, 'export queue failed');
+            return false;
+          })
+          .then((more) => {
+            running--;
+            active.delete(p);
+            if (more) kick();
+          });
+        active.add(p);
+      }
+    }
+
+    async function removeExpired(now = app.clock.now()): Promise<number> {
+      const { rows } = await app.sql.query<{ id: number; file_path: string }>(
+        `select id, file_path from export_jobs where status = 'done' and file_path is not null and expires_at <= $1`,
+        [now],
+      );
+      for (const r of rows) {
+        await rm(r.file_path, { force: true });
+        await app.sql.query('update export_jobs set file_path = null where id = $1', [r.id]);
+      }
+      return rows.length;
+    }
+
+    const timer = setInterval(() => {
+      kick();
+      removeExpired().catch((err) => app.log.warn({ err }, 'export expiry failed'));
+    }, settings.pollMs);
+    timer.unref();
+
+    app.decorate('exports', {
+      settings,
+      async enqueue(userId, req, fileName) {
+        const { rows } = await app.sql.query<{ n: number }>(
+          `select count(*)::integer as n from export_jobs where status in ('queued', 'running')`,
+        );
+        if (Number(rows[0]?.n ?? 0) >= settings.maxQueued) return null;
+        const stamp = new Date(app.clock.now()).toISOString().slice(0, 10);
+        const ext = req.deviceIds.length > 1 ? 'zip' : req.format;
+        const base = safeFileName((fileName ?? '').replace(/\.(csv|pdf|zip)$/i, ''), `kilowatch-${stamp}`);
+        const now = app.clock.now();
+        const { rows: created } = await app.sql.query<JobRow>(
+          `insert into export_jobs (user_id, status, progress, request, file_name, format, created_at, updated_at)
+           values ($1, 'queued', 0, $2, $3, $4, $5, $5) returning ${COLUMNS}`,
+          [userId, JSON.stringify(req), `${base}.${ext}`, req.format, now],
+        );
+        kick();
+        return toJob(created[0]!);
+      },
+      async list(userId) {
+        const { rows } = await app.sql.query<JobRow>(
+          `select ${COLUMNS} from export_jobs where user_id = $1 order by id desc limit 100`,
+          [userId],
+        );
+        return rows.map(toJob);
+      },
+      async get(userId, id) {
+        const { rows } = await app.sql.query<JobRow>(
+          `select ${COLUMNS} from export_jobs where user_id = $1 and id = $2`,
+          [userId, id],
+        );
+        return rows[0] ? toJob(rows[0]) : null;
+      },
+      async file(userId, id) {
+        const { rows } = await app.sql.query<JobRow>(
+          `select ${COLUMNS} from export_jobs where user_id = $1 and id = $2`,
+          [userId, id],
+        );
+        const r = rows[0];
+        if (r?.status !== 'done' || !r.file_path) return null;
+        if (r.expires_at !== null && Number(r.expires_at) <= app.clock.now()) return null;
+        return {
+          path: r.file_path,
+          fileName: r.file_name,
+          format: r.format,
+          zip: r.file_name.endsWith('.zip'),
+        };
+      },
+      async idle() {
+        for (let i = 0; i < 100_000 && active.size > 0; i++) await Promise.all([...active]);
+      },
+      removeExpired,
+    });
+
+    app.addHook('onClose', async () => {
+      closing = true;
+      clearInterval(timer);
+      await Promise.all([...active]);
+    });
+  },
+  { name: 'exports', dependencies: ['hub', 'telemetry', 'repositories'] },
+);
