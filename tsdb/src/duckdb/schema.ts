@@ -10,6 +10,7 @@
  *   energy plus first/last register value and time, the baseline after the bucket, and reset/implausible
  *   counts.
  * - `counter_events(device, counter, kind, at_ts, from_ts, delta)`: resets and implausible jumps.
+ * - `latest_values(device, param, ts, v)`: the newest value of every parameter, kept at write time.
  * - `rollup_state(device, dirty_from, newest)`: the earliest timestamp written since the last refresh
  *   (null when clean) and the newest reading, persisted so a restart keeps pending rollup work.
  */
@@ -65,6 +66,7 @@ export const SCHEMA: readonly string[] = [
   rollupTable('rollup_15m'),
   rollupTable('rollup_30m'),
   rollupTable('rollup_1h'),
+  'CREATE TABLE IF NOT EXISTS latest_values (device INTEGER NOT NULL, param VARCHAR NOT NULL, ts BIGINT NOT NULL, v DOUBLE NOT NULL)',
   'CREATE TABLE IF NOT EXISTS counter_events (device INTEGER NOT NULL, counter VARCHAR NOT NULL, kind VARCHAR NOT NULL, at_ts BIGINT NOT NULL, from_ts BIGINT NOT NULL, delta DOUBLE NOT NULL)',
   // No key constraint: the write path knows which devices have a row (an index would slow every commit).
   'CREATE TABLE IF NOT EXISTS rollup_state (device INTEGER NOT NULL, dirty_from BIGINT, newest BIGINT)',

@@ -36,6 +36,7 @@ describe('DuckDB engine', () => {
 
     store = await createDuckDbStore({ path });
     expect(await store.devices()).toEqual([dev]);
+    expect(await store.latest(dev)).toEqual({ ts: T0 + 60 * MIN, values: { eai1: 7, vave1: 200 } });
     const pending = await store.refreshRollups(T0 + 180 * MIN);
     expect(pending.buckets).toBeGreaterThan(0);
     expect((await store.refreshRollups(T0 + 180 * MIN)).buckets).toBe(0);

@@ -146,6 +146,16 @@ export class DuckDbStore implements TelemetryStore {
         'configuration',
       );
     }
+    const built = (
+      await w.runAndReadAll(`SELECT count(*) FROM meta WHERE k = 'latest_values'`)
+    ).getRows()[0]?.[0];
+    if (Number(built) === 0) {
+      await w.run('BEGIN TRANSACTION');
+      await w.run(`INSERT INTO latest_values SELECT device, param, max(ts), arg_max(v, ts)
+        FROM (UNPIVOT (SELECT * FROM readings) ON ${STORED.map(q).join(', ')} INTO NAME param VALUE v) GROUP BY ALL`);
+      await w.run(`INSERT INTO meta VALUES ('latest_values', 'built')`);
+      await w.run('COMMIT');
+    }
     const store = new DuckDbStore(instance, w, r, opts.rules);
     await store.load();
     return store;
@@ -327,6 +337,19 @@ export class DuckDbStore implements TelemetryStore {
       } else {
         await this.exec(
           `INSERT INTO readings (device, ts${cols.length ? `, ${colList}` : ''}) SELECT device, ts::BIGINT${cols.length ? `, ${colList}` : ''} FROM ${stg}`,
+        );
+      }
+      // Newest value per (device, parameter), kept at write time so `latest` never scans history.
+      if (cols.length > 0) {
+        await this.exec(
+          `CREATE OR REPLACE TEMP TABLE lv AS SELECT device, param, max(ts)::BIGINT AS ts, arg_max(v, ts) AS v
+           FROM (UNPIVOT ${stg} ON ${colList} INTO NAME param VALUE v) GROUP BY ALL`,
+        );
+        await this.exec(
+          `DELETE FROM latest_values USING lv WHERE latest_values.device = lv.device AND latest_values.param = lv.param AND latest_values.ts <= lv.ts`,
+        );
+        await this.exec(
+          `INSERT INTO latest_values SELECT lv.* FROM lv ANTI JOIN latest_values l ON l.device = lv.device AND l.param = lv.param`,
         );
       }
       // The dirty mark: the earliest timestamp written since the last refresh, per device.
@@ -554,17 +577,18 @@ export class DuckDbStore implements TelemetryStore {
     if (dev === undefined) return null;
     const rows = await this.rows(
       this.r,
-      `SELECT max(ts)::DOUBLE, ${STORED.map((p) => `arg_max(${q(p)}, ts) FILTER (WHERE ${q(p)} IS NOT NULL)`).join(', ')}
-       FROM readings WHERE device = ${dev}`,
+      `SELECT param, ts::DOUBLE, v FROM latest_values WHERE device = ${dev}`,
     );
-    const row = rows[0];
-    if (!row || row[0] === null) return null;
+    if (rows.length === 0) return null;
+    let ts = Number.NEGATIVE_INFINITY;
     const values: Record<string, number> = {};
-    STORED.forEach((p, i) => {
-      const v = row[i + 1];
-      if (v !== null && v !== undefined) values[p] = v as number;
-    });
-    return { ts: row[0] as number, values };
+    for (const [param, at, v] of [...rows].sort(
+      (x, y) => STORED.indexOf(x[0] as string) - STORED.indexOf(y[0] as string),
+    )) {
+      values[param as string] = v as number;
+      if ((at as number) > ts) ts = at as number;
+    }
+    return { ts, values };
   }
 
   // ---------------------------------------------------------------- bucketed queries
@@ -811,6 +835,7 @@ export class DuckDbStore implements TelemetryStore {
           'rollup_30m',
           'rollup_1h',
           'counter_events',
+          'latest_values',
           'rollup_state',
         ]) {
           await this.exec(`DELETE FROM ${t} WHERE device = ${dev}`);
