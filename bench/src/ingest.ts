@@ -32,7 +32,8 @@ const houseMeter = DEMO_DEVICES.find((d) => d.kind === 'three-phase')!;
 const deviceKey = (prefix: number, i: number) =>
   `${prefix.toString(16).padStart(4, '0')}${i.toString(16).padStart(8, '0')}`;
 
-/** Publishers in a worker thread, so they do not share the bridge's event loop (meters are elsewhere). */
+/** Publishers in a worker thread, so they do not share the bridge's event loop (meters are elsewhere); each device
+ * publishes through one connection, so its readings arrive in order as a real meter's do. */
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const mqtt = require(workerData.mqttPath);
@@ -54,7 +55,7 @@ async function main() {
       last.set(key, ts);
       template.pave1 = 800 + (published % 400);
       const payload = JSON.stringify({ ts, values: template });
-      conns[published % conns.length].publish('kilowatch/meters/' + key + '/readings', payload, { qos: 1 });
+      conns[d % conns.length].publish('kilowatch/meters/' + key + '/readings', payload, { qos: 1 });
       published++;
     }
     budget -= n;
