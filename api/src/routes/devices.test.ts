@@ -389,3 +389,38 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
     expect((await t.app.inject({ method: 'GET', url: '/api/devices' })).statusCode).toBe(401);
   });
 });
+
+describe('device status from an ingest runtime in the same process', () => {
+  it("reports the runtime's live state (weak signal, RSSI, last seen) over the stored readings", async () => {
+    const store = await duckDbStore();
+    const states = new Map<
+      string,
+      { deviceKey: string; status: 'weak-signal'; lastSeen: number; rssi: number }
+    >();
+    const t = await buildTestApp(engines()[engines().length - 1]!, {
+      store,
+      deviceStates: { deviceState: (key) => states.get(key) },
+    });
+    try {
+      const a = await signUp(t.app);
+      const mac = nextMac();
+      const claimed = await as(t.app, a, {
+        method: 'POST',
+        url: '/api/devices',
+        payload: { mac, name: 'Shed', typeCode: 2, phases: 1 },
+      });
+      expect(claimed.json().status).toBe('offline');
+      states.set(keyOf(mac), {
+        deviceKey: keyOf(mac),
+        status: 'weak-signal',
+        lastSeen: 1_790_000_000_000,
+        rssi: -86,
+      });
+      const list = (await as(t.app, a, { method: 'GET', url: '/api/devices' })).json();
+      expect(list[0]).toMatchObject({ status: 'weak-signal', lastSeen: 1_790_000_000_000, rssi: -86 });
+    } finally {
+      await t.close();
+      await store.close();
+    }
+  });
+});
