@@ -1,0 +1,64 @@
+/**
+ * `pnpm bench export [--days 365]`: a year-long CSV of one device's 1-minute readings through the export
+ * queue (POST /api/exports, then waiting for the job), with wall time and the process's peak memory.
+ */
+import { stat } from 'node:fs/promises';
+import { arg, benchApp } from './query.ts';
+
+export default async function exportBench(args: string[]): Promise<object> {
+  const days = arg(args, 'days', 365);
+  const from = Date.parse('2025-01-01T00:00:00Z');
+  const b = await benchApp(1, days, from);
+  try {
+    if (global.gc) global.gc();
+    const baseRss = process.memoryUsage().rss;
+    let peakRss = baseRss;
+    let peakHeap = process.memoryUsage().heapUsed;
+    const sampler = setInterval(() => {
+      const m = process.memoryUsage();
+      peakRss = Math.max(peakRss, m.rss);
+      peakHeap = Math.max(peakHeap, m.heapUsed);
+    }, 20);
+    const t = performance.now();
+    const res = await b.app.inject({
+      method: 'POST',
+      url: '/api/exports',
+      headers: { authorization: `Bearer ${b.token}` },
+      payload: {
+        deviceIds: [b.deviceIds[0]],
+        params: 'all',
+        format: 'csv',
+        from: new Date(from).toISOString(),
+        to: new Date(from + days * 86_400_000).toISOString(),
+      },
+    });
+    if (res.statusCode !== 202) throw new Error(`export: ${res.statusCode} ${res.body}`);
+    const { id } = res.json() as { id: number };
+    await b.app.exports.idle();
+    const seconds = (performance.now() - t) / 1000;
+    clearInterval(sampler);
+    const job = (
+      await b.app.inject({
+        method: 'GET',
+        url: `/api/exports/${id}`,
+        headers: { authorization: `Bearer ${b.token}` },
+      })
+    ).json() as { status: string; size: number; error?: string };
+    if (job.status !== 'done') throw new Error(`export ${job.status}: ${job.error}`);
+    const file = await b.app.exports.file(1, id);
+    const size = file ? (await stat(file.path)).size : job.size;
+    return {
+      bench: 'export',
+      days,
+      rows: Math.round(days * 1440),
+      seconds: +seconds.toFixed(2),
+      rowsPerSecond: Math.round((days * 1440) / seconds),
+      fileMB: +(size / 1e6).toFixed(1),
+      peakRssMB: +(peakRss / 1e6).toFixed(1),
+      rssGrowthMB: +((peakRss - baseRss) / 1e6).toFixed(1),
+      peakHeapMB: +(peakHeap / 1e6).toFixed(1),
+    };
+  } finally {
+    await b.close();
+  }
+}

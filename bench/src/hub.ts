@@ -1,0 +1,121 @@
+/**
+ * `pnpm bench hub [--clients 100] [--rate 1000] [--seconds 10] [--devices 10]`: readings published into the
+ * hub's live source at a fixed rate, delivered over real WebSockets (loopback) to every client subscribed
+ * to the devices. Reports p50/p99 publish → delivery latency. Clients run in the same process, so their
+ * parsing is part of the measured time.
+ */
+import { buildApp, createPgliteSql } from '@kilowatch/api';
+import type { Reading } from '@kilowatch/core';
+import { createDuckDbStore } from '@kilowatch/tsdb';
+import WebSocket from 'ws';
+import { arg, percentile } from './query.ts';
+
+export default async function hub(args: string[]): Promise<object> {
+  const clients = arg(args, 'clients', 100);
+  const rate = arg(args, 'rate', 1000);
+  const seconds = arg(args, 'seconds', 10);
+  const devices = arg(args, 'devices', 10);
+  const listeners = new Set<(r: Reading) => void>();
+  const live = {
+    onReading(fn: (r: Reading) => void) {
+      listeners.add(fn);
+      return () => void listeners.delete(fn);
+    },
+  };
+  const store = await createDuckDbStore();
+  const sql = await createPgliteSql();
+  const app = await buildApp({
+    store,
+    sql,
+    live,
+    config: { scrypt: { N: 1024, r: 8, p: 1 }, maxEventLoopDelayMs: 0 },
+  });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const reg = await app.inject({
+      method: 'POST',
+      url: '/api/register',
+      payload: { email: 'hub@example.com', password: 'bench password 1', fullName: 'Hub' },
+    });
+    const token = (reg.json() as { token: string }).token;
+    const keys: string[] = [];
+    const ids: number[] = [];
+    for (let i = 0; i < devices; i++) {
+      const key = `c0ffee${i.toString(16).padStart(6, '0')}`;
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/devices',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { mac: key.match(/../g)!.join(':'), name: `Meter ${i}`, typeCode: 1 },
+      });
+      keys.push(key);
+      ids.push((res.json() as { id: number }).id);
+    }
+    const latencies: number[] = [];
+    const sockets: WebSocket[] = [];
+    for (let c = 0; c < clients; c++) {
+      const ws = new WebSocket(`${address.replace('http', 'ws')}/hubs/dashboardHub?access_token=${token}`);
+      await new Promise((resolve, reject) => {
+        ws.once('open', resolve);
+        ws.once('error', reject);
+      });
+      ws.on('message', (data) => {
+        const m = JSON.parse(String(data)) as { type: string; values?: { sentAt?: number } };
+        if (m.type === 'reading' && m.values?.sentAt !== undefined)
+          latencies.push(performance.now() - m.values.sentAt);
+      });
+      ws.send(JSON.stringify({ type: 'subscribe', deviceIds: ids }));
+      ws.send(JSON.stringify({ type: 'ping' }));
+      await new Promise<void>((resolve) =>
+        ws.on('message', function onPong(data) {
+          if (String(data).includes('"pong"')) {
+            ws.off('message', onPong);
+            resolve();
+          }
+        }),
+      );
+      sockets.push(ws);
+    }
+    process.stderr.write(`${clients} clients subscribed to ${devices} devices\n`);
+    // Publish in 10 ms ticks to hold the rate without a timer per reading.
+    const total = Math.round(rate * seconds);
+    const perTick = rate / 100;
+    let published = 0;
+    const start = performance.now();
+    for (let tick = 0; published < total && tick < 1_000_000; tick++) {
+      const due = Math.min(total, Math.round((tick + 1) * perTick));
+      for (; published < due; published++) {
+        const r: Reading = {
+          deviceKey: keys[published % devices]!,
+          ts: Date.now(),
+          values: { vave1: 230, sentAt: performance.now() },
+        };
+        for (const fn of listeners) fn(r);
+      }
+      const wait = start + (tick + 1) * 10 - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+    // Let deliveries drain.
+    const expected = total * clients;
+    for (let i = 0; i < 500 && latencies.length < expected; i++) await new Promise((r) => setTimeout(r, 20));
+    for (const ws of sockets) ws.close();
+    return {
+      bench: 'hub',
+      clients,
+      devices,
+      ratePerSecond: rate,
+      seconds,
+      published: total,
+      delivered: latencies.length,
+      expected,
+      p50Ms: +percentile(latencies, 50).toFixed(2),
+      p99Ms: +percentile(latencies, 99).toFixed(2),
+      maxMs: +Math.max(...latencies).toFixed(2),
+      hub: app.hub.stats(),
+    };
+  } finally {
+    await app.close();
+    await store.close();
+    await sql.close();
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * `pnpm bench query [--devices 20] [--days 365] [--runs 20]`: analytics answers through the API (`inject`)
+ * over a DuckDB file of 1-minute readings — a one-year chart at 1 h, a yearly heatmap, a one-day raw chart
+ * and a comparison of 4 devices — each timed again with `source=raw` (the same answer from raw readings).
+ * Prints p50/p95 per query and the raw/rollup ratio.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildApp, createPgliteSql } from '@kilowatch/api';
+import type { Reading } from '@kilowatch/core';
+import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+
+export function arg(args: string[], name: string, fallback: number): number {
+  const i = args.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(args[i + 1]) : Number.NaN;
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+export function percentile(samples: number[], p: number): number {
+  const s = [...samples].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+}
+
+const MINUTE = 60_000;
+
+/**
+ * One-minute readings of a three-phase meter: voltages with a daily swing, power, and import counters
+ * rising with the power drawn. Deterministic per device index.
+ */
+export function* meterReadings(
+  deviceKey: string,
+  index: number,
+  from: number,
+  minutes: number,
+  batch = 50_000,
+) {
+  const e = [1000 * (index + 1), 2000, 3000];
+  let out: Reading[] = [];
+  for (let m = 0; m < minutes; m++) {
+    const ts = from + m * MINUTE;
+    const day = Math.sin((2 * Math.PI * (m % 1440)) / 1440);
+    const values: Record<string, number> = {};
+    for (let p = 0; p < 3; p++) {
+      const power = 400 + 300 * day + 50 * p + ((m * (index + 3) + p) % 97);
+      e[p]! += power / 60_000;
+      values[`vave${p + 1}`] = Math.round((230 + 4 * day + ((m + p * 7) % 11) / 5) * 10) / 10;
+      values[`pave${p + 1}`] = Math.round(power);
+      values[`eai${p + 1}`] = Math.round(e[p]! * 1000) / 1000;
+    }
+    out.push({ deviceKey, ts, values });
+    if (out.length >= batch) {
+      yield out;
+      out = [];
+    }
+  }
+  if (out.length) yield out;
+}
+
+export interface BenchApp {
+  app: Awaited<ReturnType<typeof buildApp>>;
+  store: TelemetryStore;
+  token: string;
+  deviceIds: number[];
+  deviceKeys: string[];
+  close(): Promise<void>;
+}
+
+/** A DuckDB file with `devices` meters × `days` of 1-minute readings, and the API over it with one user. */
+export async function benchApp(devices: number, days: number, from: number): Promise<BenchApp> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'kw-bench-'));
+  const store = await createDuckDbStore({ path: path.join(dir, 'telemetry.duckdb') });
+  const sql = await createPgliteSql();
+  const app = await buildApp({
+    store,
+    sql,
+    config: { scrypt: { N: 1024, r: 8, p: 1 }, maxEventLoopDelayMs: 0, dataDir: dir },
+  });
+  await app.ready();
+  const reg = await app.inject({
+    method: 'POST',
+    url: '/api/register',
+    payload: { email: 'bench@example.com', password: 'bench password 1', fullName: 'Bench' },
+  });
+  const token = (reg.json() as { token: string }).token;
+  const auth = { authorization: `Bearer ${token}` };
+  const loc = await app.inject({
+    method: 'POST',
+    url: '/api/locations',
+    headers: auth,
+    payload: { name: 'Bench', timezone: 'Europe/Warsaw' },
+  });
+  const locationId = (loc.json() as { id: number }).id;
+  const deviceIds: number[] = [];
+  const deviceKeys: string[] = [];
+  for (let i = 0; i < devices; i++) {
+    const key = `b0c0de${i.toString(16).padStart(6, '0')}`;
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/devices',
+      headers: auth,
+      payload: { mac: key.match(/../g)!.join(':'), name: `Meter ${i + 1}`, typeCode: 1, locationId },
+    });
+    deviceIds.push((res.json() as { id: number }).id);
+    deviceKeys.push(key);
+  }
+  const minutes = Math.round(days * 1440);
+  const t0 = performance.now();
+  for (const [i, key] of deviceKeys.entries()) {
+    for (const batch of meterReadings(key, i, from, minutes)) await store.write(batch);
+    process.stderr.write(
+      `wrote device ${i + 1}/${devices} (${Math.round((performance.now() - t0) / 1000)} s)\n`,
+    );
+  }
+  await store.refreshRollups(from + minutes * MINUTE + 3_600_000);
+  process.stderr.write(`rollups ready (${Math.round((performance.now() - t0) / 1000)} s)\n`);
+  return {
+    app,
+    store,
+    token,
+    deviceIds,
+    deviceKeys,
+    async close() {
+      await app.close();
+      await store.close();
+      await sql.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function timeQuery(b: BenchApp, url: string, runs: number): Promise<{ p50: number; p95: number }> {
+  const samples: number[] = [];
+  for (let i = 0; i < runs + 1; i++) {
+    const t = performance.now();
+    const res = await b.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${b.token}` } });
+    const ms = performance.now() - t;
+    if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+    if (i > 0) samples.push(ms); // the first run warms caches
+  }
+  return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
+}
+
+export default async function query(args: string[]): Promise<object> {
+  const devices = Math.max(4, arg(args, 'devices', 20));
+  const days = arg(args, 'days', 365);
+  const runs = arg(args, 'runs', 20);
+  const from = Date.parse('2025-01-01T00:00:00Z');
+  const to = from + days * 86_400_000;
+  const b = await benchApp(devices, days, from);
+  try {
+    const id = b.deviceIds[0]!;
+    const range = `from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`;
+    const day = `from=${new Date(to - 86_400_000).toISOString()}&to=${new Date(to).toISOString()}`;
+    const cmp = await b.app.inject({
+      method: 'POST',
+      url: '/api/comparisons',
+      headers: { authorization: `Bearer ${b.token}` },
+      payload: {
+        name: 'Four meters',
+        members: b.deviceIds.slice(0, 4).map((deviceId) => ({ deviceId, param: 'vave1' })),
+      },
+    });
+    const comparisonId = (cmp.json() as { id: number }).id;
+    const queries: Record<string, string> = {
+      yearChart1h: `/api/devices/${id}/series?params=vave1,vave2,vave3&interval=1h&${range}`,
+      yearlyHeatmap: `/api/devices/${id}/heatmap?param=eai&kind=yearly&${range}`,
+      dayRawChart: `/api/devices/${id}/series?params=vave1,vave2,vave3&interval=raw&${day}`,
+      comparison4: `/api/comparisons/${comparisonId}/data?interval=1h&${range}`,
+    };
+    const results: Record<string, object> = {};
+    for (const [name, url] of Object.entries(queries)) {
+      const rollup = await timeQuery(b, url, runs);
+      const raw = await timeQuery(b, `${url}&source=raw`, Math.max(3, Math.round(runs / 4)));
+      results[name] = {
+        p50Ms: +rollup.p50.toFixed(2),
+        p95Ms: +rollup.p95.toFixed(2),
+        rawP50Ms: +raw.p50.toFixed(2),
+        rawP95Ms: +raw.p95.toFixed(2),
+        rawOverRollup: +(raw.p50 / rollup.p50).toFixed(2),
+      };
+      process.stderr.write(`${name}: ${JSON.stringify(results[name])}\n`);
+    }
+    return { bench: 'query', devices, days, readingsPerDevice: Math.round(days * 1440), runs, results };
+  } finally {
+    await b.close();
+  }
+}
