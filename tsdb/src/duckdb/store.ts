@@ -223,7 +223,12 @@ export class DuckDbStore implements TelemetryStore {
     });
     if (withValues.length === 0) return { written: readings.length };
     return this.lock.run(async () => {
-      await this.writeLocked(withValues, present);
+      try {
+        await this.writeLocked(withValues, present);
+      } catch (e) {
+        if (e instanceof StoreError) throw e;
+        throw new StoreError(`write failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
+      }
       return { written: readings.length };
     });
   }
