@@ -215,6 +215,17 @@ describe.each(engines())('account and sessions on %s', (engine) => {
       expect(late.statusCode).toBe(401);
     });
 
+    it('prunes expired tokens and ended sessions without touching live ones', async () => {
+      const live = await signUp(t.app);
+      const ended = await signUp(t.app);
+      await as(t.app, ended, { method: 'GET', url: '/api/account/logout' });
+      const pruned = await t.app.accounts.prune();
+      expect(pruned).toBeGreaterThan(0);
+      expect((await as(t.app, live, { method: 'GET', url: '/api/account/userInfo' })).statusCode).toBe(200);
+      const { rows } = await t.sql.query('select 1 from sessions where user_id = $1', [ended.userId]);
+      expect(rows).toHaveLength(0);
+    });
+
     it.each([
       ['no header', undefined],
       ['a malformed header', 'Token abc'],

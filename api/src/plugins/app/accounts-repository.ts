@@ -241,6 +241,19 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
       return rows[0] ? Number(rows[0].user_id) : null;
     },
 
+    /** Deletes what can never be used again: expired tokens and sessions, spent or expired reset tokens. */
+    async prune(): Promise<number> {
+      const t = now();
+      let n = 0;
+      n += (await sql.query('delete from access_tokens where expires_at <= $1', [t])).rowCount;
+      // Spent refresh tokens stay while their session lives: a replay must still be recognised.
+      n += (await sql.query('delete from sessions where expires_at <= $1 or revoked_at is not null', [t]))
+        .rowCount;
+      n += (await sql.query('delete from password_resets where expires_at <= $1 or used_at is not null', [t]))
+        .rowCount;
+      return n;
+    },
+
     async setPassword(userId: number, passwordHash: string): Promise<void> {
       await sql.query('update users set password_hash = $2, updated_at = $3 where id = $1', [
         userId,

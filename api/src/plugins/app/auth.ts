@@ -87,6 +87,8 @@ function createSessions(app: FastifyInstance) {
   };
 }
 
+const PRUNE_INTERVAL_MS = 3_600_000;
+
 function bearer(request: FastifyRequest): string | null {
   const h = request.headers.authorization;
   if (!h) return null;
@@ -99,6 +101,15 @@ export default fp(
     app.decorate('accounts', createAccountsRepository(app.sql, app.clock.now));
     app.decorate('sessions', createSessions(app));
     app.decorateRequest('session', null as unknown as AuthenticatedSession);
+    // Expired tokens and ended sessions are deleted hourly; nothing reads them anyway.
+    let pruner: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      pruner = setInterval(() => {
+        app.accounts.prune().catch((err: unknown) => app.log.warn({ err }, 'session pruning failed'));
+      }, PRUNE_INTERVAL_MS);
+      pruner.unref();
+    });
+    app.addHook('onClose', async () => clearInterval(pruner));
     app.decorate('authenticate', async (request: FastifyRequest) => {
       const token = bearer(request);
       const session = token ? await app.sessions.verify(token) : null;
