@@ -139,6 +139,19 @@ describe('dashboard hub over a real WebSocket', () => {
     expect(await closed).toBe(CLOSE_POLICY);
   });
 
+  it("pushes device status to its owner's sockets", async () => {
+    const c = await connect(alice.token);
+    await subscribe(c, []);
+    live.publishStatus({ deviceKey: aliceMeter.deviceKey, status: 'weak-signal', lastSeen: 1, rssi: -85 });
+    expect(await c.next((m) => m.type === 'status')).toEqual({
+      type: 'status',
+      deviceId: aliceMeter.id,
+      status: 'weak-signal',
+      rssi: -85,
+    });
+    c.ws.close();
+  });
+
   it('coalesces a slow consumer to the newest value per device instead of queueing without bound', async () => {
     const c = await connect(alice.token);
     await subscribe(c, [aliceMeter.id, aliceOther.id]);
@@ -162,5 +175,14 @@ describe('dashboard hub over a real WebSocket', () => {
     await c.next((m) => m.type === 'reading' && m.ts === N - 1);
     expect(c.messages.filter((m) => m.type === 'reading').length).toBeLessThan(N);
     c.ws.close();
+  });
+
+  // Last: moving the clock expires every token issued so far.
+  it('closes the socket with 1008 once the access token expires', async () => {
+    const c = await connect(alice.token);
+    const closed = new Promise<number>((resolve) => c.ws.once('close', (code) => resolve(code)));
+    t.advance(t.app.config.accessTokenTtlMs + 1_000);
+    await t.app.hub.recheckSessions();
+    expect(await closed).toBe(CLOSE_POLICY);
   });
 });

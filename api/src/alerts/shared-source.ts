@@ -1,0 +1,53 @@
+/**
+ * Alert input on an external broker: committed readings from `kilowatch/live/+` through the MQTT 5 shared
+ * subscription `$share/kilowatch-alerts/...`, so the broker hands each reading to exactly one API process
+ * and no alert is raised twice. (The hub, in contrast, needs every reading in every process: it uses the
+ * plain subscription of `startLiveSubscriber` from @kilowatch/ingest.)
+ */
+import { DEVICE_KEY_PATTERN, type Reading } from '@kilowatch/core';
+import mqtt from 'mqtt';
+import type { LiveSource } from '../hub/live-source.ts';
+import { ALERTS_SHARED_TOPIC } from './evaluator.ts';
+
+export interface SharedAlertSource extends LiveSource {
+  stop(): Promise<void>;
+}
+
+function asReading(payload: Buffer): Reading | null {
+  try {
+    const r = JSON.parse(String(payload)) as Partial<Reading>;
+    if (typeof r.deviceKey !== 'string' || !DEVICE_KEY_PATTERN.test(r.deviceKey)) return null;
+    if (typeof r.ts !== 'number' || typeof r.values !== 'object' || r.values === null) return null;
+    return r as Reading;
+  } catch {
+    return null;
+  }
+}
+
+export async function startSharedAlertSource(opts: {
+  mqttUrl: string;
+  clientId?: string;
+}): Promise<SharedAlertSource> {
+  const listeners = new Set<(r: Reading) => void>();
+  const client = await mqtt.connectAsync(opts.mqttUrl, {
+    protocolVersion: 5,
+    clientId: opts.clientId ?? `kilowatch-alerts-${process.pid}-${Math.random().toString(16).slice(2, 8)}`,
+    clean: true,
+    reconnectPeriod: 1000,
+  });
+  client.on('message', (_topic, payload) => {
+    const r = asReading(payload);
+    if (!r) return;
+    for (const fn of listeners) fn(r);
+  });
+  await client.subscribeAsync(ALERTS_SHARED_TOPIC, { qos: 1 });
+  return {
+    onReading(fn) {
+      listeners.add(fn);
+      return () => void listeners.delete(fn);
+    },
+    async stop() {
+      await client.endAsync();
+    },
+  };
+}
