@@ -233,6 +233,33 @@ describe('telemetry routes on DuckDB', () => {
     );
   });
 
+  it('draws weekly, monthly and yearly heatmaps; energy cells add up, gauge cells average', async () => {
+    const r = `from=${iso(DAY0)}&to=${iso(DAY0 + 2 * 86_400_000)}`;
+    const monthly = (await get(alice, `/api/devices/${meter.id}/heatmap?param=eai&kind=monthly&${r}`)).json();
+    expect(monthly.rows.map((x: { id: string }) => x.id)).toEqual(['2026-11']);
+    const cells = monthly.rows[0].data as { x: number; y: number | null }[];
+    expect(cells).toHaveLength(31);
+    expect(cells.reduce((s, c) => s + (c.y ?? 0), 0)).toBeCloseTo(48 - 1 / 60, 6);
+    expect(cells[30]!.y).toBeNull();
+    const weekly = (await get(alice, `/api/devices/${meter.id}/heatmap?param=vave1&kind=weekly&${r}`)).json();
+    expect(weekly.unit).toBe('V');
+    expect(weekly.rows.map((x: { id: string }) => x.id)).toEqual([
+      'Mon',
+      'Tue',
+      'Wed',
+      'Thu',
+      'Fri',
+      'Sat',
+      'Sun',
+    ]);
+    const sunday = weekly.rows[6].data as { y: number | null }[];
+    expect(sunday.filter((c) => c.y !== null).every((c) => Math.abs(c.y! - 230) < 1e-9)).toBe(true);
+    const yearly = (await get(alice, `/api/devices/${meter.id}/heatmap?param=eai&kind=yearly&${r}`)).json();
+    expect(yearly.rows).toHaveLength(7);
+    const bad = await get(alice, `/api/devices/${meter.id}/heatmap?param=eai&kind=hourly&${r}`);
+    expect(bad.statusCode).toBe(400);
+  });
+
   it('reports voltage quality per phase from 10-minute means', async () => {
     const res = await get(
       alice,
