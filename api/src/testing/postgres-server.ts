@@ -4,7 +4,7 @@
  * as the `postgres` OS user. Without the binaries the PostgreSQL half of the suite is skipped with a
  * message — except under CI=true, where that is a failure.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -97,8 +97,21 @@ async function startPostgres(project: TestProject): Promise<(() => void) | undef
   ]);
   project.provide('pgUrl', `postgres://postgres@127.0.0.1:${port}/postgres`);
 
+  // If this test run dies without its teardown (killed), a watchdog stops the server and removes its files.
+  const pgCtl = `${asRoot ? 'runuser -u postgres -- ' : ''}${path.join(BIN, 'pg_ctl')}`;
+  const watchdog = spawn(
+    'sh',
+    [
+      '-c',
+      `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; ${pgCtl} -D '${data}' -m immediate stop >/dev/null 2>&1; rm -rf '${dir}'`,
+    ],
+    { detached: true, stdio: 'ignore' },
+  );
+  watchdog.unref();
+
   return () => {
     try {
+      watchdog.kill();
       run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
