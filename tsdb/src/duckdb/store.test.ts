@@ -161,6 +161,18 @@ describe('DuckDB engine', () => {
     await store.close();
   });
 
+  it('keeps values bit-exact through the write path and latest', async () => {
+    const store = await createDuckDbStore();
+    const dev = 'e1b2c3d4e5f6';
+    const values = { vave1: 0.1 + 0.2, pave1: -1e-9, eai1: 123456789.12345679, pfave1: 1 / 3 };
+    await store.write([{ deviceKey: dev, ts: T0, values }]);
+    expect((await store.latest(dev))?.values).toEqual(values);
+    expect(
+      (await store.readRaw({ deviceKey: dev, from: T0, to: T0 + 1, limit: 1 })).items[0]?.values,
+    ).toEqual(values);
+    await store.close();
+  });
+
   it('stores nothing for a reading without values', async () => {
     const store = await createDuckDbStore();
     const dev = 'c1b2c3d4e5f6';

@@ -294,6 +294,8 @@ export class DuckDbStore implements TelemetryStore {
     const stg = await this.stagingTable(cols);
     await this.exec(`DELETE FROM ${stg}`);
     const appender = await this.w.createAppender(stg, 'main', 'temp');
+    // Newest value per (device, parameter) of the batch, gathered while filling the chunks.
+    const newestOf = cols.map(() => new Map<number, { ts: number; v: number }>());
     const types: DuckDBType[] = [INTEGER, DOUBLE, ...cols.map(() => DOUBLE)];
     try {
       for (let off = 0; off < rows.length; off += CHUNK_ROWS) {
@@ -310,7 +312,19 @@ export class DuckDbStore implements TelemetryStore {
         for (let c = 0; c < cols.length; c++) {
           const name = cols[c]!;
           const v = chunk.getColumnVector(c + 2);
-          for (let i = 0; i < len; i++) v.setItem(i, rows[off + i]!.values[name] ?? null);
+          const best = newestOf[c]!;
+          for (let i = 0; i < len; i++) {
+            const row = rows[off + i]!;
+            const x = row.values[name];
+            if (x === undefined) {
+              v.setItem(i, null);
+              continue;
+            }
+            v.setItem(i, x);
+            const dev = devs[off + i]!;
+            const b = best.get(dev);
+            if (!b || row.ts >= b.ts) best.set(dev, { ts: row.ts, v: x });
+          }
           v.flush();
         }
         appender.appendDataChunk(chunk);
@@ -346,9 +360,11 @@ export class DuckDbStore implements TelemetryStore {
       }
       // Newest value per (device, parameter), kept at write time so `latest` never scans history.
       if (cols.length > 0) {
+        const lv = cols.flatMap((name, c) =>
+          [...newestOf[c]!].map(([dev, b]) => `(${dev}, '${name}', ${b.ts}::BIGINT, ${b.v}::DOUBLE)`),
+        );
         await this.exec(
-          `CREATE OR REPLACE TEMP TABLE lv AS SELECT device, param, max(ts)::BIGINT AS ts, arg_max(v, ts) AS v
-           FROM (UNPIVOT ${stg} ON ${colList} INTO NAME param VALUE v) GROUP BY ALL`,
+          `CREATE OR REPLACE TEMP TABLE lv AS SELECT * FROM (VALUES ${lv.join(', ')}) t(device, param, ts, v)`,
         );
         await this.exec(
           `DELETE FROM latest_values USING lv WHERE latest_values.device = lv.device AND latest_values.param = lv.param AND latest_values.ts <= lv.ts`,
