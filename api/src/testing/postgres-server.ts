@@ -42,7 +42,28 @@ async function pgliteTemplate(): Promise<{ file: string; remove(): void }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'kw-pglite-'));
   const file = path.join(dir, 'template.tar');
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
-  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const watchdog = removeWhenGone(`rm -rf '${dir}'`);
+  return {
+    file,
+    remove: () => {
+      watchdog.kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs `cleanup` once this process is gone, even when it is killed without running its teardown. */
+function removeWhenGone(cleanup: string) {
+  const watchdog = spawn(
+    'sh',
+    ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; ${cleanup}`],
+    {
+      detached: true,
+      stdio: 'ignore',
+    },
+  );
+  watchdog.unref();
+  return watchdog;
 }
 
 export default async function setup(project: TestProject) {
@@ -99,15 +120,7 @@ async function startPostgres(project: TestProject): Promise<(() => void) | undef
 
   // If this test run dies without its teardown (killed), a watchdog stops the server and removes its files.
   const pgCtl = `${asRoot ? 'runuser -u postgres -- ' : ''}${path.join(BIN, 'pg_ctl')}`;
-  const watchdog = spawn(
-    'sh',
-    [
-      '-c',
-      `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; ${pgCtl} -D '${data}' -m immediate stop >/dev/null 2>&1; rm -rf '${dir}'`,
-    ],
-    { detached: true, stdio: 'ignore' },
-  );
-  watchdog.unref();
+  const watchdog = removeWhenGone(`${pgCtl} -D '${data}' -m immediate stop >/dev/null 2>&1; rm -rf '${dir}'`);
 
   return () => {
     try {
