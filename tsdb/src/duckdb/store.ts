@@ -17,7 +17,6 @@ import {
 } from '@duckdb/node-api';
 import {
   type CounterRules,
-  calendarBucketStarts,
   combinedParamDef,
   counterRules,
   DEFAULT_TIMEZONE,
@@ -51,6 +50,7 @@ import {
   type TelemetryStore,
   type WriteResult,
 } from '../port.ts';
+import { calendarBuckets } from './calendar.ts';
 import { counterStepsSql } from './counters.ts';
 import { AGG_NAMES, COUNTERS, q, SCHEMA, SCHEMA_VERSION, STORED, valueExpr } from './schema.ts';
 
@@ -620,15 +620,8 @@ export class DuckDbStore implements TelemetryStore {
     to: number,
     tz: string,
   ): { starts: number[]; end: number } {
-    if (interval === '1d' || interval === '1mo') {
-      const unit = interval === '1d' ? 'day' : 'month';
-      // One more start gives the end of the last bucket.
-      const starts = calendarBucketStarts(from, to, unit, tz);
-      if (starts.length === 0) return { starts, end: from };
-      const last = starts[starts.length - 1]!;
-      const nextStarts = calendarBucketStarts(last + 1, last + 40 * 86_400_000, unit, tz);
-      return { starts, end: nextStarts[1] ?? nextStarts[0]! };
-    }
+    if (interval === '1d' || interval === '1mo')
+      return calendarBuckets(from, to, interval === '1d' ? 'day' : 'month', tz);
     const step = ROLLUP_STEP_MS[interval];
     const starts = fixedBucketStarts(from, to, step);
     return { starts, end: starts.length ? starts[starts.length - 1]! + step : from };

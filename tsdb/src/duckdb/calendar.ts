@@ -1,0 +1,60 @@
+/**
+ * Calendar bucket starts (local days or months in a zone) with a per-year cache: core's
+ * `calendarBucketStarts` asks Intl several times per bucket, which for a year of days costs more than
+ * the rollup query itself. A local year's starts are computed once per zone and unit.
+ */
+import { calendarBucketStarts, localParts, zonedTimeToUtc } from '@kilowatch/core';
+
+type Unit = 'day' | 'month';
+const cache = new Map<string, readonly number[]>();
+const MAX_ENTRIES = 512;
+
+function yearStarts(year: number, unit: Unit, tz: string): readonly number[] {
+  const key = `${unit}|${tz}|${year}`;
+  let s = cache.get(key);
+  if (!s) {
+    s = calendarBucketStarts(
+      zonedTimeToUtc(year, 1, 1, 0, 0, 0, tz),
+      zonedTimeToUtc(year + 1, 1, 1, 0, 0, 0, tz),
+      unit,
+      tz,
+    );
+    if (cache.size >= MAX_ENTRIES) cache.clear();
+    cache.set(key, s);
+  }
+  return s;
+}
+
+/**
+ * Starts of the buckets overlapping [from, to) (as `calendarBucketStarts`) and the end of the last one.
+ * Empty when `to <= from`.
+ */
+export function calendarBuckets(
+  from: number,
+  to: number,
+  unit: Unit,
+  tz: string,
+): { starts: number[]; end: number } {
+  if (to <= from) return { starts: [], end: from };
+  const first = localParts(from, tz).year;
+  const last = localParts(to - 1, tz).year;
+  const starts: number[] = [];
+  let end = from;
+  for (let y = first; y <= last + 1; y++) {
+    for (const s of yearStarts(y, unit, tz)) {
+      if (s >= to) {
+        end = s;
+        return { starts: trim(starts, from), end };
+      }
+      starts.push(s);
+    }
+  }
+  return { starts: trim(starts, from), end };
+}
+
+/** Drops starts before the bucket that contains `from`. */
+function trim(starts: number[], from: number): number[] {
+  let i = 0;
+  while (i + 1 < starts.length && starts[i + 1]! <= from) i++;
+  return starts.slice(i);
+}
