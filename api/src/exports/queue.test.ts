@@ -70,4 +70,15 @@ describe.each(engines())('export queue on %s', (engine) => {
     expect(files.filter((f) => f.endsWith('.csv'))).toHaveLength(6);
     expect(files.filter((f) => f.includes('.part'))).toEqual([]);
   });
+
+  it('fails a running job whose process stopped reporting, with a clear error', async () => {
+    const { rows } = await t.sql.query<{ id: number }>(
+      `insert into export_jobs (user_id, status, progress, request, file_name, format, created_at, updated_at)
+       values ($1, 'running', 0.4, '{}', 'lost.csv', 'csv', 0, 0) returning id`,
+      [account.userId],
+    );
+    expect(await t.app.exports.failStale()).toBeGreaterThan(0);
+    const job = (await as(t.app, account, { method: 'GET', url: `/api/exports/${rows[0]!.id}` })).json();
+    expect(job).toMatchObject({ status: 'failed', error: 'Exporting data failed.' });
+  });
 });

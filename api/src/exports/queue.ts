@@ -26,6 +26,8 @@ export interface ExportOptions {
   pollMs?: number;
   /** Longest range one export may cover (ms). */
   maxRangeMs?: number;
+  /** A running job silent this long belonged to a process that died: it is failed, not left hanging (ms). */
+  staleMs?: number;
 }
 
 export interface StoredRequest {
@@ -83,6 +85,7 @@ declare module 'fastify' {
       /** Resolves once no job is running or queued in this process's view (tests, shutdown). */
       idle(): Promise<void>;
       removeExpired(now?: number): Promise<number>;
+      failStale(now?: number): Promise<number>;
     };
   }
 }
@@ -96,6 +99,7 @@ export default fp(
       ttlMs: opts.ttlMs ?? 24 * 3_600_000,
       pollMs: opts.pollMs ?? 5_000,
       maxRangeMs: opts.maxRangeMs ?? 400 * 86_400_000,
+      staleMs: opts.staleMs ?? 15 * 60_000,
     };
     let running = 0;
     let closing = false;
@@ -217,9 +221,19 @@ export default fp(
       return rows.length;
     }
 
+    /** Running jobs that stopped reporting progress (their process died) get a clear error. */
+    async function failStale(now = app.clock.now()): Promise<number> {
+      const r = await app.sql.query(
+        `update export_jobs set status = 'failed', error = $1, updated_at = $2 where status = 'running' and updated_at < $3`,
+        [MESSAGES.exportFailed, now, now - settings.staleMs],
+      );
+      return r.rowCount;
+    }
+
     const timer = setInterval(() => {
       kick();
       removeExpired().catch((err) => app.log.warn({ err }, 'export expiry failed'));
+      failStale().catch((err) => app.log.warn({ err }, 'export stale check failed'));
     }, settings.pollMs);
     timer.unref();
 
@@ -275,6 +289,13 @@ export default fp(
         for (let i = 0; i < 100_000 && active.size > 0; i++) await Promise.all([...active]);
       },
       removeExpired,
+      failStale,
+    });
+
+    // Jobs queued before a restart run once the app is ready.
+    app.addHook('onReady', async () => {
+      await failStale().catch((err) => app.log.warn({ err }, 'export stale check failed'));
+      kick();
     });
 
     app.addHook('onClose', async () => {
