@@ -16,10 +16,12 @@ import {
   type Simulator,
   startEmbeddedBroker,
   startIngest,
+  startLiveSubscriber,
   startSimulator,
 } from '@kilowatch/ingest';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { startSharedAlertSource } from './alerts/shared-source.ts';
 import { buildApp } from './app.ts';
 import { configFromEnv } from './config.ts';
 import { ensureDemoAccount } from './demo.ts';
@@ -111,12 +113,38 @@ async function main(): Promise<void> {
   } else {
     // The hub and the alerts listen here; in one process the ingest bus feeds it once ingest is up.
     const live = createLocalLiveSource();
+    // An api replica on an external broker: every reading for its own WebSocket clients (plain
+    // subscription to kilowatch/live/+), each reading evaluated for alerts by one replica only (shared).
+    const replica =
+      config.role === 'api' && config.mqttUrl
+        ? {
+            subscriber: await startLiveSubscriber({ mqttUrl: config.mqttUrl }),
+            alerts: await startSharedAlertSource({ mqttUrl: config.mqttUrl }),
+          }
+        : undefined;
+    if (config.role === 'api' && !config.mqttUrl) {
+      console.warn('KW_ROLE=api without MQTT_URL: no live readings reach the hub or the alerts');
+    }
+    if (replica) {
+      const offs = [
+        replica.subscriber.onReading((r) => live.publish(r)),
+        replica.subscriber.onStatus((st) => live.publishStatus(st)),
+      ];
+      stops.unshift(async () => {
+        for (const off of offs) off();
+        await replica.subscriber.stop();
+        await replica.alerts.stop();
+      });
+    }
     http = await buildApp({
       config,
       store,
       logger,
       live,
-      deviceStates: { deviceState: (key) => runtime?.deviceState(key) },
+      ...(replica ? { liveServices: { alerts: { alertSource: replica.alerts } } } : {}),
+      deviceStates: {
+        deviceState: (key) => runtime?.deviceState(key) ?? replica?.subscriber.deviceState(key),
+      },
       metricsText: () => runtime?.metricsText() ?? '',
       health: async () =>
         config.role === 'all'
