@@ -159,8 +159,8 @@ export function hourlyBalance(
     }
     const b = (a ?? 0) - (e ?? 0);
     balance[i] = b;
-    billedImport[i] = b > 0 ? b : 0;
-    billedExport[i] = b < 0 ? -b : 0;
+    billedImport[i] = Math.max(b, 0);
+    billedExport[i] = Math.max(-b, 0);
   }
   return { balance, billedImport, billedExport };
 }
