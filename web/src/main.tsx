@@ -2,7 +2,7 @@ import '@mantine/core/styles.css';
 import '@mantine/notifications/styles.css';
 import 'uplot/dist/uPlot.min.css';
 import { I18nProvider } from '@lingui/react';
-import { ColorSchemeScript, MantineProvider } from '@mantine/core';
+import { MantineProvider } from '@mantine/core';
 import { Notifications } from '@mantine/notifications';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { RouterProvider } from '@tanstack/react-router';
@@ -10,7 +10,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { ApiError } from './api/client.ts';
 import { buildRouter } from './app/router.tsx';
-import { colorSchemeManager, theme } from './app/theme.ts';
+import { colorSchemeManager, cssVariablesResolver, theme } from './app/theme.ts';
 import { HubProvider } from './hub/live.tsx';
 import { activateLanguage, i18n, storedLanguage } from './i18n/i18n.ts';
 
@@ -29,8 +29,12 @@ await activateLanguage(storedLanguage());
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <ColorSchemeScript defaultColorScheme="auto" localStorageKey="kw.themeMode" />
-    <MantineProvider theme={theme} defaultColorScheme="auto" colorSchemeManager={colorSchemeManager}>
+    <MantineProvider
+      theme={theme}
+      defaultColorScheme="auto"
+      colorSchemeManager={colorSchemeManager}
+      cssVariablesResolver={cssVariablesResolver}
+    >
       <I18nProvider i18n={i18n}>
         <Notifications position="top-right" />
         <QueryClientProvider client={queryClient}>

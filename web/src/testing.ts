@@ -191,8 +191,10 @@ export async function startApi(opts: { webDist: string; timeoutMs?: number }): P
       throw new Error(`the API exited with ${exited} before it was healthy:\n${log}`);
     }
     try {
+      // Healthy, and serving the client (the demo's history backfill can keep it busy, answering 503).
       const res = await fetch(`${url}/api/health`);
-      if (res.ok) return { url, port, mqttPort, dataDir, output: () => log, stop };
+      if (res.ok && (await fetch(`${url}/`)).ok)
+        return { url, port, mqttPort, dataDir, output: () => log, stop };
     } catch {
       // not listening yet
     }

@@ -1,10 +1,26 @@
-import { createTheme, localStorageColorSchemeManager } from '@mantine/core';
+import { type CSSVariablesResolver, createTheme, localStorageColorSchemeManager } from '@mantine/core';
 import { STORAGE_KEYS } from '../lib/storage.ts';
 
 /** Primary colour orange (SPEC.md §9); 576 px is the mobile breakpoint. */
 export const theme = createTheme({
   primaryColor: 'orange',
-  primaryShade: { light: 7, dark: 5 },
+  // Orange darkened at shades 7–9 so white text on filled controls meets WCAG AA (4.5:1).
+  colors: {
+    orange: [
+      '#fff4e6',
+      '#ffe8cc',
+      '#ffd8a8',
+      '#ffc078',
+      '#ffa94d',
+      '#ff922b',
+      '#fd7e14',
+      '#c2410c',
+      '#9a3412',
+      '#7c2d12',
+    ],
+  },
+  primaryShade: { light: 7, dark: 7 },
+  autoContrast: true,
   defaultRadius: 'md',
   fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif',
   breakpoints: { xs: '36em', sm: '48em', md: '62em', lg: '75em', xl: '88em' },
@@ -12,3 +28,10 @@ export const theme = createTheme({
 
 /** Light, dark or system ("auto"), stored locally under the theme-mode key; default system. */
 export const colorSchemeManager = localStorageColorSchemeManager({ key: STORAGE_KEYS.themeMode });
+
+/** Mantine's default dimmed grey is below AA contrast on white; a shade darker passes. */
+export const cssVariablesResolver: CSSVariablesResolver = () => ({
+  variables: {},
+  light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)' },
+  dark: { '--mantine-color-dimmed': 'var(--mantine-color-dark-1)' },
+});

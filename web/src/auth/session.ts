@@ -11,9 +11,12 @@ export interface Session {
   token: string | null;
   refreshToken: string | null;
   user: User | null;
+  /** The server has accepted this token since the page loaded (the live hub waits for it). */
+  verified: boolean;
 }
 
 const listeners = new Set<() => void>();
+let verified = false;
 let snapshot: Session = load();
 
 function load(): Session {
@@ -24,7 +27,13 @@ function load(): Session {
   } catch {
     user = null;
   }
-  return { token: readStored(STORAGE_KEYS.token), refreshToken: readStored(STORAGE_KEYS.refreshToken), user };
+  const token = readStored(STORAGE_KEYS.token);
+  return {
+    token,
+    refreshToken: readStored(STORAGE_KEYS.refreshToken),
+    user,
+    verified: verified && token !== null,
+  };
 }
 
 function emit(): void {
@@ -46,6 +55,14 @@ export function saveAuth(auth: AuthData): void {
   if (auth.refreshToken) writeStored(STORAGE_KEYS.refreshToken, auth.refreshToken);
   writeStored(STORAGE_KEYS.user, JSON.stringify(auth.user));
   if (auth.user.timezone) writeStored(STORAGE_KEYS.timezone, auth.user.timezone);
+  verified = true;
+  emit();
+}
+
+/** Marks the stored token as accepted by the server. */
+export function markVerified(): void {
+  if (verified) return;
+  verified = true;
   emit();
 }
 
@@ -60,6 +77,7 @@ export function clearAuth(): void {
   writeStored(STORAGE_KEYS.token, null);
   writeStored(STORAGE_KEYS.refreshToken, null);
   writeStored(STORAGE_KEYS.user, null);
+  verified = false;
   emit();
 }
 

@@ -37,7 +37,8 @@ export function UPlotChart({
   latest.current = { options, data, onCreate };
   const zoomedRef = useRef(false);
   const [zoomed, setZoomed] = useState(false);
-  const appliedSeries = useRef(options.series);
+  // What the chart was last given: effects skip values it already has (creation applies them all).
+  const applied = useRef({ data, series: options.series, scales: options.scales, theme });
 
   // Create once.
   useEffect(() => {
@@ -59,7 +60,6 @@ export function UPlotChart({
     };
     const u = new uPlot({ ...opts, width, hooks }, initial, el);
     plotRef.current = u;
-    appliedSeries.current = opts.series;
     latest.current.onCreate?.(u);
     return () => {
       u.destroy();
@@ -70,14 +70,15 @@ export function UPlotChart({
   // Data: in place; a zoomed view keeps its window while live points arrive.
   useEffect(() => {
     const u = plotRef.current;
-    if (!u || u.data === data) return;
+    if (!u || applied.current.data === data) return;
+    applied.current.data = data;
     u.setData(data, !zoomedRef.current);
   }, [data]);
 
   // Series and bands: replaced without recreating the chart.
   useEffect(() => {
     const u = plotRef.current;
-    if (!u || sameSeries(appliedSeries.current, options.series)) return;
+    if (!u || sameSeries(applied.current.series, options.series)) return;
     for (let i = u.series.length - 1; i >= 1; i--) u.delSeries(i);
     const bands = (u as unknown as { bands?: uPlot.Band[] }).bands ?? [];
     for (let i = bands.length - 1; i >= 0; i--) u.delBand(i);
@@ -85,7 +86,7 @@ export function UPlotChart({
       u.addSeries(s, i + 1);
     });
     for (const b of options.bands ?? []) u.addBand(b);
-    appliedSeries.current = options.series;
+    applied.current.series = options.series;
     u.setData(latest.current.data, true);
   }, [options.series, options.bands]);
 
@@ -93,7 +94,8 @@ export function UPlotChart({
   useEffect(() => {
     const u = plotRef.current;
     const range = options.scales?.y?.range;
-    if (!u || !range || !u.scales.y) return;
+    if (!u || applied.current.scales === options.scales || !range || !u.scales.y) return;
+    applied.current.scales = options.scales;
     u.scales.y.range = range as uPlot.Scale['range'];
     u.redraw(true, true);
   }, [options.scales]);
@@ -101,7 +103,8 @@ export function UPlotChart({
   // Theme: axis and grid colours.
   useEffect(() => {
     const u = plotRef.current;
-    if (!u) return;
+    if (!u || applied.current.theme === theme) return;
+    applied.current.theme = theme;
     const { stroke, grid } = AXIS_COLORS[theme];
     for (const a of u.axes) {
       a.stroke = () => stroke;

@@ -7,7 +7,9 @@ import {
   limitLevels,
   type SeriesSpec,
   seriesLayout,
+  timeTickLabels,
   toColumn,
+  wideGaps,
   yRange,
 } from './options.ts';
 
@@ -117,9 +119,9 @@ describe('formatValue', () => {
 describe('buildChartOptions', () => {
   const base = { tz: 'Europe/Warsaw', theme: 'light' as const, width: 600, height: 240 };
   it.each([
-    { specs: [V1], series: ['', 'L1', 'L1 min', 'L1 max'], bands: 1 },
-    { specs: [V2], series: ['', 'L2'], bands: 0 },
-    { specs: [V1, V2], series: ['', 'L1', 'L1 min', 'L1 max', 'L2'], bands: 1 },
+    { specs: [V1], series: ['Time', 'L1', 'L1 min', 'L1 max'], bands: 1 },
+    { specs: [V2], series: ['Time', 'L2'], bands: 0 },
+    { specs: [V1, V2], series: ['Time', 'L1', 'L1 min', 'L1 max', 'L2'], bands: 1 },
   ])('series $series', ({ specs, series, bands }) => {
     const o = buildChartOptions({ ...base, specs });
     expect(o.series.map((s) => s.label)).toEqual(series);
@@ -141,10 +143,10 @@ describe('buildChartOptions', () => {
   });
 
   it('draws limit lines only when limits are given', () => {
-    expect(buildChartOptions({ ...base, specs: [V1] }).plugins).toHaveLength(0);
+    expect(buildChartOptions({ ...base, specs: [V1] }).plugins).toHaveLength(1);
     expect(
       buildChartOptions({ ...base, specs: [V1], limits: { nominal: 230, warning: 5 } }).plugins,
-    ).toHaveLength(1);
+    ).toHaveLength(2);
   });
 
   it('dark theme uses light axis text', () => {
@@ -157,4 +159,37 @@ describe('buildChartOptions', () => {
     const o = buildChartOptions({ ...base, specs: [{ ...V2, param: 'eae', unit: 'kWh', scale: -1 }] });
     expect((o.series[1]!.value as (u: unknown, v: number) => string)(null, -2.5)).toBe('2.5 kWh');
   });
+});
+
+describe('timeTickLabels', () => {
+  const noonUtc = Date.UTC(2026, 6, 1, 12, 0);
+  it.each([
+    { tz: 'Europe/Warsaw', incr: 3_600_000, out: ['14:00', '15:00'] },
+    { tz: 'Europe/Istanbul', incr: 3_600_000, out: ['15:00', '16:00'] },
+    { tz: 'Europe/Warsaw', incr: 86_400_000, out: ['07-01', '07-01'] },
+    { tz: 'America/New_York', incr: 86_400_000, out: ['07-01', '07-01'] },
+  ])('$tz every $incr ms', ({ tz, incr, out }) => {
+    expect(timeTickLabels([noonUtc, noonUtc + 3_600_000], incr, tz)).toEqual(out);
+  });
+});
+
+describe('wideGaps', () => {
+  it.each([
+    { gaps: [[10, 40]], step: 10, out: [] },
+    { gaps: [[10, 61]], step: 10, out: [] },
+    { gaps: [[10, 62]], step: 10, out: [[10, 62]] },
+    {
+      gaps: [
+        [0, 5],
+        [100, 300],
+      ],
+      step: 10,
+      out: [[100, 300]],
+    },
+  ] as { gaps: [number, number][]; step: number; out: [number, number][] }[])(
+    '$gaps at step $step',
+    ({ gaps, step, out }) => {
+      expect(wideGaps(gaps, step)).toEqual(out);
+    },
+  );
 });

@@ -119,7 +119,7 @@ export interface ChartOptionsInput {
   /** Charts with the same key share the cursor (and so their tooltips). */
   syncKey?: string;
   limits?: LimitLines;
-  labels?: { min: string; max: string };
+  labels?: { min: string; max: string; time?: string };
   /** Bar width for bucketed energy (ms). */
   barMs?: number;
 }
@@ -152,6 +152,22 @@ function limitsPlugin(levels: ReturnType<typeof limitLevels>): uPlot.Plugin {
   };
 }
 
+/** The legend lists averages only; min and max stay visible as the band and in the table view. */
+function bandLegendPlugin(specs: readonly SeriesSpec[]): uPlot.Plugin {
+  const hidden = new Set(seriesLayout(specs).flatMap((s) => [s.min, s.max].filter((i) => i !== undefined)));
+  return {
+    hooks: {
+      init: [
+        (u) => {
+          u.root.querySelectorAll<HTMLElement>('.u-legend .u-series').forEach((row, i) => {
+            if (hidden.has(i)) row.style.display = 'none';
+          });
+        },
+      ],
+    },
+  };
+}
+
 /** The y range grows to keep the limit lines in view, with a little air above and below. */
 export function yRange(
   min: number | null,
@@ -177,24 +193,48 @@ export function yRange(
   return [zeroBased && lo === 0 ? 0 : lo - pad, zeroBased && hi === 0 ? 0 : hi + pad];
 }
 
+/** Gaps up to this many buckets are bridged (a meter reporting hourly into 15-minute buckets). */
+export const MAX_BRIDGED_BUCKETS = 4;
+
+/**
+ * Keeps only the gaps of more than MAX_BRIDGED_BUCKETS missing buckets. A gap runs from the last
+ * value before it to the first after, so n missing buckets span n + 1 steps (plus a pixel of rounding).
+ */
+export function wideGaps(gaps: readonly [number, number][], stepPx: number): [number, number][] {
+  return gaps.filter(([a, b]) => b - a > (MAX_BRIDGED_BUCKETS + 1) * stepPx + 1);
+}
+
+const bridgeShortGaps: uPlot.Series.GapsRefiner = (u, _sidx, _i0, _i1, nullGaps) => {
+  const xs = u.data[0];
+  if (xs.length < 2) return nullGaps;
+  const stepPx = Math.abs(u.valToPos(xs[1] as number, 'x', true) - u.valToPos(xs[0] as number, 'x', true));
+  return wideGaps(nullGaps as [number, number][], stepPx);
+};
+
 export function buildSeriesOptions(input: ChartOptionsInput): uPlot.Series[] {
   const bars = input.barMs !== undefined ? uPlot.paths.bars?.({ size: [0.8, 64], align: 1 }) : undefined;
   const stepped = uPlot.paths.stepped?.({ align: 1 });
   const out: uPlot.Series[] = [
-    { label: '', value: (_u, v) => (v === null || v === undefined ? '–' : formatInZone(v, input.tz)) },
+    {
+      label: input.labels?.time ?? 'Time',
+      value: (_u, v) => (v === null || v === undefined ? '–' : formatInZone(v, input.tz)),
+    },
   ];
   for (const s of input.specs) {
     const fmt = (_u: uPlot, v: number | null) => formatValue(v === null ? null : v / (s.scale ?? 1), s.unit);
-    out.push({
+    // uPlot merges series over its defaults, so an explicit `undefined` would erase the default paths.
+    const series: uPlot.Series = {
       label: s.label,
       stroke: s.color,
       width: s.bars ? 1 : 1.5,
-      fill: s.bars ? withAlpha(s.color, 0.75) : undefined,
-      paths: s.bars ? bars : s.stepped ? stepped : undefined,
-      points: { show: false },
-      spanGaps: false,
+      gaps: bridgeShortGaps,
       value: fmt,
-    });
+    };
+    if (s.bars) {
+      series.fill = withAlpha(s.color, 0.75);
+      if (bars) series.paths = bars;
+    } else if (s.stepped && stepped) series.paths = stepped;
+    out.push(series);
     if (s.band) {
       for (const which of ['min', 'max'] as const) {
         out.push({
@@ -222,18 +262,30 @@ export function buildBands(specs: readonly SeriesSpec[]): uPlot.Band[] {
   return bands;
 }
 
-export function buildAxes(theme: ChartTheme, unit: string): uPlot.Axis[] {
+const DAY = 86_400_000;
+
+/** Time-axis tick labels in the user's zone, 24-hour clock; dates once ticks are a day or more apart. */
+export function timeTickLabels(splits: readonly number[], incrMs: number, tz: string): string[] {
+  return splits.map((v) => formatInZone(v, tz, incrMs >= DAY ? 'MM-DD' : 'HH:mm'));
+}
+
+export function buildAxes(theme: ChartTheme, unit: string, tz: string): uPlot.Axis[] {
   const { stroke, grid } = AXIS_COLORS[theme];
   return [
-    { stroke, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } },
+    {
+      stroke,
+      grid: { stroke: grid, width: 1 },
+      ticks: { stroke: grid, width: 1 },
+      space: 60,
+      values: (_u, splits, _axis, _space, incr) => timeTickLabels(splits, incr, tz),
+    },
     {
       stroke,
       grid: { stroke: grid, width: 1 },
       ticks: { stroke: grid, width: 1 },
       size: 56,
       values: (_u, splits) => splits.map((v) => formatValue(v, '')),
-      label: unit || undefined,
-      labelSize: unit ? 18 : 0,
+      ...(unit ? { label: unit, labelSize: 18 } : {}),
     },
   ];
 }
@@ -249,18 +301,17 @@ export function buildChartOptions(input: ChartOptionsInput): uPlot.Options {
     tzDate: (ts) => uPlot.tzDate(new Date(ts), input.tz),
     series: buildSeriesOptions(input),
     bands: buildBands(input.specs),
-    axes: buildAxes(input.theme, unit),
+    axes: buildAxes(input.theme, unit, input.tz),
     scales: {
       x: { time: true },
       y: { range: (_u, min, max) => yRange(min, max, levels, zeroBased) },
     },
     cursor: {
       drag: { x: true, y: false, setScale: true },
-      sync: input.syncKey ? { key: input.syncKey, setSeries: true } : undefined,
-      focus: { prox: 16 },
+      ...(input.syncKey ? { sync: { key: input.syncKey } } : {}),
     },
     legend: { show: true, live: true },
-    plugins: levels.length ? [limitsPlugin(levels)] : [],
+    plugins: [...(levels.length ? [limitsPlugin(levels)] : []), bandLegendPlugin(input.specs)],
   };
   return opts;
 }

@@ -93,7 +93,7 @@ export class HubClient {
       this.counts.set(id, n + 1);
       if (n === 0) fresh.push(id);
     }
-    if (fresh.length) this.send({ type: 'subscribe', deviceIds: fresh });
+    if (fresh.length) this.send({ type: 'subscribe', deviceIds: HubClient.wireIds(fresh) });
     return () => {
       const gone: string[] = [];
       for (const raw of deviceIds) {
@@ -104,7 +104,7 @@ export class HubClient {
           gone.push(id);
         } else this.counts.set(id, n);
       }
-      if (gone.length) this.send({ type: 'unsubscribe', deviceIds: gone });
+      if (gone.length) this.send({ type: 'unsubscribe', deviceIds: HubClient.wireIds(gone) });
     };
   }
 
@@ -124,6 +124,11 @@ export class HubClient {
     for (const l of this.stateListeners) l();
   }
 
+  /** Numeric ids travel as numbers (the hub matches them as such); others as they are. */
+  private static wireIds(ids: readonly string[]): (string | number)[] {
+    return ids.map((id) => (/^\d+$/.test(id) ? Number(id) : id));
+  }
+
   private send(msg: unknown): void {
     if (this.socket?.readyState === 1) this.socket.send(JSON.stringify(msg));
   }
@@ -138,7 +143,8 @@ export class HubClient {
     socket.onopen = () => {
       this.attempt = 0;
       this.setState('connected');
-      if (this.counts.size) this.send({ type: 'subscribe', deviceIds: [...this.counts.keys()] });
+      if (this.counts.size)
+        this.send({ type: 'subscribe', deviceIds: HubClient.wireIds([...this.counts.keys()]) });
       this.pinger = setInterval(() => this.send({ type: 'ping' }), 25_000);
     };
     socket.onmessage = (ev) => {

@@ -2,7 +2,7 @@
  * Wires the hub into the app: started after sign-in, stopped on sign-out; readings land in the query
  * cache so live values and charts update in place; notifications and weak signal become toasts.
  */
-import { notifications } from '@mantine/notifications';
+
 import { type QueryClient, useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useContext, useEffect, useMemo, useSyncExternalStore } from 'react';
 import { refreshSession } from '../api/client.ts';
@@ -10,6 +10,7 @@ import type { Device, Latest, SeriesResponse } from '../api/schemas.ts';
 import { latestQueryKey } from '../api/telemetry/get-latest.ts';
 import { getSession, useSession } from '../auth/session.ts';
 import { i18n } from '../i18n/i18n.ts';
+import { notify } from '../lib/notify.ts';
 import { type HubClient as Hub, HubClient, type HubMessage, type HubState } from './hub.ts';
 
 const HubContext = createContext<Hub | null>(null);
@@ -58,7 +59,7 @@ function applyStatus(qc: QueryClient, msg: Extract<HubMessage, { type: 'status' 
     const name = qc
       .getQueryData<Device[]>(['devices'])
       ?.find((d) => String(d.id) === String(msg.deviceId))?.name;
-    notifications.show({
+    notify({
       id: `weak-${msg.deviceId}`,
       color: 'yellow',
       title: i18n._('msg.weakSignal'),
@@ -69,12 +70,13 @@ function applyStatus(qc: QueryClient, msg: Extract<HubMessage, { type: 'status' 
 
 export function HubProvider({ children }: { children: ReactNode }) {
   const qc = useQueryClient();
-  const { token } = useSession();
+  const { token, verified } = useSession();
   const hub = useMemo(
     () => new HubClient({ url: hubUrl, token: () => getSession().token, refresh: refreshSession }),
     [],
   );
-  const signedIn = token !== null;
+  // Connects once the token is known good, so a stale token never reaches the hub.
+  const signedIn = token !== null && verified;
 
   useEffect(() => {
     if (!signedIn) return;
@@ -88,7 +90,7 @@ export function HubProvider({ children }: { children: ReactNode }) {
         if (msg.type === 'reading') applyReading(qc, msg);
         else if (msg.type === 'status') applyStatus(qc, msg);
         else if (msg.type === 'notification')
-          notifications.show({ color: 'orange', title: msg.kind, message: msg.message });
+          notify({ color: 'orange', title: msg.kind, message: msg.message });
       }),
     [hub, qc],
   );

@@ -1,4 +1,4 @@
-import { getSession } from '../../auth/session.ts';
+import { getSession, markVerified } from '../../auth/session.ts';
 import { request } from '../client.ts';
 import { VerifyTokenSchema } from '../schemas.ts';
 
@@ -13,6 +13,7 @@ export async function verifyToken(): Promise<boolean> {
       schema: VerifyTokenSchema,
       notFoundPage: false,
     });
+    if (answer.valid) markVerified();
     return answer.valid;
   } catch {
     return false;

@@ -13,13 +13,13 @@ export default function SignInLayout() {
           'linear-gradient(135deg, var(--mantine-color-orange-light) 0%, var(--mantine-color-body) 60%)',
       }}
     >
-      <Group justify="flex-end" p="sm" gap="xs">
+      <Group component="header" justify="flex-end" p="sm" gap="xs">
         <ThemeSwitch />
         <LanguageSelect />
       </Group>
       <Center component="main" id="main" px="sm" pb="xl">
         <Paper withBorder shadow="md" p={{ base: 'md', xs: 'xl' }} radius="lg" w="100%" maw={420}>
-          <Text fw={800} fz={28} c="orange" ta="center" mb="xs">
+          <Text fw={800} fz={28} c="orange.8" ta="center" mb="xs">
             ⚡ {t('app.name')}
           </Text>
           <Outlet />

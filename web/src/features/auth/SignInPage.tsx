@@ -10,7 +10,6 @@ import {
   TextInput,
   Title,
 } from '@mantine/core';
-import { notifications } from '@mantine/notifications';
 import { Link, useNavigate, useRouterState, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import { useDemoLogin } from '../../api/account/demo.ts';
@@ -27,6 +26,7 @@ import {
   translateServerMessage,
   useT,
 } from '../../i18n/i18n.ts';
+import { notify } from '../../lib/notify.ts';
 import { PasswordWithStrength } from './PasswordStrength.tsx';
 import { PASSWORD_MIN_LENGTH } from './passwordStrength.ts';
 
@@ -58,7 +58,7 @@ function useAfterSignIn() {
     setCompanionMode(fox);
     // The profile's language applies unless this device already has a chosen one.
     if (!hadStoredLanguage && isLanguage(language)) await activateLanguage(language);
-    notifications.show({ color: 'green', message: t('msg.loginSuccess') });
+    notify({ color: 'green', message: t('msg.loginSuccess') });
     const to =
       search.redirect?.startsWith('/') && !search.redirect.startsWith('//') ? search.redirect : '/dashboard';
     await navigate({ to, replace: true });
@@ -87,7 +87,7 @@ function SignInForm() {
       const auth = await login.mutateAsync({ email, password, rememberMe });
       await done(auth.user.language);
     } catch {
-      notifications.show({ color: 'red', message: t('msg.loginFailed') });
+      notify({ color: 'red', message: t('msg.loginFailed') });
     }
   };
 
@@ -96,7 +96,7 @@ function SignInForm() {
       const auth = await demo.mutateAsync();
       await done(auth.user.language);
     } catch (err) {
-      notifications.show({
+      notify({
         color: 'red',
         message: err instanceof ApiError ? translateServerMessage(err.message) : t('msg.loginFailed'),
       });
@@ -196,7 +196,7 @@ function SignUpForm() {
       });
       await done(auth.user.language);
     } catch {
-      notifications.show({ color: 'red', message: t('msg.saveFailed') });
+      notify({ color: 'red', message: t('msg.saveFailed') });
     }
   };
   const blur = (k: string) => () => setTouched((s) => ({ ...s, [k]: true }));

@@ -103,7 +103,7 @@ export default function DashboardPage() {
       </Group>
       <Card withBorder padding={0}>
         {devices.isPending ? (
-          <Stack p="md" gap="sm" aria-busy="true" aria-label={t('common.loading')}>
+          <Stack p="md" gap="sm" role="status" aria-busy="true" aria-label={t('common.loading')}>
             {[0, 1, 2, 3].map((i) => (
               <Skeleton key={i} height={28} />
             ))}

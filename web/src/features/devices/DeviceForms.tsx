@@ -11,13 +11,13 @@ import {
   Title,
 } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { notifications } from '@mantine/notifications';
 import { useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useEffect, useState } from 'react';
 import { useDeleteDevice } from '../../api/devices/delete-device.ts';
 import { useLimits, useSaveLimits } from '../../api/devices/limits.ts';
 import { useProvideMeterValue } from '../../api/devices/meter-value.ts';
 import { useT } from '../../i18n/i18n.ts';
+import { notify } from '../../lib/notify.ts';
 import { dayjs } from '../../lib/time.ts';
 import { type LimitErrors, type LimitInput, validateLimits } from './limits.ts';
 
@@ -51,7 +51,7 @@ export function LimitsForm({ deviceId }: { deviceId: string }) {
     setErrors(errs);
     setTouched({ warning: true, critical: true });
     if (Object.keys(errs).length) {
-      notifications.show({ color: 'red', message: t('msg.saveFailed') });
+      notify({ color: 'red', message: t('msg.saveFailed') });
       return;
     }
     try {
@@ -59,9 +59,9 @@ export function LimitsForm({ deviceId }: { deviceId: string }) {
         warning: Number(values.warning.replace(',', '.')),
         critical: Number(values.critical.replace(',', '.')),
       });
-      notifications.show({ color: 'green', message: t('msg.saved') });
+      notify({ color: 'green', message: t('msg.saved') });
     } catch {
-      notifications.show({ color: 'red', message: t('msg.limitsFailed') });
+      notify({ color: 'red', message: t('msg.limitsFailed') });
     }
   };
   const err = (k: keyof LimitInput) => (touched[k] && errors[k] ? t(errors[k]) : undefined);
@@ -132,9 +132,9 @@ export function MeterValueForm({ deviceId }: { deviceId: string }) {
     if (value === '' || !Number.isFinite(numeric) || numeric < 0 || !dayjs(at).isValid()) return;
     try {
       await provide.mutateAsync({ param, value: numeric, at: dayjs(at).toISOString() });
-      notifications.show({ color: 'green', message: t('msg.saved') });
+      notify({ color: 'green', message: t('msg.saved') });
     } catch {
-      notifications.show({ color: 'red', message: t('msg.meterValueFailed') });
+      notify({ color: 'red', message: t('msg.meterValueFailed') });
     }
   };
 
@@ -189,11 +189,11 @@ export function DeleteDevice({ deviceId, name }: { deviceId: string; name: strin
   const confirm = async () => {
     try {
       await remove.mutateAsync();
-      notifications.show({ color: 'green', message: t('msg.deleted') });
+      notify({ color: 'green', message: t('msg.deleted') });
       close();
       await navigate({ to: '/dashboard' });
     } catch {
-      notifications.show({ color: 'red', message: t('msg.deleteFailed') });
+      notify({ color: 'red', message: t('msg.deleteFailed') });
     }
   };
   return (

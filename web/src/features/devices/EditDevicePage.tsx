@@ -1,5 +1,4 @@
 import { Button, Card, Group, NumberInput, Stack, TextInput, Title } from '@mantine/core';
-import { notifications } from '@mantine/notifications';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import { useDevice } from '../../api/devices/get-device.ts';
@@ -7,6 +6,7 @@ import { useUpdateDevice } from '../../api/devices/update-device.ts';
 import type { DeviceOverview } from '../../api/schemas.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
+import { notify } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
 import { detailsPath } from '../dashboard/DashboardPage.tsx';
 import { RoutePending } from '../shell/RouteStates.tsx';
@@ -42,7 +42,7 @@ function EditForm({ device }: { device: DeviceOverview }) {
     e.preventDefault();
     setTouched({ name: true, billingMonths: true });
     if (!name.trim() || !Number.isInteger(months) || months < 1 || months > 12) {
-      notifications.show({ color: 'red', message: t('msg.saveFailed') });
+      notify({ color: 'red', message: t('msg.saveFailed') });
       return;
     }
     const startMs = billingStart ? parseLocalDate(billingStart, tz) : null;
@@ -55,10 +55,10 @@ function EditForm({ device }: { device: DeviceOverview }) {
         billingStart: startMs === null ? null : new Date(startMs).toISOString(),
         billingMonths: months,
       });
-      notifications.show({ color: 'green', message: t('msg.saved') });
+      notify({ color: 'green', message: t('msg.saved') });
       await navigate({ to: detailsPath(saved) });
     } catch {
-      notifications.show({ color: 'red', message: t('msg.saveFailed') });
+      notify({ color: 'red', message: t('msg.saveFailed') });
     }
   };
   const blur = (k: string) => () => setTouched((s) => ({ ...s, [k]: true }));

@@ -104,9 +104,10 @@ export function EnergyChart(props: {
         width: 600,
         height: CHART_HEIGHT,
         barMs: 1,
+        labels: { min: t('details.min'), max: t('details.max'), time: t('col.time') },
         syncKey: `${props.syncKey}-energy`,
       }),
-    [specs, props.tz, props.syncKey, theme],
+    [specs, props.tz, props.syncKey, theme, t],
   );
   const data = useMemo(() => {
     const d = energy.data;

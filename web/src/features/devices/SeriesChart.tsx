@@ -49,7 +49,7 @@ export function SeriesChart(props: {
         height: CHART_HEIGHT,
         syncKey: props.syncKey,
         limits: props.limits,
-        labels: { min: t('details.min'), max: t('details.max') },
+        labels: { min: t('details.min'), max: t('details.max'), time: t('col.time') },
       }),
     [specs, props.tz, props.syncKey, props.limits, t, theme],
   );

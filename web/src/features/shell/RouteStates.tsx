@@ -6,7 +6,7 @@ import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 export function RoutePending() {
   const { t } = useT();
   return (
-    <Stack gap="md" aria-busy="true" aria-label={t('common.loading')} p="md">
+    <Stack gap="md" role="status" aria-busy="true" aria-label={t('common.loading')} p="md">
       <Skeleton height={28} width="40%" />
       <Skeleton height={120} />
       <Skeleton height={240} />

@@ -78,7 +78,7 @@ export default function Shell() {
               to="/dashboard"
               fw={800}
               fz="lg"
-              c="orange"
+              c="orange.8"
               style={{ textDecoration: 'none' }}
             >
               ⚡ {t('app.name')}
@@ -108,18 +108,17 @@ export default function Shell() {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label={t('nav.main')}>
-        <nav aria-label={t('nav.main')}>
-          {NAVIGATION.map((item) => (
-            <NavLink
-              key={item.to}
-              component={Link}
-              to={item.to}
-              label={t(item.label)}
-              active={pathname.startsWith(item.to)}
-              onClick={close}
-            />
-          ))}
-        </nav>
+        {NAVIGATION.map((item) => (
+          <NavLink
+            key={item.to}
+            component={Link}
+            to={item.to}
+            label={t(item.label)}
+            active={pathname.startsWith(item.to)}
+            variant="filled"
+            onClick={close}
+          />
+        ))}
         <Stack gap="xs" mt="auto" hiddenFrom="xs">
           <ThemeSwitch />
           <LanguageSelect />
