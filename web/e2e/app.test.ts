@@ -161,22 +161,29 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
       await chart.locator('canvas').waitFor();
       // Pixels of the first series' colour prove the line was drawn, not just the axes.
       const color = group.specs[0]!.color;
-      const drawn = await chart.locator('canvas').evaluate((c: HTMLCanvasElement, hex: string) => {
-        const n = Number.parseInt(hex.slice(1), 16);
-        const [r, g, b] = [(n >> 16) & 255, (n >> 8) & 255, n & 255];
-        const img = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-        let hits = 0;
-        for (let i = 0; i < img.length; i += 4) {
-          if (
-            Math.abs(img[i]! - r) < 24 &&
-            Math.abs(img[i + 1]! - g) < 24 &&
-            Math.abs(img[i + 2]! - b) < 24 &&
-            img[i + 3]! > 200
-          )
-            hits++;
-        }
-        return hits;
-      }, color);
+      const countPixels = () =>
+        chart.locator('canvas').evaluate((c: HTMLCanvasElement, hex: string) => {
+          const n = Number.parseInt(hex.slice(1), 16);
+          const [r, g, b] = [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+          const img = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+          let hits = 0;
+          for (let i = 0; i < img.length; i += 4) {
+            if (
+              Math.abs(img[i]! - r) < 24 &&
+              Math.abs(img[i + 1]! - g) < 24 &&
+              Math.abs(img[i + 2]! - b) < 24 &&
+              img[i + 3]! > 200
+            )
+              hits++;
+          }
+          return hits;
+        }, color);
+      // The new period's data replaces the previous one in place; poll (bounded) until it is drawn.
+      let drawn = 0;
+      for (let i = 0; i < 40 && drawn <= 20; i++) {
+        drawn = await countPixels();
+        if (drawn <= 20) await page.waitForTimeout(250);
+      }
       expect(drawn, `${kind}: pixels of the first series`).toBeGreaterThan(20);
       // The legend at the cursor shows the value the API returned there, with its unit.
       const param = group.params[0]!;
