@@ -39,9 +39,10 @@ export async function registerExternalPlugins(
     ...pressureLimits,
     retryAfter: BUSY_RETRY_AFTER_S,
     pressureHandler: (request) => {
-      // Monitoring must see the server even while it sheds load.
-      const url = request.url.split('?')[0];
-      if (url === '/api/health' || url === '/metrics') return;
+      // Monitoring must see the server even while it sheds load, and the built client's static files are
+      // cheap: only API work is shed.
+      const url = request.url.split('?')[0] ?? '';
+      if (url === '/api/health' || url === '/metrics' || !url.startsWith('/api/')) return;
       throw new ApiError(503, MESSAGES.busy, undefined, { 'retry-after': String(BUSY_RETRY_AFTER_S) });
     },
   });

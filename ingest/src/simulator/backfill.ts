@@ -9,12 +9,15 @@ export interface BackfillOptions extends SimulationOptions {
   /** Default 60,000 (one reading a minute). */
   stepMs?: number;
   /**
-   * Readings per `store.write` (default 250,000). Above one DuckDB row group (122,880 rows) an insert is
-   * written straight to the database file instead of through the write-ahead log: ~30 % faster backfill.
+   * Readings per `store.write` (default 50,000). Larger batches load ~10 % faster into DuckDB but hold the
+   * event loop longer, and the backfill shares the process with the API.
    */
   batchSize?: number;
   onProgress?: (done: number, total: number) => void;
 }
+
+const YIELD_EVERY = 5_000;
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Writes simulated history for [from, to) in large batches straight into the store. The next batch is
@@ -26,7 +29,7 @@ export async function backfillHistory(
   opts: BackfillOptions,
 ): Promise<{ readings: number }> {
   const step = opts.stepMs ?? 60_000;
-  const batchSize = opts.batchSize ?? 250_000;
+  const batchSize = opts.batchSize ?? 50_000;
   const total = Math.max(0, Math.ceil((opts.to - opts.from) / step)) * devices.length;
   let written = 0;
   let inFlight: Promise<unknown> | null = null;
@@ -40,9 +43,16 @@ export async function backfillHistory(
       opts.onProgress?.(written, total);
     });
   };
+  let sinceYield = 0;
   for (let ts = opts.from; ts < opts.to; ts += step) {
     for (const d of devices) batch.push(simulatedReading(d, ts, opts));
     if (batch.length >= batchSize) await submit();
+    // Backfill shares the process with the API: never hold the event loop for long.
+    sinceYield += devices.length;
+    if (sinceYield >= YIELD_EVERY) {
+      sinceYield = 0;
+      await yieldToEventLoop();
+    }
   }
   if (batch.length > 0) await submit();
   if (inFlight) await inFlight;

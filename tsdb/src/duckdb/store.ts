@@ -62,6 +62,7 @@ export interface DuckDbStoreOptions {
 }
 
 const STEP_15M = ROLLUP_STEP_MS['15m'];
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 const CHUNK_ROWS = 2048;
 const MAX_PAGE = 10_000;
 
@@ -328,6 +329,8 @@ export class DuckDbStore implements TelemetryStore {
           v.flush();
         }
         appender.appendDataChunk(chunk);
+        // Large batches (backfills) must not hold the event loop: the API may share the process.
+        if (off + CHUNK_ROWS < rows.length && (off / CHUNK_ROWS) % 4 === 3) await yieldToEventLoop();
       }
       appender.flushSync();
     } finally {
