@@ -111,7 +111,7 @@ export default async function hub(args: string[]): Promise<object> {
       p50Ms: +percentile(latencies, 50).toFixed(2),
       p99Ms: +percentile(latencies, 99).toFixed(2),
       // A loop, not Math.max(...): a million samples would overflow the call stack.
-      maxMs: +latencies.reduce((m, v) => (v > m ? v : m), 0).toFixed(2),
+      maxMs: +latencies.reduce((m, v) => Math.max(m, v), 0).toFixed(2),
       hub: app.hub.stats(),
     };
   } finally {
