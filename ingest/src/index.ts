@@ -17,7 +17,7 @@ export {
   type RejectReason,
 } from './decoders/index.ts';
 export type { DeviceState, LiveBus } from './liveBus.ts';
-export { type LiveSubscriber, startLiveSubscriber } from './liveSubscriber.ts';
+export { type LiveSubscriber, liveReadingFromPayload, startLiveSubscriber } from './liveSubscriber.ts';
 export { type BackfillOptions, backfillHistory } from './simulator/backfill.ts';
 export { DEMO_DEVICES, type SimulatedDevice, type SimulatedKind } from './simulator/devices.ts';
 export { type Simulator, type SimulatorOptions, startSimulator } from './simulator/live.ts';

@@ -12,7 +12,8 @@ export interface LiveSubscriber extends LiveBus {
   stop(): Promise<void>;
 }
 
-function asReading(payload: Buffer): Reading | null {
+/** A committed reading from a `kilowatch/live/<deviceKey>` payload, or null when it is not one. */
+export function liveReadingFromPayload(payload: Buffer): Reading | null {
   try {
     const r = JSON.parse(String(payload)) as Partial<Reading>;
     if (typeof r.deviceKey !== 'string' || !DEVICE_KEY_PATTERN.test(r.deviceKey)) return null;
@@ -36,7 +37,7 @@ export async function startLiveSubscriber(opts: {
   });
   client.on('message', (topic, payload) => {
     if (topic.startsWith('kilowatch/live/')) {
-      const r = asReading(payload);
+      const r = liveReadingFromPayload(payload);
       if (!r) return;
       const prev = states.get(r.deviceKey);
       if (prev) prev.lastSeen = Math.max(prev.lastSeen ?? 0, r.ts);

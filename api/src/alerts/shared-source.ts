@@ -4,24 +4,14 @@
  * and no alert is raised twice. (The hub, in contrast, needs every reading in every process: it uses the
  * plain subscription of `startLiveSubscriber` from @kilowatch/ingest.)
  */
-import { DEVICE_KEY_PATTERN, type Reading } from '@kilowatch/core';
+import type { Reading } from '@kilowatch/core';
+import { liveReadingFromPayload } from '@kilowatch/ingest';
 import mqtt from 'mqtt';
 import type { LiveSource } from '../hub/live-source.ts';
 import { ALERTS_SHARED_TOPIC } from './evaluator.ts';
 
 export interface SharedAlertSource extends LiveSource {
   stop(): Promise<void>;
-}
-
-function asReading(payload: Buffer): Reading | null {
-  try {
-    const r = JSON.parse(String(payload)) as Partial<Reading>;
-    if (typeof r.deviceKey !== 'string' || !DEVICE_KEY_PATTERN.test(r.deviceKey)) return null;
-    if (typeof r.ts !== 'number' || typeof r.values !== 'object' || r.values === null) return null;
-    return r as Reading;
-  } catch {
-    return null;
-  }
 }
 
 export async function startSharedAlertSource(opts: {
@@ -36,7 +26,7 @@ export async function startSharedAlertSource(opts: {
     reconnectPeriod: 1000,
   });
   client.on('message', (_topic, payload) => {
-    const r = asReading(payload);
+    const r = liveReadingFromPayload(payload);
     if (!r) return;
     for (const fn of listeners) fn(r);
   });
