@@ -23,6 +23,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { countersOf } from '../analytics/energy.ts';
 import type { LiveSource } from '../hub/live-source.ts';
+import { type NotificationRow, notificationSettingsFromRow } from '../plugins/app/devices-repository.ts';
 import { createNotificationsRepository } from './notifications-repository.ts';
 
 /** Shared-subscription topic for alert evaluation across API processes on an external broker. */
@@ -78,18 +79,9 @@ export default fp(
       if (cached && now - cached.loadedAt < ttl) return cached;
       const missedAt = unknown.get(deviceKey);
       if (!cached && missedAt !== undefined && now - missedAt < ttl) return null;
-      const { rows } = await app.sql.query<{
-        id: number;
-        user_id: number;
-        timezone: string | null;
-        enabled: boolean;
-        voltage_drop: number;
-        voltage_rise: number;
-        total_consumption: number;
-        disable_at_night: boolean;
-        interval_minutes: number;
-        mute_all: boolean;
-      }>(
+      const { rows } = await app.sql.query<
+        NotificationRow & { id: number; user_id: number; timezone: string | null }
+      >(
         `select d.id, d.user_id, l.timezone, n.enabled, n.voltage_drop, n.voltage_rise, n.total_consumption,
            n.disable_at_night, n.interval_minutes, n.mute_all
          from devices d join notification_settings n on n.device_id = d.id
@@ -104,15 +96,7 @@ export default fp(
         return null;
       }
       unknown.delete(deviceKey);
-      const settings: AlertSettings = {
-        enabled: r.enabled,
-        voltageDrop: Number(r.voltage_drop),
-        voltageRise: Number(r.voltage_rise),
-        totalConsumption: Number(r.total_consumption),
-        disableAtNight: r.disable_at_night,
-        interval: Number(r.interval_minutes),
-        muteAll: r.mute_all,
-      };
+      const settings: AlertSettings = notificationSettingsFromRow(r);
       const entry: DeviceAlerts = cached
         ? { ...cached, settings, tz: r.timezone || DEFAULT_TIMEZONE, loadedAt: now }
         : {

@@ -126,6 +126,29 @@ export interface MeterOffset {
   offset: number;
 }
 
+/** A `notification_settings` row as both engines return it. */
+export interface NotificationRow {
+  enabled: boolean;
+  voltage_drop: number;
+  voltage_rise: number;
+  total_consumption: number;
+  disable_at_night: boolean;
+  interval_minutes: number;
+  mute_all: boolean;
+}
+
+export function notificationSettingsFromRow(r: NotificationRow): NotificationSettings {
+  return {
+    enabled: r.enabled,
+    voltageDrop: Number(r.voltage_drop),
+    voltageRise: Number(r.voltage_rise),
+    totalConsumption: Number(r.total_consumption),
+    disableAtNight: r.disable_at_night,
+    interval: Number(r.interval_minutes),
+    muteAll: r.mute_all,
+  };
+}
+
 export function createDevicesRepository(sql: Sql, now: () => number) {
   return {
     async list(userId: number): Promise<DeviceRecord[]> {
@@ -220,29 +243,12 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
     },
 
     async notifications(userId: number, id: number): Promise<NotificationSettings | null> {
-      const { rows } = await sql.query<{
-        enabled: boolean;
-        voltage_drop: number;
-        voltage_rise: number;
-        total_consumption: number;
-        disable_at_night: boolean;
-        interval_minutes: number;
-        mute_all: boolean;
-      }>(
+      const { rows } = await sql.query<NotificationRow>(
         `select n.* from notification_settings n join devices d on d.id = n.device_id where d.user_id = $1 and d.id = $2`,
         [userId, id],
       );
       const r = rows[0];
-      if (!r) return null;
-      return {
-        enabled: r.enabled,
-        voltageDrop: Number(r.voltage_drop),
-        voltageRise: Number(r.voltage_rise),
-        totalConsumption: Number(r.total_consumption),
-        disableAtNight: r.disable_at_night,
-        interval: Number(r.interval_minutes),
-        muteAll: r.mute_all,
-      };
+      return r ? notificationSettingsFromRow(r) : null;
     },
 
     async setNotifications(userId: number, id: number, n: NotificationSettings): Promise<boolean> {
