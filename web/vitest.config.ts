@@ -1,13 +1,11 @@
 import { defineProject } from 'vitest/config';
 
-// Unit tests (pure logic, node environment) and browser tests (e2e/: headless Chromium against the real API).
+// Unit tests (pure logic, node environment). Browser tests live in e2e/ (vitest.e2e.config.ts).
 export default defineProject({
   test: {
     name: 'web',
     environment: 'node',
-    include: ['src/**/*.test.ts', 'e2e/**/*.test.ts'],
+    include: ['src/**/*.test.ts'],
     testTimeout: 60_000,
-    hookTimeout: 240_000,
-    fileParallelism: false,
   },
 });

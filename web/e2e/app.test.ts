@@ -15,12 +15,11 @@ import {
 import axe from 'axe-core';
 import mqtt from 'mqtt';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatValue } from '../src/charts/options.ts';
 import { chartGroups, kindFromPath } from '../src/features/devices/chartGroups.ts';
 import {
   apiUnavailable,
-  buildWeb,
   chromiumUnavailable,
   launchChromium,
   type RunningApi,
@@ -47,8 +46,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
   const consoleErrors: string[] = [];
 
   beforeAll(async () => {
-    const dist = await buildWeb();
-    api = await startApi({ webDist: dist });
+    api = await startApi({ webDist: inject('webDist') });
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();

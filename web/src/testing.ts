@@ -136,7 +136,12 @@ export interface RunningApi {
 }
 
 /** Starts `tsx api/src/main.ts` (embedded deployment with the demo) and waits for /api/health. */
-export async function startApi(opts: { webDist: string; timeoutMs?: number }): Promise<RunningApi> {
+export async function startApi(opts: {
+  webDist: string;
+  timeoutMs?: number;
+  /** Extra environment for the API process (e.g. `KW_DEMO_HISTORY_DAYS`). */
+  env?: Record<string, string>;
+}): Promise<RunningApi> {
   const port = await freePort();
   const mqttPort = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'kw-e2e-data-'));
@@ -153,6 +158,7 @@ export async function startApi(opts: { webDist: string; timeoutMs?: number }): P
       KW_WEB_DIST: opts.webDist,
       KW_DEMO: 'on',
       NODE_ENV: 'production',
+      ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

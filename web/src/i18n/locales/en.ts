@@ -1,5 +1,10 @@
 /** English catalogue (default). Every other language must translate every id (see catalogs.test.ts). */
-export const en = {
+import { analyticsEn } from './analytics/en.ts';
+import { exportEn } from './export/en.ts';
+import { placesEn } from './places/en.ts';
+
+/** Messages of the shell, sign-in, dashboard and device screens; screen areas keep their own files. */
+const base = {
   // SPEC.md §8 messages
   'msg.loginSuccess': 'You have successfully logged in!',
   'msg.loginFailed': 'Try again!',
@@ -231,5 +236,7 @@ export const en = {
   'page.tariffEdit': 'Edit tariff',
   'page.profile': 'User profile',
 } as const;
+
+export const en = { ...base, ...analyticsEn, ...placesEn, ...exportEn } as const;
 
 export type MessageId = keyof typeof en;

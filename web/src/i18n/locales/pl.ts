@@ -1,7 +1,14 @@
 /** Polish catalogue. */
+
+import { analyticsPl } from './analytics/pl.ts';
 import type { MessageId } from './en.ts';
+import { exportPl } from './export/pl.ts';
+import { placesPl } from './places/pl.ts';
 
 export const pl: Record<MessageId, string> = {
+  ...analyticsPl,
+  ...placesPl,
+  ...exportPl,
   'msg.loginSuccess': 'Zalogowano pomyślnie!',
   'msg.loginFailed': 'Spróbuj ponownie!',
   'msg.internal': 'Wewnętrzny błąd serwera. Skontaktuj się z administratorem serwera.',

@@ -1,7 +1,14 @@
 /** Turkish catalogue. */
+
+import { analyticsTr } from './analytics/tr.ts';
 import type { MessageId } from './en.ts';
+import { exportTr } from './export/tr.ts';
+import { placesTr } from './places/tr.ts';
 
 export const tr: Record<MessageId, string> = {
+  ...analyticsTr,
+  ...placesTr,
+  ...exportTr,
   'msg.loginSuccess': 'Başarıyla giriş yaptınız!',
   'msg.loginFailed': 'Tekrar deneyin!',
   'msg.internal': 'Sunucu hatası. Lütfen sunucu yöneticisiyle iletişime geçin.',
