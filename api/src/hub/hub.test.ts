@@ -121,6 +121,30 @@ describe('dashboard hub over a real WebSocket', () => {
     b.ws.close();
   });
 
+  it('delivers a burst of readings to several sockets complete and in order', async () => {
+    const conns = await Promise.all([connect(alice.token), connect(alice.token), connect(alice.token)]);
+    for (const c of conns) await subscribe(c, [aliceMeter.id, aliceOther.id]);
+    // One synchronous burst: the frames of one turn leave together (corked), none may be lost or reordered.
+    for (let i = 0; i < 60; i++) {
+      const meter = i % 2 === 0 ? aliceMeter : aliceOther;
+      live.publish({ deviceKey: meter.deviceKey, ts: 10_000 + i, values: { vave1: 200 + i } });
+    }
+    for (const c of conns) {
+      await c.next((m) => m.type === 'reading' && m.ts === 10_059);
+      await c.next((m) => m.type === 'reading' && m.ts === 10_058);
+      // In order per device (devices are looked up independently, so two devices may interleave).
+      for (const [meter, first] of [
+        [aliceMeter, 0],
+        [aliceOther, 1],
+      ] as const) {
+        const ts = c.messages
+          .filter((m) => m.type === 'reading' && m.deviceId === meter.id && Number(m.ts) >= 10_000)
+          .map((m) => m.ts);
+        expect(ts).toEqual(Array.from({ length: 30 }, (_, i) => 10_000 + first + 2 * i));
+      }
+      c.ws.close();
+    }
+  });
   it('refuses a bad token and a foreign Origin before the upgrade, and never logs the token', async () => {
     await expect(connect('x'.repeat(40))).rejects.toThrow('HTTP 401');
     await expect(connect(alice.token, { origin: 'https://evil.example' })).rejects.toThrow('HTTP 403');
