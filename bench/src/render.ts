@@ -91,18 +91,38 @@ export default async function render(args: string[]): Promise<object> {
           if (a.refreshToken) store.setItem('kw.refreshToken', a.refreshToken);
           store.setItem('kw.user', JSON.stringify(a.user));
         }, auth);
-        const samples: number[] = [];
-        for (let i = 0; i < 5; i++) {
-          const page = await context.newPage();
-          await page.goto(`${api.url}/dashboard`, { waitUntil: 'commit' });
-          await page.waitForSelector('[data-testid=device-row]');
-          samples.push(await page.evaluate(() => performance.now()));
-          await page.close();
+        const sample = async (n: number) => {
+          const samples: number[] = [];
+          for (let i = 0; i < n; i++) {
+            const page = await context.newPage();
+            await page.goto(`${api.url}/dashboard`, { waitUntil: 'commit' });
+            await page.waitForSelector('[data-testid=device-row]');
+            samples.push(Math.round(await page.evaluate(() => performance.now())));
+            await page.close();
+          }
+          samples.sort((a, b) => a - b);
+          return { interactiveMs: samples[Math.floor(samples.length / 2)] ?? Number.NaN, samplesMs: samples };
+        };
+        // First while the embedded API still writes the demo year (a fresh install's first minutes), then in
+        // the steady state a user meets afterwards.
+        const duringHistory = await sample(5);
+        log('waiting for the demo history to finish');
+        const historyDeadline = Date.now() + 15 * 60_000;
+        let state = '';
+        while (Date.now() < historyDeadline) {
+          const health = (await (await fetch(`${api.url}/api/health`)).json().catch(() => ({}))) as {
+            demoHistory?: { state?: string };
+          };
+          state = health.demoHistory?.state ?? '';
+          if (state === 'done' || state === 'failed') break;
+          await new Promise((r) => setTimeout(r, 2000));
         }
-        samples.sort((a, b) => a - b);
+        const steady = await sample(7);
         result.dashboard = {
-          interactiveMs: Math.round(samples[Math.floor(samples.length / 2)] ?? Number.NaN),
-          samplesMs: samples.map(Math.round),
+          interactiveMs: steady.interactiveMs,
+          samplesMs: steady.samplesMs,
+          demoHistory: state,
+          duringHistoryWrite: duringHistory,
           budgetMs: 1500,
         };
         await context.close();
