@@ -23,6 +23,7 @@ import { formatValue } from '../../charts/options.ts';
 import { useLiveDevices } from '../../hub/live.tsx';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { dayjs, formatInZone } from '../../lib/time.ts';
+import { ExportButton } from '../export/ExportDialog.tsx';
 import { RoutePending } from '../shell/RouteStates.tsx';
 import {
   type ChartGroup,
@@ -350,6 +351,7 @@ export default function DeviceDetailsPage() {
           <Anchor component={Link} to="/device/data-log" search={{ device: id } as never} size="sm">
             {t('action.dataLog')}
           </Anchor>
+          <ExportButton deviceIds={[Number(id)]} />
         </Group>
       </Group>
       <LiveValues deviceId={id} kind={kind} tz={tz} />

@@ -1,4 +1,38 @@
 /** Turkish messages of the export screens, merged into ../tr.ts. */
 import type { exportEn } from './en.ts';
 
-export const exportTr: Record<keyof typeof exportEn, string> = {};
+export const exportTr: Record<keyof typeof exportEn, string> = {
+  'export.button': 'Dışa aktar',
+  'export.title': 'Verileri dışa aktar',
+  'export.format': 'Dosya türü',
+  'export.format.csv': 'CSV tablosu',
+  'export.format.pdf': 'PDF raporu',
+  'export.params': 'Parametreler',
+  'export.params.all': 'Tüm parametreler',
+  'export.params.selected': 'Seçili parametreler',
+  'export.params.pick': 'Parametreleri seçin',
+  'export.from': 'Başlangıç',
+  'export.to': 'Bitiş',
+  'export.fileName': 'Dosya adı (isteğe bağlı)',
+  'export.fileName.hint': 'Uzantı olmadan; boş bırakılırsa cihaz adı ve tarihler kullanılır.',
+  'export.submit': 'Dışa aktar',
+  'export.status.queued': 'Kuyrukta bekliyor…',
+  'export.status.running': 'Dışa aktarılıyor… %{percent}',
+  'export.status.done': 'Dosya hazır.',
+  'export.progress': 'Dışa aktarma ilerlemesi',
+  'export.download': 'İndir',
+  'export.again': 'Yeni dışa aktarma',
+  'export.devices': '{count, plural, one {# cihaz} other {# cihaz, tek bir zip dosyasında}}',
+  'export.quality.title': 'Gerilim kalitesi',
+  'export.quality.hint':
+    'Her banttaki 10 dakikalık ortalama gerilimlerin payı. EN 50160, %95 oranında 230 V ± %10 içinde olmasını ister.',
+  'export.quality.phase': 'Faz',
+  'export.quality.warning': 'Uyarı bandı (±%{percent})',
+  'export.quality.critical': 'Kritik bant (±%{percent})',
+  'export.quality.en50160': 'EN 50160 (±%10)',
+  'export.quality.band': '{low} V ile {high} V arası',
+  'export.quality.samples': '10 dakikalık ortalamalar',
+  'export.quality.met': 'Karşılandı',
+  'export.quality.notMet': 'Karşılanmadı',
+  'export.quality.noData': 'Bu dönemde gerilim okuması yok.',
+};
