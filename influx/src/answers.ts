@@ -34,9 +34,17 @@ import {
   StoreError,
 } from '@kilowatch/tsdb';
 import type { InfluxClient } from './client.ts';
-import { ident } from './lineProtocol.ts';
-import { combinedValues, decodeEvents, type GaugeAgg } from './rollup.ts';
-import { deviceWhere, READINGS, ROLLUP_MEASUREMENT, readRawRange, rowsOf } from './schema.ts';
+import { ident, literal } from './lineProtocol.ts';
+import { bucketIndex, combinedValues, decodeEvents, type GaugeAgg } from './rollup.ts';
+import {
+  deviceWhere,
+  READINGS,
+  ROLLUP_DAY,
+  ROLLUP_MEASUREMENT,
+  type Row,
+  readRawRange,
+  rowsOf,
+} from './schema.ts';
 
 const STATS: readonly Stat[] = ['avg', 'min', 'max'];
 const COMBINED = new Map(COMBINED_PARAMS.map((c) => [c.name, c]));
@@ -78,19 +86,6 @@ function bucketsFor(interval: string, from: number, to: number, tz: string): Buc
     return { starts, end, fine: wholeHours ? '1h' : '15m' };
   }
   throw reject(`unknown interval: ${interval}`);
-}
-
-/** Index of the bucket holding `ts` (starts ascending), or -1 outside [starts[0], end). */
-function bucketIndex(starts: readonly number[], end: number, ts: number): number {
-  if (ts < starts[0]! || ts >= end) return -1;
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= ts) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }
 
 function merge(into: (GaugeAgg | undefined)[], i: number, g: GaugeAgg): void {
@@ -234,7 +229,35 @@ function counterPhases(name: string): readonly string[] {
   throw reject(`not an energy counter: ${name}`);
 }
 
-export async function energy(client: InfluxClient, q: EnergyQuery): Promise<EnergyResult> {
+/** Which zones have day rollups (`rollup_1d`) ready to answer from. */
+export interface DayRollups {
+  dayRollupsReady(tz: string): Promise<boolean>;
+}
+
+/** Per-counter energies summed into the answer's buckets, and the events, from rollup rows. */
+function fromRollupRows(
+  rows: readonly Row[],
+  stored: readonly string[],
+  starts: readonly number[],
+  perCounter: Map<string, (number | null)[]>,
+  events: { counter: string; ev: CounterEvent }[] | null,
+): void {
+  const fineStarts = rows.map((r) => r.time as number);
+  for (const c of stored) {
+    const vals = rows.map((r) => {
+      const v = r[`${c}_e`];
+      return typeof v === 'number' ? v : null;
+    });
+    perCounter.set(c, sumIntoBuckets(fineStarts, vals, starts));
+    if (events)
+      for (const r of rows) {
+        const s = r[`${c}_ev`];
+        if (typeof s === 'string' && s) for (const ev of decodeEvents(s)) events.push({ counter: c, ev });
+      }
+  }
+}
+
+export async function energy(client: InfluxClient, q: EnergyQuery, days?: DayRollups): Promise<EnergyResult> {
   checkRange(q.deviceKey, q.from, q.to);
   const tz = zoneOf(q.tz);
   if (!Array.isArray(q.counters) || q.counters.length === 0)
@@ -261,19 +284,18 @@ export async function energy(client: InfluxClient, q: EnergyQuery): Promise<Ener
       perCounter.set(c, res.energy.slice(lead.length));
       for (const ev of res.events) if (ev.at >= s0) events.push({ counter: c, ev });
     }
+  } else if ((q.interval === '1d' || q.interval === '1mo') && (await days?.dayRollupsReady(tz))) {
+    // One point per local day with its energy and events: daily and monthly answers never read hours.
+    const fields = stored.flatMap((c) => [ident(`${c}_e`), ident(`${c}_ev`)]);
+    const [res] = await client.query(
+      `SELECT ${fields.join(', ')} FROM ${ROLLUP_DAY} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)} AND "tz" = ${literal(tz)}`,
+    );
+    fromRollupRows(rowsOf(res?.series), stored, b.starts, perCounter, events);
   } else {
     const [res] = await client.query(
       `SELECT ${stored.map((c) => ident(`${c}_e`)).join(', ')} FROM ${ROLLUP_MEASUREMENT[b.fine]} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)}`,
     );
-    const rows = rowsOf(res?.series);
-    const fineStarts = rows.map((r) => r.time as number);
-    for (const c of stored) {
-      const vals = rows.map((r) => {
-        const v = r[`${c}_e`];
-        return typeof v === 'number' ? v : null;
-      });
-      perCounter.set(c, sumIntoBuckets(fineStarts, vals, b.starts));
-    }
+    fromRollupRows(rowsOf(res?.series), stored, b.starts, perCounter, null);
     const evFields = stored.map((c) => ident(`${c}_ev`));
     const [evRes] = await client.query(
       `SELECT ${evFields.join(', ')} FROM ${ROLLUP_MEASUREMENT['15m']} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)} AND (${evFields.map((f) => `${f} != ''`).join(' OR ')})`,

@@ -7,16 +7,33 @@
  * margin are read again (a writer in another process may still be sending); this instance remembers the
  * ones it has done. Rewrites are idempotent, so repeating work never changes an answer.
  */
-import { COUNTER_NAMES, type CounterPoint, fixedBucketStart, HOUR_MS } from '@kilowatch/core';
+import {
+  addLocalDays,
+  COUNTER_NAMES,
+  type CounterPoint,
+  calendarBucketStarts,
+  fixedBucketStart,
+  HOUR_MS,
+} from '@kilowatch/core';
 import { type RollupRunResult, StoreError } from '@kilowatch/tsdb';
 import type { InfluxClient } from './client.ts';
 import { encodeLine, ident } from './lineProtocol.ts';
-import { bucketLine, coarsen, keysOf, QUARTER_MS, quarterBuckets, type RollupBucket } from './rollup.ts';
 import {
+  bucketLine,
+  coarsen,
+  DayEnergy,
+  keysOf,
+  QUARTER_MS,
+  quarterBuckets,
+  type RollupBucket,
+} from './rollup.ts';
+import {
+  DAY_STATE,
   DIRTY,
   deviceWhere,
   lastBefore,
   READINGS,
+  ROLLUP_DAY,
   ROLLUP_MEASUREMENT,
   readRawRange,
   rowsOf,
@@ -27,6 +44,15 @@ import {
 export const MARKER_MARGIN_MS = 2 * 60_000;
 /** Raw data is recomputed in windows of this length (bounded memory). */
 const WINDOW_MS = 7 * 24 * HOUR_MS;
+/** Days built per request when day rollups of a zone are built from stored 15-minute rollups. */
+const BUILD_DAYS = 28;
+/** How long "this zone's day rollups are not built yet" is believed before asking the server again. */
+const NOT_BUILT_TTL_MS = 5_000;
+/** The 15-minute fields a day rollup is summed from: every counter's energy and events. */
+const DAY_SOURCE_FIELDS = COUNTER_NAMES.flatMap((c) => {
+  const k = keysOf(c);
+  return [ident(k.e), ident(k.ev)];
+}).join(', ');
 
 export interface DirtyRange {
   from: number;
@@ -40,12 +66,92 @@ export class RollupMaintainer {
   private lastPrune = 0;
   /** Marker times of this instance's writes still in flight. */
   private readonly inflight = new Set<number>();
+  /** Zones whose day rollups are known to be complete. */
+  private readonly daysBuilt = new Set<string>();
+  private daysCheckedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly client: InfluxClient,
     private readonly writerId: string,
     private readonly batchLines: number,
+    /** Zones to keep day rollups (`rollup_1d`) for. */
+    private readonly dayZones: readonly string[] = [],
   ) {}
+
+  /**
+   * Whether daily energy in `tz` can be read from `rollup_1d`: the zone is kept and its day rollups have
+   * been built (by this or another process; a database from before day rollups gets them at the next
+   * refresh, and answers come from hourly rollups until then).
+   */
+  async dayRollupsReady(tz: string): Promise<boolean> {
+    if (!this.dayZones.includes(tz)) return false;
+    if (this.daysBuilt.has(tz)) return true;
+    if (Date.now() - this.daysCheckedAt < NOT_BUILT_TTL_MS) return false;
+    await this.loadBuiltZones();
+    return this.daysBuilt.has(tz);
+  }
+
+  private async loadBuiltZones(): Promise<void> {
+    this.daysCheckedAt = Date.now();
+    const [res] = await this.client.query(`SELECT last("built") FROM ${DAY_STATE} GROUP BY "tz"`);
+    for (const row of rowsOf(res?.series))
+      if (typeof row.tz === 'string' && row.tz) this.daysBuilt.add(row.tz);
+  }
+
+  /** Adds the stored 15-minute energies of the device in [from, to) to a day accumulator. */
+  private async addStoredQuarters(device: string, from: number, to: number, days: DayEnergy): Promise<void> {
+    if (from >= to) return;
+    const [res] = await this.client.query(
+      `SELECT ${DAY_SOURCE_FIELDS} FROM ${ROLLUP_MEASUREMENT['15m']} WHERE ${deviceWhere(device, from, to)}`,
+    );
+    for (const row of rowsOf(res?.series)) {
+      for (const c of COUNTER_NAMES) {
+        const k = keysOf(c);
+        const e = row[k.e];
+        if (typeof e !== 'number') continue;
+        const ev = row[k.ev];
+        days.add(row.time as number, c, e, typeof ev === 'string' ? ev : '');
+      }
+    }
+  }
+
+  /**
+   * Builds the day rollups of kept zones that have none yet from the stored 15-minute rollups (a database
+   * from before day rollups, or a zone newly kept), then records the zone as built.
+   */
+  private async buildDayRollups(): Promise<void> {
+    if (this.dayZones.every((z) => this.daysBuilt.has(z))) return;
+    await this.loadBuiltZones();
+    const zones = this.dayZones.filter((z) => !this.daysBuilt.has(z));
+    if (zones.length === 0) return;
+    const [devs] = await this.client.query(
+      `SHOW TAG VALUES FROM ${ROLLUP_MEASUREMENT['15m']} WITH KEY = ${ident('device')}`,
+    );
+    for (const d of rowsOf(devs?.series)) {
+      const device = String(d.value);
+      const where = deviceWhere(device);
+      const [first, last] = await this.client.query(
+        `SELECT ${DAY_SOURCE_FIELDS} FROM ${ROLLUP_MEASUREMENT['15m']} WHERE ${where} ORDER BY time ASC LIMIT 1; ` +
+          `SELECT ${DAY_SOURCE_FIELDS} FROM ${ROLLUP_MEASUREMENT['15m']} WHERE ${where} ORDER BY time DESC LIMIT 1`,
+      );
+      const t0 = rowsOf(first?.series)[0]?.time;
+      const t1 = rowsOf(last?.series)[0]?.time;
+      if (typeof t0 !== 'number' || typeof t1 !== 'number') continue;
+      for (const tz of zones) {
+        const starts = calendarBucketStarts(t0, t1 + QUARTER_MS, 'day', tz);
+        for (let i = 0; i < starts.length; i += BUILD_DAYS) {
+          const chunk = starts.slice(i, i + BUILD_DAYS);
+          const end = starts[i + BUILD_DAYS] ?? addLocalDays(chunk[chunk.length - 1]!, 1, tz);
+          const days = new DayEnergy(chunk, end);
+          await this.addStoredQuarters(device, chunk[0]!, end, days);
+          await this.writeLines(days.lines(ROLLUP_DAY, device, tz));
+        }
+      }
+    }
+    const now = Date.now();
+    await this.client.write(zones.map((tz) => encodeLine(DAY_STATE, { tz }, { built: 1 }, now)).join('\n'));
+    for (const z of zones) this.daysBuilt.add(z);
+  }
 
   /** A strictly increasing marker time for this writer. */
   nextMarkerTs(): number {
@@ -95,6 +201,7 @@ export class RollupMaintainer {
 
   private async run(now: number): Promise<RollupRunResult> {
     const started = Date.now();
+    await this.buildDayRollups();
     const [state] = await this.client.query(`SELECT last("cursor") FROM ${STATE}`);
     const cursor = rowsOf(state?.series)[0]?.last;
     const readFrom = typeof cursor === 'number' ? Math.max(0, cursor - MARKER_MARGIN_MS) : 0;
@@ -172,6 +279,12 @@ export class RollupMaintainer {
     const last = Math.max(range.to, typeof nextTs === 'number' ? nextTs : range.to);
     const end = fixedBucketStart(last, HOUR_MS) + HOUR_MS;
     const baselines = await this.seeds(device, start);
+    // Local days of each kept zone that the range touches: summed from the recomputed quarters, plus the
+    // stored quarters of the edge days outside the range.
+    const days = this.dayZones.map((tz) => {
+      const starts = calendarBucketStarts(start, end, 'day', tz);
+      return { tz, days: new DayEnergy(starts, addLocalDays(starts[starts.length - 1]!, 1, tz)) };
+    });
     let written = 0;
     // The next window is read and computed while the previous one's points are being written.
     let writing: Promise<void> = Promise.resolve();
@@ -180,6 +293,7 @@ export class RollupMaintainer {
         const b = Math.min(end, a + WINDOW_MS);
         const rows = await readRawRange(this.client, device, a, b, []);
         const quarters = quarterBuckets(rows, a, b, baselines);
+        for (const q of quarters.values()) for (const d of days) d.days.addQuarter(q);
         const lines: string[] = [];
         const push = (measurement: string, bs: Iterable<RollupBucket>, withEvents: boolean) => {
           for (const bucket of bs) {
@@ -197,6 +311,11 @@ export class RollupMaintainer {
     } finally {
       // Never leave a write running unobserved, even when a read failed.
       await writing;
+    }
+    for (const { tz, days: acc } of days) {
+      await this.addStoredQuarters(device, acc.starts[0]!, start, acc);
+      await this.addStoredQuarters(device, end, acc.end, acc);
+      await this.writeLines(acc.lines(ROLLUP_DAY, device, tz));
     }
     return written;
   }

@@ -264,3 +264,92 @@ export function keysOf(name: string): FieldKeys {
   }
   return k;
 }
+
+/** Index of the bucket holding `ts` (starts ascending), or -1 outside [starts[0], end). */
+export function bucketIndex(starts: readonly number[], end: number, ts: number): number {
+  if (starts.length === 0 || ts < starts[0]! || ts >= end) return -1;
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= ts) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+interface DayAgg {
+  energy: Map<string, number>;
+  /** Encoded event strings of the day's quarters, in the order added. */
+  events: Map<string, string[]>;
+}
+
+/**
+ * Energy per local day of one zone, summed from 15-minute energies (a quarter never straddles a local
+ * midnight: every zone's offset is a multiple of 15 minutes), with the day's resets and implausible
+ * jumps. `starts` are the local midnights of the days (from `calendarBucketStarts`), `end` the last one's
+ * end; quarters outside [starts[0], end) are ignored.
+ */
+export class DayEnergy {
+  private readonly days: (DayAgg | undefined)[];
+
+  constructor(
+    readonly starts: readonly number[],
+    readonly end: number,
+  ) {
+    this.days = new Array(starts.length);
+  }
+
+  private at(ts: number): DayAgg | undefined {
+    const i = bucketIndex(this.starts, this.end, ts);
+    if (i < 0) return undefined;
+    let d = this.days[i];
+    if (!d) {
+      d = { energy: new Map(), events: new Map() };
+      this.days[i] = d;
+    }
+    return d;
+  }
+
+  /** Adds one quarter's energy of a counter and its encoded events (`encodeEvents`, may be empty). */
+  add(quarterStart: number, counter: string, energy: number, events: string): void {
+    const d = this.at(quarterStart);
+    if (!d) return;
+    d.energy.set(counter, (d.energy.get(counter) ?? 0) + energy);
+    const evs = d.events.get(counter);
+    if (events) {
+      if (evs) evs.push(events);
+      else d.events.set(counter, [events]);
+    } else if (!evs) d.events.set(counter, []);
+  }
+
+  addQuarter(q: RollupBucket): void {
+    for (const [c, e] of q.energy) this.add(q.start, c, e, encodeEvents(q.events.get(c) ?? []));
+  }
+
+  /** Energy of a day per counter (tests and answers); undefined when the day holds no counter reading. */
+  energyOf(dayStart: number): ReadonlyMap<string, number> | undefined {
+    const i = bucketIndex(this.starts, this.end, dayStart);
+    return i < 0 ? undefined : this.days[i]?.energy;
+  }
+
+  /**
+   * Line-protocol lines of the days holding a counter reading: `<c>_e` (the day's energy) and `<c>_ev`
+   * (its events, empty when none — always written so a recompute clears stale ones).
+   */
+  lines(measurement: string, deviceTag: string, zone: string): string[] {
+    const out: string[] = [];
+    const head = `${escapeMeasurement(measurement)},device=${escapeKey(deviceTag)},tz=${escapeKey(zone)} `;
+    this.days.forEach((d, i) => {
+      if (!d || d.energy.size === 0) return;
+      let fields = '';
+      for (const [c, e] of d.energy) {
+        const k = keysOf(c);
+        const evs = (d.events.get(c) ?? []).flatMap(decodeEvents).sort((a, b) => a.at - b.at);
+        fields += `,${k.e}=${formatFloat(e)},${k.ev}=${quoteString(encodeEvents(evs))}`;
+      }
+      out.push(`${head}${fields.slice(1)} ${this.starts[i]}`);
+    });
+    return out;
+  }
+}

@@ -8,6 +8,14 @@ import { ident, literal, timeLiteral } from './lineProtocol.ts';
 /** Raw readings: tag `device`, one float field per catalogue parameter, ms timestamps. */
 export const READINGS = 'readings';
 export const ROLLUP_MEASUREMENT = { '15m': 'rollup_15m', '30m': 'rollup_30m', '1h': 'rollup_1h' } as const;
+/**
+ * Energy per local day of a zone (tags `device`, `tz`): `<c>_e` and `<c>_ev` per counter, point time = the
+ * local midnight. Kept for the zones the store is configured with, so daily and monthly energy reads one
+ * point per day instead of 24 hourly ones, and never touches the gauge fields.
+ */
+export const ROLLUP_DAY = 'rollup_1d';
+/** Zones whose day rollups are complete (tag `tz`, field `built`). */
+export const DAY_STATE = 'rollup_days';
 /** One point per write batch and device: which range a refresh must recompute. */
 export const DIRTY = 'rollup_dirty';
 /** Refresh progress: the marker cursor and the watermark. */

@@ -3,7 +3,7 @@
  * `/ping`), so one adapter serves InfluxDB 1.x, 2.x (v1 compatibility + DBRP) and 3.x.
  */
 import { randomBytes } from 'node:crypto';
-import { isStoredParam, type Reading } from '@kilowatch/core';
+import { DEFAULT_TIMEZONE, isStoredParam, isValidTimeZone, type Reading } from '@kilowatch/core';
 import {
   type LatestValues,
   type RawPage,
@@ -41,6 +41,12 @@ export interface InfluxStoreOptions {
   retry?: RetryOptions;
   /** One request's time limit (default 30 s). */
   timeoutMs?: number;
+  /**
+   * Time zones of the devices' locations: daily energy (`rollup_1d`) is kept per local day of each, so
+   * daily and monthly energy in them reads one point per day. Other zones are answered from hourly (or
+   * 15-minute) rollups. Default: [Europe/Warsaw].
+   */
+  dayZones?: readonly string[];
 }
 
 export interface InfluxStoreStats extends ClientStats {
@@ -99,7 +105,11 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
   const batchSize = options.batchSize ?? 5000;
   if (!Number.isInteger(batchSize) || batchSize < 1)
     throw new StoreError(`batchSize must be a positive integer, got ${batchSize}`, false, 'configuration');
-  const rollups = new RollupMaintainer(client, randomBytes(4).toString('hex'), batchSize);
+  const dayZones = [...new Set(options.dayZones ?? [DEFAULT_TIMEZONE])];
+  for (const z of dayZones)
+    if (typeof z !== 'string' || !isValidTimeZone(z))
+      throw new StoreError(`dayZones: unknown time zone ${String(z)}`, false, 'configuration');
+  const rollups = new RollupMaintainer(client, randomBytes(4).toString('hex'), batchSize, dayZones);
   let rejectedReadings = 0;
   let closed = false;
   const open = (): void => {
@@ -195,7 +205,7 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
 
     async energy(query) {
       open();
-      return energy(client, query);
+      return energy(client, query, rollups);
     },
 
     async latest(deviceKey: string): Promise<LatestValues | null> {
