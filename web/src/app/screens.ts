@@ -5,8 +5,12 @@
 import type { QueryClient } from '@tanstack/react-query';
 import type { ComponentType } from 'react';
 import * as v from 'valibot';
+import { userInfoQueryOptions } from '../api/account/user-info.ts';
 import { deviceQueryOptions } from '../api/devices/get-device.ts';
 import { devicesQueryOptions } from '../api/devices/get-devices.ts';
+import { locationQueryOptions } from '../api/locations/get-location.ts';
+import { locationsQueryOptions } from '../api/locations/get-locations.ts';
+import { tariffQueryOptions } from '../api/locations/get-tariff.ts';
 import type { MessageId } from '../i18n/i18n.ts';
 
 export interface LoaderArgs {
@@ -51,7 +55,13 @@ export const SCREENS: readonly Screen[] = [
     load: () => import('../features/devices/EditDevicePage.tsx'),
     loader: deviceLoader,
   },
-  { path: '/user/profile', title: 'page.profile', nav: true, load: placeholder },
+  {
+    path: '/user/profile',
+    title: 'page.profile',
+    nav: true,
+    load: () => import('../features/profile/ProfilePage.tsx'),
+    loader: ({ queryClient }) => queryClient.ensureQueryData(userInfoQueryOptions()),
+  },
   {
     path: '/device/overview/$id',
     title: 'overview.title',
@@ -67,11 +77,48 @@ export const SCREENS: readonly Screen[] = [
     loader: ({ queryClient }) => queryClient.ensureQueryData(devicesQueryOptions()),
   },
   { path: '/analytics', title: 'page.analytics', nav: true, load: placeholder },
-  { path: '/stats/tariff/$id', title: 'page.tariffStats', load: placeholder },
-  { path: '/location/index', title: 'page.locations', nav: true, load: placeholder },
-  { path: '/location/view/$id', title: 'page.location', load: placeholder },
-  { path: '/location/edit/$id', title: 'page.locationEdit', load: placeholder },
-  { path: '/location/tariff-edit/$locationId/$tariffId', title: 'page.tariffEdit', load: placeholder },
+  {
+    path: '/stats/tariff/$id',
+    title: 'page.tariffStats',
+    load: () => import('../features/tariffs/TariffStatsPage.tsx'),
+    loader: ({ queryClient }) => queryClient.ensureQueryData(devicesQueryOptions()),
+  },
+  {
+    path: '/location/index',
+    title: 'page.locations',
+    nav: true,
+    load: () => import('../features/locations/LocationsPage.tsx'),
+    loader: ({ queryClient }) => queryClient.ensureQueryData(locationsQueryOptions()),
+  },
+  {
+    path: '/location/view/$id',
+    title: 'page.location',
+    load: () => import('../features/locations/LocationViewPage.tsx'),
+    loader: ({ queryClient, params }) => queryClient.ensureQueryData(locationQueryOptions(params.id ?? '')),
+  },
+  {
+    path: '/location/edit/$id',
+    title: 'page.locationEdit',
+    load: () => import('../features/locations/LocationEditPage.tsx'),
+    // `new` opens an empty form.
+    loader: ({ queryClient, params }) =>
+      params.id === 'new'
+        ? Promise.resolve(null)
+        : queryClient.ensureQueryData(locationQueryOptions(params.id ?? '')),
+  },
+  {
+    path: '/location/tariff-edit/$locationId/$tariffId',
+    title: 'page.tariffEdit',
+    load: () => import('../features/tariffs/TariffEditPage.tsx'),
+    // `new` as the tariff id adds a tariff version to the location.
+    loader: ({ queryClient, params }) =>
+      Promise.all([
+        queryClient.ensureQueryData(locationQueryOptions(params.locationId ?? '')),
+        params.tariffId === 'new'
+          ? undefined
+          : queryClient.ensureQueryData(tariffQueryOptions(params.locationId ?? '', params.tariffId ?? '')),
+      ]),
+  },
   { path: '/404', title: 'notFound.title', load: () => import('../features/shell/NotFoundPage.tsx') },
 ];
 
