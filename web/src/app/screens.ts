@@ -11,6 +11,7 @@ import { devicesQueryOptions } from '../api/devices/get-devices.ts';
 import { locationQueryOptions } from '../api/locations/get-location.ts';
 import { locationsQueryOptions } from '../api/locations/get-locations.ts';
 import { tariffQueryOptions } from '../api/locations/get-tariff.ts';
+import { AnalyticsSearchSchema } from '../features/analytics/search.ts';
 import type { MessageId } from '../i18n/i18n.ts';
 
 export interface LoaderArgs {
@@ -76,7 +77,14 @@ export const SCREENS: readonly Screen[] = [
     search: v.object({ device: v.optional(v.string()) }),
     loader: ({ queryClient }) => queryClient.ensureQueryData(devicesQueryOptions()),
   },
-  { path: '/analytics', title: 'page.analytics', nav: true, load: placeholder },
+  {
+    path: '/analytics',
+    title: 'page.analytics',
+    nav: true,
+    load: () => import('../features/analytics/AnalyticsPage.tsx'),
+    search: AnalyticsSearchSchema,
+    loader: ({ queryClient }) => queryClient.ensureQueryData(devicesQueryOptions()),
+  },
   {
     path: '/stats/tariff/$id',
     title: 'page.tariffStats',

@@ -1,0 +1,38 @@
+import { ComparisonDataSchema } from '@kilowatch/core';
+import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import type * as v from 'valibot';
+import { request } from '../client.ts';
+
+export type ComparisonData = v.InferOutput<typeof ComparisonDataSchema>;
+
+export interface ComparisonDataQuery {
+  /** Epoch milliseconds. */
+  from: number;
+  to: number;
+}
+
+export function getComparisonData(
+  id: number,
+  q: ComparisonDataQuery,
+  signal?: AbortSignal,
+): Promise<ComparisonData> {
+  return request('GET', `/comparisons/${id}/data`, {
+    query: { from: new Date(q.from).toISOString(), to: new Date(q.to).toISOString() },
+    schema: ComparisonDataSchema,
+    signal,
+    notFoundPage: false,
+  });
+}
+
+export const comparisonDataQueryOptions = (id: number, q: ComparisonDataQuery, version: string) =>
+  queryOptions({
+    // The members are part of the key: an edited comparison is fetched again.
+    queryKey: ['comparisons', id, 'data', q, version],
+    queryFn: ({ signal }) => getComparisonData(id, q, signal),
+    placeholderData: keepPreviousData,
+    staleTime: 30_000,
+  });
+
+export function useComparisonData(id: number, q: ComparisonDataQuery, version: string) {
+  return useQuery(comparisonDataQueryOptions(id, q, version));
+}

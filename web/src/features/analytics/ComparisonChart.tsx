@@ -1,0 +1,140 @@
+/** A saved comparison's data on uPlot: every member on one chart, or one chart per member. */
+import { unitOf } from '@kilowatch/core';
+import { Card, SimpleGrid, Text } from '@mantine/core';
+import { useMemo } from 'react';
+import type { ComparisonData } from '../../api/analytics/get-comparison-data.ts';
+import { buildChartData, buildChartOptions, type SeriesSpec } from '../../charts/options.ts';
+import { type ChartTheme, SERIES_COLORS } from '../../charts/palette.ts';
+import { UPlotChart } from '../../charts/UPlotChart.tsx';
+import { useChartTheme } from '../../charts/useChartTheme.ts';
+import { useT } from '../../i18n/i18n.ts';
+import { memberKey, mergeBlocks } from './comparisonForm.ts';
+
+const HEIGHT = 260;
+
+function memberLabel(b: { deviceName: string; param: string }): string {
+  return `${b.deviceName} · ${b.param}`;
+}
+
+function Chart({
+  title,
+  specs,
+  cols,
+  tz,
+  theme,
+  testId,
+}: {
+  title: string;
+  specs: SeriesSpec[];
+  cols: Parameters<typeof buildChartData>[0];
+  tz: string;
+  theme: ChartTheme;
+  testId: string;
+}) {
+  const { t } = useT();
+  const options = useMemo(
+    () =>
+      buildChartOptions({
+        specs,
+        tz,
+        theme,
+        width: 600,
+        height: HEIGHT,
+        labels: { min: t('details.min'), max: t('details.max'), time: t('col.time') },
+      }),
+    [specs, tz, theme, t],
+  );
+  const data = useMemo(() => buildChartData(cols, specs), [cols, specs]);
+  return (
+    <Card withBorder padding="sm" data-testid={testId}>
+      <Text fw={600} size="sm" mb={4}>
+        {title}
+      </Text>
+      {cols.t.length === 0 ? (
+        <Text c="dimmed" ta="center" py={HEIGHT / 3}>
+          {t('common.empty')}
+        </Text>
+      ) : (
+        <UPlotChart
+          options={options}
+          data={data}
+          theme={theme}
+          label={title}
+          resetLabel={t('details.resetZoom')}
+        />
+      )}
+    </Card>
+  );
+}
+
+export function ComparisonCharts({
+  data,
+  grouped,
+  tz,
+  name,
+}: {
+  data: ComparisonData;
+  grouped: boolean;
+  tz: string;
+  name: string;
+}) {
+  const theme = useChartTheme();
+  const merged = useMemo(() => mergeBlocks(data.blocks), [data]);
+  const groupedSpecs = useMemo<SeriesSpec[]>(
+    () =>
+      data.blocks.map((b, i) => ({
+        param: memberKey(b),
+        label: memberLabel(b),
+        unit: unitOf(b.param) ?? '',
+        color: SERIES_COLORS[i % SERIES_COLORS.length]!,
+      })),
+    [data],
+  );
+  const separate = useMemo(
+    () =>
+      data.blocks.map((b, i) => ({
+        key: memberKey(b),
+        title: memberLabel(b),
+        cols: b.data,
+        specs: [
+          {
+            param: b.param,
+            label: memberLabel(b),
+            unit: unitOf(b.param) ?? '',
+            color: SERIES_COLORS[i % SERIES_COLORS.length]!,
+          },
+        ] as SeriesSpec[],
+      })),
+    [data],
+  );
+
+  if (grouped) {
+    return (
+      <div data-testid="comparison-charts" data-view="grouped">
+        <Chart
+          title={name}
+          specs={groupedSpecs}
+          cols={merged}
+          tz={tz}
+          theme={theme}
+          testId="comparison-chart"
+        />
+      </div>
+    );
+  }
+  return (
+    <SimpleGrid cols={{ base: 1, md: 2 }} data-testid="comparison-charts" data-view="separate">
+      {separate.map((c) => (
+        <Chart
+          key={c.key}
+          title={c.title}
+          specs={c.specs}
+          cols={c.cols}
+          tz={tz}
+          theme={theme}
+          testId="comparison-chart"
+        />
+      ))}
+    </SimpleGrid>
+  );
+}

@@ -1,0 +1,166 @@
+import { unitOf } from '@kilowatch/core';
+import { ActionIcon, Button, Group, Select, Stack, Switch, Text, TextInput } from '@mantine/core';
+import { type FormEvent, useRef, useState } from 'react';
+import type { Comparison, ComparisonRequest } from '../../api/analytics/comparisons.ts';
+import { ApiError } from '../../api/client.ts';
+import type { Device } from '../../api/schemas.ts';
+import { translateServerMessage, useT } from '../../i18n/i18n.ts';
+import { type ComparisonDraft, type MemberDraft, toRequest, validateDraft } from './comparisonForm.ts';
+import { HEATMAP_PARAMS } from './heatmapScale.ts';
+
+const PARAM_OPTIONS = HEATMAP_PARAMS.map((p) => ({ value: p, label: unitOf(p) ? `${p} (${unitOf(p)})` : p }));
+
+export function draftOf(c: Comparison | null): ComparisonDraft {
+  return {
+    name: c?.name ?? '',
+    members: (c?.members ?? []).map((m, key) => ({ key, deviceId: m.deviceId, param: m.param })),
+    grouped: c?.grouped ?? true,
+  };
+}
+
+export function ComparisonForm({
+  initial,
+  devices,
+  saving,
+  onSave,
+  onCancel,
+}: {
+  initial: Comparison | null;
+  devices: readonly Device[];
+  saving: boolean;
+  onSave: (body: ComparisonRequest) => Promise<void>;
+  onCancel: () => void;
+}) {
+  const { t } = useT();
+  const [draft, setDraft] = useState<ComparisonDraft>(() => draftOf(initial));
+  const [touched, setTouched] = useState(false);
+  const [serverErrors, setServerErrors] = useState<Record<string, string[]>>({});
+  const nextKey = useRef(draft.members.length);
+  const errors = touched ? validateDraft(draft) : {};
+  const deviceOptions = devices.map((d) => ({ value: String(d.id), label: d.name }));
+
+  const setMember = (key: number, patch: Partial<MemberDraft>) =>
+    setDraft((d) => ({ ...d, members: d.members.map((m) => (m.key === key ? { ...m, ...patch } : m)) }));
+  const addMember = () =>
+    setDraft((d) => ({
+      ...d,
+      members: [
+        ...d.members,
+        { key: nextKey.current++, deviceId: devices[0] ? Number(devices[0].id) : null, param: 'eai' },
+      ],
+    }));
+  const removeMember = (key: number) =>
+    setDraft((d) => ({ ...d, members: d.members.filter((m) => m.key !== key) }));
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setTouched(true);
+    setServerErrors({});
+    const found = validateDraft(draft);
+    if (found.name || found.members) return;
+    try {
+      await onSave(toRequest(draft));
+    } catch (err) {
+      if (err instanceof ApiError) setServerErrors(err.errors);
+    }
+  };
+  const serverError = (field: string) => {
+    const m = serverErrors[field]?.[0];
+    return m ? translateServerMessage(m) : undefined;
+  };
+
+  return (
+    <form onSubmit={submit} noValidate data-testid="comparison-form">
+      <Stack gap="sm">
+        <TextInput
+          label={t('analytics.comparisonName')}
+          value={draft.name}
+          onChange={(e) => {
+            const name = e.currentTarget.value;
+            setDraft((d) => ({ ...d, name }));
+          }}
+          onBlur={() => setTouched(true)}
+          error={errors.name ? t(errors.name) : serverError('name')}
+          maxLength={60}
+          data-testid="comparison-name"
+          data-autofocus
+        />
+        <Stack gap={6}>
+          <Text size="sm" fw={500}>
+            {t('analytics.members')}
+          </Text>
+          {draft.members.length === 0 && (
+            <Text size="sm" c="dimmed">
+              {t('analytics.noMembers')}
+            </Text>
+          )}
+          {draft.members.map((m, i) => (
+            <Group key={m.key} gap="xs" wrap="nowrap" align="flex-end" data-testid="comparison-member">
+              <Select
+                label={t('analytics.memberDevice', { n: i + 1 })}
+                data={deviceOptions}
+                value={m.deviceId === null ? null : String(m.deviceId)}
+                onChange={(v) => setMember(m.key, { deviceId: v ? Number(v) : null })}
+                allowDeselect={false}
+                searchable
+                style={{ flex: 1, minWidth: 0 }}
+                data-testid="member-device"
+              />
+              <Select
+                label={t('analytics.memberParam', { n: i + 1 })}
+                data={PARAM_OPTIONS}
+                value={m.param}
+                onChange={(v) => setMember(m.key, { param: v })}
+                allowDeselect={false}
+                searchable
+                style={{ flex: 1, minWidth: 0 }}
+                data-testid="member-param"
+              />
+              <ActionIcon
+                variant="subtle"
+                color="red"
+                size="lg"
+                onClick={() => removeMember(m.key)}
+                aria-label={t('analytics.removeMember', { n: i + 1 })}
+              >
+                ×
+              </ActionIcon>
+            </Group>
+          ))}
+          {(errors.members || serverError('members')) && (
+            <Text size="sm" c="red" role="alert" data-testid="members-error">
+              {errors.members ? t(errors.members) : serverError('members')}
+            </Text>
+          )}
+          <Button
+            variant="light"
+            size="xs"
+            onClick={addMember}
+            style={{ alignSelf: 'flex-start' }}
+            data-testid="add-member"
+            disabled={devices.length === 0}
+          >
+            {t('analytics.addMember')}
+          </Button>
+        </Stack>
+        <Switch
+          label={t('analytics.grouped')}
+          checked={draft.grouped}
+          onChange={(e) => {
+            const grouped = e.currentTarget.checked;
+            setDraft((d) => ({ ...d, grouped }));
+          }}
+          data-testid="comparison-grouped"
+        />
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onCancel}>
+            {t('common.cancel')}
+          </Button>
+          <Button type="submit" loading={saving} data-testid="comparison-save">
+            {t('common.save')}
+          </Button>
+        </Group>
+      </Stack>
+    </form>
+  );
+}

@@ -1,0 +1,133 @@
+import { unitOf } from '@kilowatch/core';
+import {
+  Alert,
+  Card,
+  Group,
+  SegmentedControl,
+  Select,
+  Skeleton,
+  Stack,
+  Text,
+  TextInput,
+} from '@mantine/core';
+import { lazy, Suspense, useMemo } from 'react';
+import { type HeatmapKind, useHeatmap } from '../../api/analytics/get-heatmap.ts';
+import type { Device } from '../../api/schemas.ts';
+import { displayTimeZone } from '../../auth/session.ts';
+import { useChartTheme } from '../../charts/useChartTheme.ts';
+import { useT } from '../../i18n/i18n.ts';
+import { ErrorState } from '../shell/RouteStates.tsx';
+import { HEATMAP_DEFAULT_DAYS, lastDays, rangeOfDays } from './dates.ts';
+import { HEATMAP_PARAMS, valueDomain } from './heatmapScale.ts';
+import { HEATMAP_KIND_VALUES } from './search.ts';
+import { useAnalyticsSearch } from './useAnalyticsSearch.ts';
+
+const HeatmapChart = lazy(() => import('./HeatmapChart.tsx'));
+
+export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
+  const { t } = useT();
+  const tz = displayTimeZone();
+  const theme = useChartTheme();
+  const [search, setSearch] = useAnalyticsSearch();
+  const kind: HeatmapKind = search.kind ?? 'daily';
+  const deviceId = search.device ? Number(search.device) : devices[0] ? Number(devices[0].id) : null;
+  const param = search.param ?? 'eai';
+  const defaults = useMemo(() => lastDays(HEATMAP_DEFAULT_DAYS[kind], tz), [kind, tz]);
+  const days = { from: search.from ?? defaults.from, to: search.to ?? defaults.to };
+  const range = rangeOfDays(days, tz);
+  const query = useMemo(
+    () => ({ param, kind, from: range?.from ?? 0, to: range?.to ?? 0 }),
+    [param, kind, range?.from, range?.to],
+  );
+  const heatmap = useHeatmap(range ? deviceId : null, query);
+  const device = devices.find((d) => Number(d.id) === deviceId);
+  const empty = heatmap.data !== undefined && valueDomain(heatmap.data.rows) === null;
+  const unit = unitOf(param) ?? '';
+  const title = t('analytics.heatmapOf', { param, device: device?.name ?? '' });
+
+  return (
+    <Stack gap="md">
+      <Card withBorder padding="sm">
+        <Group align="flex-start" wrap="wrap">
+          <Select
+            label={t('analytics.device')}
+            data={devices.map((d) => ({ value: String(d.id), label: d.name }))}
+            value={deviceId === null ? null : String(deviceId)}
+            onChange={(v) => v && setSearch({ device: v })}
+            allowDeselect={false}
+            searchable
+            w={{ base: '100%', xs: 220 }}
+            data-testid="heatmap-device"
+          />
+          <Select
+            label={t('analytics.parameter')}
+            data={HEATMAP_PARAMS.map((p) => ({ value: p, label: unitOf(p) ? `${p} (${unitOf(p)})` : p }))}
+            value={param}
+            onChange={(v) => v && setSearch({ param: v })}
+            allowDeselect={false}
+            searchable
+            w={{ base: '100%', xs: 220 }}
+            data-testid="heatmap-param"
+          />
+          <TextInput
+            type="date"
+            label={t('analytics.from')}
+            value={days.from}
+            onChange={(e) => setSearch({ from: e.currentTarget.value })}
+            error={range ? undefined : t('val.dateRange')}
+            data-testid="heatmap-from"
+          />
+          <TextInput
+            type="date"
+            label={t('analytics.to')}
+            value={days.to}
+            onChange={(e) => setSearch({ to: e.currentTarget.value })}
+            data-testid="heatmap-to"
+          />
+        </Group>
+        <Stack gap={4} mt="sm">
+          <Text size="sm" fw={500} id="heatmap-kind-label">
+            {t('analytics.kind')}
+          </Text>
+          <SegmentedControl
+            aria-labelledby="heatmap-kind-label"
+            value={kind}
+            onChange={(v) => setSearch({ kind: v as HeatmapKind, from: undefined, to: undefined })}
+            data={HEATMAP_KIND_VALUES.map((k) => ({ value: k, label: t(`analytics.kind.${k}`) }))}
+            data-testid="heatmap-kind"
+            style={{ alignSelf: 'flex-start', maxWidth: '100%' }}
+          />
+        </Stack>
+      </Card>
+      <Card withBorder padding="sm" data-testid="heatmap-card">
+        <Text fw={600} mb="xs">
+          {title}
+          {unit ? ` (${unit})` : ''}
+        </Text>
+        {devices.length === 0 ? (
+          <Alert color="gray">{t('analytics.noDevices')}</Alert>
+        ) : !range ? (
+          <Alert color="gray">{t('val.dateRange')}</Alert>
+        ) : heatmap.isError ? (
+          <ErrorState error={heatmap.error} onRetry={() => void heatmap.refetch()} />
+        ) : heatmap.isPending ? (
+          <Skeleton height={320} aria-label={t('common.loading')} />
+        ) : empty ? (
+          <Text c="dimmed" ta="center" py="xl" data-testid="heatmap-empty">
+            {t('common.empty')}
+          </Text>
+        ) : (
+          <Suspense fallback={<Skeleton height={320} />}>
+            <HeatmapChart
+              key={`${kind}-${theme}`}
+              heatmap={heatmap.data}
+              theme={theme}
+              userTz={tz}
+              label={title}
+            />
+          </Suspense>
+        )}
+      </Card>
+    </Stack>
+  );
+}

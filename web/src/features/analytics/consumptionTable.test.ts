@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import type { ConsumptionRow } from '../../api/analytics/get-consumption.ts';
+import { bucketLabel, buildConsumptionTable, formatKwh } from './consumptionTable.ts';
+
+const TZ = 'Europe/Warsaw';
+const D1 = Date.UTC(2026, 0, 9, 23); // 2026-01-10 00:00 in Warsaw
+const D2 = Date.UTC(2026, 0, 10, 23);
+
+function row(deviceId: number, bucket: number, imp: number | null, exp: number | null): ConsumptionRow {
+  return {
+    deviceId,
+    bucket,
+    tz: TZ,
+    import: imp,
+    export: exp,
+    balance: imp === null || exp === null ? null : imp - exp,
+  };
+}
+
+describe('buildConsumptionTable', () => {
+  it('pivots rows per bucket (ascending) with one cell per device, in the chosen order', () => {
+    const t = buildConsumptionTable(
+      [row(2, D2, 4, 1), row(1, D1, 1.5, 0), row(2, D1, 2, 0.5), row(1, D2, 3, 0)],
+      [2, 1],
+    );
+    expect(t.deviceIds).toEqual([2, 1]);
+    expect(t.rows.map((r) => r.bucket)).toEqual([D1, D2]);
+    expect(t.rows[0]!.cells).toEqual([
+      { import: 2, export: 0.5, balance: 1.5 },
+      { import: 1.5, export: 0, balance: 1.5 },
+    ]);
+  });
+
+  it.each([
+    {
+      name: 'sums every bucket per device',
+      rows: [row(1, D1, 1.25, 0.25), row(1, D2, 2.5, 0.5)],
+      totals: [{ import: 3.75, export: 0.75, balance: 3 }],
+    },
+    {
+      name: 'skips buckets without data (no data is not zero)',
+      rows: [row(1, D1, null, null), row(1, D2, 2, 1)],
+      totals: [{ import: 2, export: 1, balance: 1 }],
+    },
+    {
+      name: 'keeps null when a device has no data at all',
+      rows: [row(1, D1, null, null)],
+      totals: [{ import: null, export: null, balance: null }],
+    },
+    {
+      name: 'negative balances reduce the total',
+      rows: [row(1, D1, 1, 3), row(1, D2, 2, 0)],
+      totals: [{ import: 3, export: 3, balance: 0 }],
+    },
+  ])('totals: $name', ({ rows, totals }) => {
+    expect(buildConsumptionTable(rows, [1]).totals).toEqual(totals);
+  });
+
+  it('leaves a device without a row for a bucket empty, and ignores devices not asked for', () => {
+    const t = buildConsumptionTable([row(1, D1, 1, 0), row(3, D1, 9, 9), row(2, D2, 2, 0)], [1, 2]);
+    expect(t.rows[0]!.cells[1]).toBeNull();
+    expect(t.rows[1]!.cells[0]).toBeNull();
+    expect(t.totals).toEqual([
+      { import: 1, export: 0, balance: 1 },
+      { import: 2, export: 0, balance: 2 },
+    ]);
+  });
+
+  it('is empty for no rows', () => {
+    const t = buildConsumptionTable([], [1, 2]);
+    expect(t.rows).toEqual([]);
+    expect(t.totals).toHaveLength(2);
+  });
+});
+
+describe('formatKwh', () => {
+  it.each([
+    { v: 1.23456, text: '1.235' },
+    { v: 0, text: '0.000' },
+    { v: -0.0001, text: '0.000' },
+    { v: -2.5, text: '-2.500' },
+    { v: 12345.6, text: '12345.600' },
+    { v: null, text: '–' },
+    { v: undefined, text: '–' },
+    { v: Number.NaN, text: '–' },
+  ])('$v → $text', ({ v, text }) => {
+    expect(formatKwh(v)).toBe(text);
+  });
+});
+
+describe('bucketLabel', () => {
+  it.each([
+    { bucket: D1, interval: '1d', tz: TZ, label: '2026-01-10' },
+    { bucket: D1, interval: '1d', tz: 'Europe/London', label: '2026-01-09 23:00' },
+    { bucket: Date.UTC(2026, 1, 28, 23), interval: '1mo', tz: TZ, label: '2026-03' },
+    { bucket: Date.UTC(2026, 2, 31, 22), interval: '1mo', tz: TZ, label: '2026-04' },
+    { bucket: Date.UTC(2026, 2, 31, 22), interval: '1mo', tz: 'UTC', label: '2026-03-31 22:00' },
+  ] as const)('$bucket ($interval) in $tz → $label', ({ bucket, interval, tz, label }) => {
+    expect(bucketLabel(bucket, interval, tz)).toBe(label);
+  });
+});

@@ -1,0 +1,76 @@
+/** The consumption table (API.md `/analytics/consumption`): rows per bucket, one column group per device. */
+import type { ConsumptionInterval, ConsumptionRow } from '../../api/analytics/get-consumption.ts';
+import { dayjs } from '../../lib/time.ts';
+
+export interface EnergyCell {
+  import: number | null;
+  export: number | null;
+  balance: number | null;
+}
+
+export interface TableRow {
+  bucket: number;
+  /** Cells in the order of the table's device ids; null where the API gave no row for that device. */
+  cells: (EnergyCell | null)[];
+}
+
+export interface ConsumptionTable {
+  deviceIds: number[];
+  rows: TableRow[];
+  totals: EnergyCell[];
+}
+
+/** Sum of the non-null values; null when there are none (no data is not zero). */
+function add(a: number | null, b: number | null): number | null {
+  if (b === null) return a;
+  return a === null ? b : a + b;
+}
+
+/** Buckets ascending; each device's import, export and balance; totals per device over every bucket. */
+export function buildConsumptionTable(
+  rows: readonly ConsumptionRow[],
+  deviceIds: readonly number[],
+): ConsumptionTable {
+  const index = new Map(deviceIds.map((id, i) => [id, i]));
+  const byBucket = new Map<number, TableRow>();
+  const totals: EnergyCell[] = deviceIds.map(() => ({ import: null, export: null, balance: null }));
+  for (const r of rows) {
+    const col = index.get(r.deviceId);
+    if (col === undefined) continue;
+    let row = byBucket.get(r.bucket);
+    if (!row) {
+      row = { bucket: r.bucket, cells: deviceIds.map(() => null) };
+      byBucket.set(r.bucket, row);
+    }
+    row.cells[col] = { import: r.import, export: r.export, balance: r.balance };
+    const tot = totals[col]!;
+    tot.import = add(tot.import, r.import);
+    tot.export = add(tot.export, r.export);
+    tot.balance = add(tot.balance, r.balance);
+  }
+  return {
+    deviceIds: [...deviceIds],
+    rows: [...byBucket.values()].sort((a, b) => a.bucket - b.bucket),
+    totals,
+  };
+}
+
+/** kWh with three decimals (watt-hour resolution); a dash for no data. */
+export function formatKwh(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  // Rounding can leave -0.000 for a tiny negative balance.
+  const text = v.toFixed(3);
+  return text === '-0.000' ? '0.000' : text;
+}
+
+/**
+ * A bucket start in the user's zone: a date for days, a month for months; the time is added when the
+ * device's local midnight is not midnight for the user (another zone).
+ */
+export function bucketLabel(bucket: number, interval: ConsumptionInterval, tz: string): string {
+  const d = dayjs(bucket).tz(tz);
+  const midnight = d.hour() === 0 && d.minute() === 0;
+  if (interval === '1mo')
+    return midnight && d.date() === 1 ? d.format('YYYY-MM') : d.format('YYYY-MM-DD HH:mm');
+  return midnight ? d.format('YYYY-MM-DD') : d.format('YYYY-MM-DD HH:mm');
+}

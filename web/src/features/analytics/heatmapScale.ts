@@ -1,0 +1,149 @@
+/**
+ * Pure helpers of the heatmap view: a continuous colour scale readable on both themes, its legend,
+ * cell labels in the user's time zone and the chart's layout (row height, thinned axis ticks).
+ */
+import { COUNTER_NAMES, combinedParamDef, GAUGE_NAMES } from '@kilowatch/core';
+import type { HeatmapKind } from '../../api/analytics/get-heatmap.ts';
+import type { ChartTheme } from '../../charts/palette.ts';
+import { dayjs } from '../../lib/time.ts';
+
+/** Low to high. Light: pale yellow to deep red; dark: muted blue to bright yellow (high reads brightest). */
+export const HEAT_PALETTES: Record<ChartTheme, readonly string[]> = {
+  light: ['#ffffcc', '#fed976', '#fd8d3c', '#e31a1c', '#800026'],
+  dark: ['#253494', '#6a3d9a', '#c2255c', '#f76707', '#ffe066'],
+};
+
+/** Cells without data: a neutral grey, unlike any colour of the scale. */
+export const NO_DATA_COLORS: Record<ChartTheme, string> = { light: '#ced4da', dark: '#495057' };
+
+export interface Domain {
+  min: number;
+  max: number;
+}
+
+/** The smallest and largest non-null value of the rows, or null when every cell is empty. */
+export function valueDomain(rows: readonly { data: readonly { y: number | null }[] }[]): Domain | null {
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const r of rows) {
+    for (const c of r.data) {
+      const y = c.y;
+      if (y === null || !Number.isFinite(y)) continue;
+      if (y < min) min = y;
+      if (y > max) max = y;
+    }
+  }
+  return min === Number.POSITIVE_INFINITY ? null : { min, max };
+}
+
+function hexToRgb(hex: string): [number, number, number] {
+  const n = Number.parseInt(hex.slice(1), 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+}
+
+function rgbToHex(rgb: readonly number[]): string {
+  return `#${rgb.map((c) => Math.round(c).toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** Position of a value in the domain, 0..1 (a one-value domain sits in the middle). */
+export function position(value: number, d: Domain): number {
+  if (d.max === d.min) return 0.5;
+  return Math.min(1, Math.max(0, (value - d.min) / (d.max - d.min)));
+}
+
+/** The colour of a value: linear between the palette's stops. */
+export function colorAt(p: number, palette: readonly string[]): string {
+  const last = palette.length - 1;
+  const at = Math.min(1, Math.max(0, p)) * last;
+  const i = Math.min(last - 1, Math.floor(at));
+  const a = hexToRgb(palette[i] ?? '#000000');
+  const b = hexToRgb(palette[i + 1] ?? palette[i] ?? '#000000');
+  const f = at - i;
+  return rgbToHex(a.map((c, k) => c + (b[k]! - c) * f));
+}
+
+export function colorScale(d: Domain | null, theme: ChartTheme): (value: number | null) => string {
+  const palette = HEAT_PALETTES[theme];
+  const empty = NO_DATA_COLORS[theme];
+  return (value) =>
+    value === null || !Number.isFinite(value) || !d ? empty : colorAt(position(value, d), palette);
+}
+
+/** CSS gradient of the legend bar, same stops as the cells. */
+export function legendGradient(theme: ChartTheme): string {
+  const p = HEAT_PALETTES[theme];
+  return `linear-gradient(to right, ${p.map((c, i) => `${c} ${Math.round((i / (p.length - 1)) * 100)}%`).join(', ')})`;
+}
+
+/** Evenly spaced legend values from min to max (one value for a one-value domain). */
+export function legendTicks(d: Domain, count = 5): number[] {
+  if (d.max === d.min || count < 2) return [d.min];
+  return Array.from({ length: count }, (_, i) => d.min + ((d.max - d.min) * i) / (count - 1));
+}
+
+/** Energy counters first (all phases summed, then per phase), then gauges (SPEC.md §3 parameters). */
+export const HEATMAP_PARAMS: readonly string[] = (() => {
+  const combinedCounters = ['eai', 'eae', 'eri', 'ere'].filter((p) => combinedParamDef(p));
+  const combinedGauges = ['pave', 'vave', 'iave'].filter((p) => combinedParamDef(p));
+  return [...new Set([...combinedCounters, ...COUNTER_NAMES, ...combinedGauges, ...GAUGE_NAMES])];
+})();
+
+const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
+
+/** A weekday row id (`Mon`) in the reader's language; 2024-01-01 was a Monday. */
+export function weekdayName(id: string, locale: string, style: 'short' | 'long' = 'short'): string {
+  const i = WEEKDAYS.indexOf(id as (typeof WEEKDAYS)[number]);
+  if (i < 0) return id;
+  return new Intl.DateTimeFormat(locale, { weekday: style, timeZone: 'UTC' }).format(
+    Date.UTC(2024, 0, 1 + i),
+  );
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/**
+ * What a cell covers, for its tooltip. Rows are laid out in the device location's zone (DOMAIN.md §Time);
+ * cells that are real instants (an hour of a day) are shown in the user's zone.
+ */
+export function cellLabel(
+  kind: HeatmapKind,
+  rowId: string,
+  x: string | number,
+  deviceTz: string,
+  userTz: string,
+  locale: string,
+): string {
+  switch (kind) {
+    case 'daily': {
+      const start = dayjs.tz(`${rowId} ${pad(Number(x))}:00`, deviceTz);
+      const from = start.tz(userTz);
+      const to = start.add(1, 'hour').tz(userTz);
+      return `${from.format('YYYY-MM-DD HH:mm')}–${to.format('HH:mm')}`;
+    }
+    case 'weekly': {
+      const h = Number(x);
+      const zone = deviceTz === userTz ? '' : ` (${deviceTz})`;
+      return `${weekdayName(rowId, locale, 'long')} ${pad(h)}:00–${pad((h + 1) % 24)}:00${zone}`;
+    }
+    case 'monthly':
+      return `${rowId}-${pad(Number(x))}`;
+    case 'yearly': {
+      const i = WEEKDAYS.indexOf(rowId as (typeof WEEKDAYS)[number]);
+      const day = dayjs.utc(String(x)).add(Math.max(0, i), 'day');
+      return `${day.format('YYYY-MM-DD')} (${weekdayName(rowId, locale, 'long')})`;
+    }
+  }
+}
+
+/** Height of one row in px: large for a week of rows, thin for a year of days; the chart stays < ~1,100 px. */
+export function rowHeight(rows: number): number {
+  if (rows <= 0) return 24;
+  return Math.max(3, Math.min(28, Math.floor(1_000 / rows)));
+}
+
+/** At most `max` evenly spaced values (the first always kept), for axis ticks that do not overlap. */
+export function thinTicks<T>(values: readonly T[], max: number): T[] {
+  if (values.length <= max || max < 1) return [...values];
+  const step = Math.ceil(values.length / max);
+  return values.filter((_, i) => i % step === 0);
+}
