@@ -5,14 +5,12 @@ import { useEnergy } from '../../api/telemetry/get-energy.ts';
 import { useEnergySummary } from '../../api/telemetry/get-energy-summary.ts';
 import { buildChartData, buildChartOptions, formatValue, type SeriesSpec } from '../../charts/options.ts';
 import { ENERGY_COLORS } from '../../charts/palette.ts';
-import { UPlotChart } from '../../charts/UPlotChart.tsx';
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { ErrorState } from '../shell/RouteStates.tsx';
+import { CHART_HEIGHT, ChartBody } from './ChartBody.tsx';
 import type { ChartInterval, TimeRange } from './ranges.ts';
 import { energyIntervalFor } from './ranges.ts';
-import { CHART_HEIGHT } from './SeriesChart.tsx';
-import { SeriesTable } from './SeriesTable.tsx';
 
 function SummaryCard({
   title,
@@ -126,25 +124,17 @@ export function EnergyChart(props: {
       <Title order={2} fz="md" mb={4}>
         {title}
       </Title>
-      {energy.isError ? (
-        <ErrorState error={energy.error} onRetry={() => void energy.refetch()} />
-      ) : !data ? (
-        <Skeleton height={CHART_HEIGHT} />
-      ) : data[0].length === 0 ? (
-        <Text c="dimmed" ta="center" py={CHART_HEIGHT / 3}>
-          {t('common.empty')}
-        </Text>
-      ) : props.table ? (
-        <SeriesTable data={data} specs={specs} tz={props.tz} caption={title} />
-      ) : (
-        <UPlotChart
-          options={options}
-          data={data}
-          theme={theme}
-          label={title}
-          resetLabel={t('details.resetZoom')}
-        />
-      )}
+      <ChartBody
+        title={title}
+        data={data}
+        error={energy.isError ? energy.error : null}
+        onRetry={() => void energy.refetch()}
+        specs={specs}
+        options={options}
+        theme={theme}
+        tz={props.tz}
+        table={props.table}
+      />
     </Card>
   );
 }

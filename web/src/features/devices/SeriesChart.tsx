@@ -1,15 +1,13 @@
-import { Card, Group, Skeleton, Text, Title } from '@mantine/core';
+import { Card, Group, Text, Title } from '@mantine/core';
 import { useMemo } from 'react';
 import type { SeriesResponse } from '../../api/schemas.ts';
 import { buildChartData, buildChartOptions, type LimitLines, type SeriesSpec } from '../../charts/options.ts';
-import { UPlotChart } from '../../charts/UPlotChart.tsx';
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { useT } from '../../i18n/i18n.ts';
-import { ErrorState } from '../shell/RouteStates.tsx';
+import { CHART_HEIGHT, ChartBody } from './ChartBody.tsx';
 import type { ChartGroup } from './chartGroups.ts';
-import { SeriesTable } from './SeriesTable.tsx';
 
-export const CHART_HEIGHT = 240;
+export { CHART_HEIGHT };
 
 export function useGroupSpecs(group: ChartGroup): SeriesSpec[] {
   const { t } = useT();
@@ -54,7 +52,6 @@ export function SeriesChart(props: {
     [specs, props.tz, props.syncKey, props.limits, t, theme],
   );
   const data = useMemo(() => (props.data ? buildChartData(props.data, specs) : null), [props.data, specs]);
-  const empty = props.data !== undefined && props.data.t.length === 0;
 
   return (
     <Card withBorder padding="sm" data-testid={`chart-${props.group.id}`}>
@@ -68,25 +65,17 @@ export function SeriesChart(props: {
           </Text>
         )}
       </Group>
-      {props.error ? (
-        <ErrorState error={props.error} onRetry={props.refetch} />
-      ) : props.isPending || !data ? (
-        <Skeleton height={CHART_HEIGHT} />
-      ) : empty ? (
-        <Text c="dimmed" ta="center" py={CHART_HEIGHT / 3} data-testid="chart-empty">
-          {t('common.empty')}
-        </Text>
-      ) : props.table ? (
-        <SeriesTable data={data} specs={specs} tz={props.tz} caption={title} />
-      ) : (
-        <UPlotChart
-          options={options}
-          data={data}
-          theme={theme}
-          label={title}
-          resetLabel={t('details.resetZoom')}
-        />
-      )}
+      <ChartBody
+        title={title}
+        data={props.isPending ? null : data}
+        error={props.error}
+        onRetry={props.refetch}
+        specs={specs}
+        options={options}
+        theme={theme}
+        tz={props.tz}
+        table={props.table}
+      />
     </Card>
   );
 }
