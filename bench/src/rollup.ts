@@ -146,6 +146,8 @@ async function runCase(
   days: number,
   stepMin: number,
   reps: number,
+  /** Ask for the devices of (b) concurrently (both sources), the way a comparison view does. */
+  concurrentDevices = false,
 ): Promise<CaseResult> {
   let readings = 0;
   let values = 0;
@@ -191,20 +193,19 @@ async function runCase(
     }),
   );
   await measure('b_allDevicesDailyEnergy', async (source) => {
+    const daily = (d: number) =>
+      store.energy({
+        deviceKey: deviceKey(d),
+        counters: ['eai'],
+        from,
+        to,
+        interval: '1d',
+        tz: 'Europe/Warsaw',
+        source,
+      });
+    if (concurrentDevices) return Promise.all(Array.from({ length: devices }, (_, d) => daily(d)));
     const out = [];
-    for (let d = 0; d < devices; d++) {
-      out.push(
-        await store.energy({
-          deviceKey: deviceKey(d),
-          counters: ['eai'],
-          from,
-          to,
-          interval: '1d',
-          tz: 'Europe/Warsaw',
-          source,
-        }),
-      );
-    }
+    for (let d = 0; d < devices; d++) out.push(await daily(d));
     return out;
   });
   return {
@@ -260,6 +261,7 @@ async function influxCase(args: Args): Promise<CaseResult | { engine: string; er
         args.influxDays,
         args.influxStepMin,
         args.reps,
+        true,
       );
     } finally {
       await store.close();

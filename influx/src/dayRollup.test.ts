@@ -230,6 +230,38 @@ describe.skipIf(skip !== null)('day rollups against a real influxd', () => {
     expect(after.energy.eai1![1]).toBeCloseTo(before.energy.eai1![1]!, 9);
   });
 
+  it('answers concurrent daily energy of several devices with one request, each equal to raw', async () => {
+    const day = zonedTimeToUtc(2025, 10, 26, 0, 0, 0, WARSAW);
+    const devices = [device(), device(), `kw "odd", key = ${device()}`, device()];
+    const readings: Reading[] = [];
+    devices.slice(0, 3).forEach((d, k) => {
+      for (const p of counterHistory(day - 26 * HOUR_MS, day + 49 * HOUR_MS, 15, k))
+        readings.push({ deviceKey: d, ts: p.ts, values: { eai1: p.value, eai2: p.value / 2 } });
+    });
+    await store.write(readings);
+    await store.refreshRollups(day + 50 * HOUR_MS);
+    const q = (deviceKey: string): EnergyQuery => ({
+      deviceKey,
+      counters: ['eai', 'eai1'],
+      from: addLocalDays(day, -1, WARSAW),
+      to: addLocalDays(day, 2, WARSAW),
+      interval: '1d',
+      tz: WARSAW,
+    });
+    await store.energy(q(devices[0]!)); // the zone's readiness is known from here on
+    const before = store.stats().requests;
+    const answers = await Promise.all(devices.map((d) => store.energy(q(d))));
+    expect(store.stats().requests - before).toBe(1);
+    for (const [i, d] of devices.entries()) {
+      const raw = await store.energy({ ...q(d), source: 'raw' });
+      expectCloseSeries(answers[i]!.energy.eai, raw.energy.eai!);
+      expectCloseSeries(answers[i]!.energy.eai1, raw.energy.eai1!);
+      expect(answers[i]!.resets).toEqual(raw.resets);
+    }
+    expect(answers[3]!.energy.eai).toEqual([null, null, null]);
+    expect(answers[0]!.energy.eai).not.toEqual(answers[1]!.energy.eai);
+  });
+
   it('answers a zone it does not keep from hourly rollups, equal to raw', async () => {
     const dev = device();
     const tz = 'America/New_York';

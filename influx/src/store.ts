@@ -15,7 +15,7 @@ import {
   type TelemetryStore,
   type WriteResult,
 } from '@kilowatch/tsdb';
-import { checkRange, energy, series } from './answers.ts';
+import { checkRange, DayRollupReader, type DayRollups, energy, series } from './answers.ts';
 import { type ClientStats, InfluxClient, type RetryOptions } from './client.ts';
 import { encodeLine, ident, literal } from './lineProtocol.ts';
 import { type DirtyRange, RollupMaintainer } from './refresh.ts';
@@ -110,6 +110,10 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
     if (typeof z !== 'string' || !isValidTimeZone(z))
       throw new StoreError(`dayZones: unknown time zone ${String(z)}`, false, 'configuration');
   const rollups = new RollupMaintainer(client, randomBytes(4).toString('hex'), batchSize, dayZones);
+  const days: DayRollups = {
+    dayRollupsReady: (tz) => rollups.dayRollupsReady(tz),
+    reader: new DayRollupReader(client),
+  };
   let rejectedReadings = 0;
   let closed = false;
   const open = (): void => {
@@ -205,7 +209,7 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
 
     async energy(query) {
       open();
-      return energy(client, query, rollups);
+      return energy(client, query, days);
     },
 
     async latest(deviceKey: string): Promise<LatestValues | null> {
