@@ -182,6 +182,97 @@ describe('DuckDB engine', () => {
     await store.close();
   });
 
+  it('a batch overlapping stored readings replaces the values it carries and appends the rest', async () => {
+    const store = await createDuckDbStore();
+    const dev = 'f1b2c3d4e5f6';
+    const other = 'f2b2c3d4e5f6';
+    await store.write(
+      Array.from({ length: 10 }, (_, i) => ({
+        deviceKey: dev,
+        ts: T0 + i * MIN,
+        values: { vave1: 230, iave1: i },
+      })),
+    );
+    // Minutes 5..14 of `dev` (5..9 stored, 10..14 new) and a new device, in one batch.
+    await store.write([
+      ...Array.from({ length: 10 }, (_, i) => ({
+        deviceKey: dev,
+        ts: T0 + (5 + i) * MIN,
+        values: { vave1: 240 },
+      })),
+      { deviceKey: other, ts: T0, values: { vave1: 1 } },
+    ]);
+    const page = await store.readRaw({ deviceKey: dev, from: T0, to: T0 + 20 * MIN, limit: 100 });
+    expect(page.items.map((r) => r.ts)).toEqual(Array.from({ length: 15 }, (_, i) => T0 + i * MIN));
+    expect(page.items[4]?.values).toEqual({ vave1: 230, iave1: 4 });
+    expect(page.items[7]?.values).toEqual({ vave1: 240, iave1: 7 });
+    expect(page.items[12]?.values).toEqual({ vave1: 240 });
+    expect(await store.devices()).toEqual([dev, other]);
+    await store.close();
+  });
+
+  it('merges readings repeating a (device, ts) inside one batch: the later value wins, value by value', async () => {
+    const store = await createDuckDbStore();
+    const dev = 'f3b2c3d4e5f6';
+    await store.write([
+      { deviceKey: dev, ts: T0 + MIN, values: { vave1: 1, iave1: 1 } },
+      { deviceKey: dev, ts: T0, values: { vave1: 2 } },
+      { deviceKey: dev, ts: T0 + MIN, values: { vave1: 3 } },
+      { deviceKey: dev, ts: T0 + 2 * MIN, values: { pave1: 5 } },
+      { deviceKey: dev, ts: T0 + MIN, values: { pave1: 4 } },
+    ]);
+    const page = await store.readRaw({ deviceKey: dev, from: T0, to: T0 + 10 * MIN, limit: 100 });
+    expect(page.items).toEqual([
+      { ts: T0, values: { vave1: 2 } },
+      { ts: T0 + MIN, values: { vave1: 3, iave1: 1, pave1: 4 } },
+      { ts: T0 + 2 * MIN, values: { pave1: 5 } },
+    ]);
+    expect(await store.latest(dev)).toEqual({
+      ts: T0 + 2 * MIN,
+      values: { vave1: 3, iave1: 1, pave1: 5 },
+    });
+    await store.close();
+  });
+
+  it('keeps every reading across checkpoints taken while writes go on, and after reopening', async () => {
+    const path = join(dir, 'checkpoints.duckdb');
+    const dev = 'f4b2c3d4e5f6';
+    let store = await createDuckDbStore({ path });
+    const values: Record<string, number> = {};
+    for (const p of ['vave', 'vmin', 'vmax', 'iave', 'imin', 'imax', 'pave', 'pmin', 'pmax'])
+      for (const n of [1, 2, 3]) values[`${p}${n}`] = n;
+    // 12 × 5,000 readings × 29 columns: well past the bytes between checkpoints.
+    const writes: Promise<unknown>[] = [];
+    for (let b = 0; b < 12; b++) {
+      writes.push(
+        store.write(
+          Array.from({ length: 5000 }, (_, i) => ({
+            deviceKey: dev,
+            ts: T0 + (b * 5000 + i) * MIN,
+            values: { ...values, pave1: b * 5000 + i },
+          })),
+        ),
+      );
+    }
+    await Promise.all(writes);
+    await store.close();
+    store = await createDuckDbStore({ path });
+    let rows = 0;
+    let sum = 0;
+    for await (const page of store.streamRaw({
+      deviceKey: dev,
+      from: T0,
+      to: T0 + 60_000 * MIN,
+      pageSize: 10_000,
+    })) {
+      rows += page.length;
+      for (const r of page) sum += r.values.pave1 ?? 0;
+    }
+    expect(rows).toBe(60_000);
+    expect(sum).toBe((60_000 * 59_999) / 2);
+    await store.close();
+  });
+
   it('refuses bad queries with a clear error', async () => {
     const store = await createDuckDbStore();
     await expect(

@@ -15,6 +15,7 @@ import {
   type DuckDBValue,
   INTEGER,
 } from '@duckdb/node-api';
+import bindings from '@duckdb/node-bindings';
 import {
   type CounterRules,
   combinedParamDef,
@@ -50,6 +51,7 @@ import {
   type TelemetryStore,
   type WriteResult,
 } from '../port.ts';
+import { type ColumnBatch, columnize } from './batch.ts';
 import { calendarBuckets } from './calendar.ts';
 import { counterStepsSql } from './counters.ts';
 import { AGG_NAMES, COUNTERS, q, SCHEMA, SCHEMA_VERSION, STORED, valueExpr } from './schema.ts';
@@ -64,6 +66,8 @@ export interface DuckDbStoreOptions {
 const STEP_15M = ROLLUP_STEP_MS['15m'];
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 const CHUNK_ROWS = 2048;
+/** Bytes committed between checkpoints (DuckDB's default threshold is 16 MiB of WAL). */
+const CHECKPOINT_BYTES = 16 * 1024 * 1024;
 const MAX_PAGE = 10_000;
 
 type Row = DuckDBValue[];
@@ -103,6 +107,9 @@ export class DuckDbStore implements TelemetryStore {
   /** Newest timestamp stored per device id: a batch entirely after it cannot collide. */
   private readonly newest = new Map<number, number>();
   private readonly staging = new Map<string, string>();
+  private lvReady = false;
+  private walBytes = 0;
+  private checkpoint: Promise<void> | null = null;
   private closed = false;
   private readonly rulesOf: (counter: string) => CounterRules;
 
@@ -110,6 +117,8 @@ export class DuckDbStore implements TelemetryStore {
     private readonly instance: DuckDBInstance,
     private readonly w: DuckDBConnection,
     private readonly r: DuckDBConnection,
+    /** Checkpoints run here, beside the writes (file databases only). */
+    private readonly ck: DuckDBConnection | null,
     rules: Partial<CounterRules> | undefined,
   ) {
     this.rulesOf = (c) => counterRules(c, rules ?? {});
@@ -131,6 +140,10 @@ export class DuckDbStore implements TelemetryStore {
     }
     const w = await instance.connect();
     const r = await instance.connect();
+    const ck = opts.path ? await instance.connect() : null;
+    // Checkpoints are started by the store on `ck` (see `written`); DuckDB's automatic one, run inside
+    // a commit, stays only as a safety net for a WAL that grew anyway.
+    if (ck) await w.run(`SET checkpoint_threshold = '256MB'`);
     for (const sql of SCHEMA) await w.run(sql);
     const version = (
       await w.runAndReadAll(`SELECT v FROM meta WHERE k = 'schema_version'`)
@@ -140,6 +153,7 @@ export class DuckDbStore implements TelemetryStore {
     } else if (version !== String(SCHEMA_VERSION)) {
       w.closeSync();
       r.closeSync();
+      ck?.closeSync();
       instance.closeSync();
       throw new StoreError(
         `${opts.path} holds schema version ${version}; this build reads version ${SCHEMA_VERSION}`,
@@ -157,7 +171,7 @@ export class DuckDbStore implements TelemetryStore {
       await w.run(`INSERT INTO meta VALUES ('latest_values', 'built')`);
       await w.run('COMMIT');
     }
-    const store = new DuckDbStore(instance, w, r, opts.rules);
+    const store = new DuckDbStore(instance, w, r, ck, opts.rules);
     await store.load();
     return store;
   }
@@ -196,36 +210,14 @@ export class DuckDbStore implements TelemetryStore {
 
   async write(readings: readonly Reading[]): Promise<WriteResult> {
     this.assertOpen();
-    // Validate everything before touching the database: a bad batch is refused whole.
-    const present = new Set<string>();
-    for (let i = 0; i < readings.length; i++) {
-      const rd = readings[i];
-      if (typeof rd?.deviceKey !== 'string' || rd.deviceKey.length === 0 || rd.deviceKey.length > 64)
-        throw rejected(`reading ${i}: device key must be a non-empty string`);
-      if (!Number.isSafeInteger(rd.ts)) throw rejected(`reading ${i}: ts must be integer epoch milliseconds`);
-      const values = rd.values;
-      if (values === null || typeof values !== 'object')
-        throw rejected(`reading ${i}: values must be an object`);
-      for (const name in values) {
-        if (!present.has(name)) {
-          if (!isStoredParam(name)) throw rejected(`reading ${i}: unknown parameter "${name}"`);
-          present.add(name);
-        }
-        const v = values[name];
-        if (typeof v !== 'number' || !Number.isFinite(v))
-          throw rejected(`reading ${i}: parameter "${name}" must be a finite number`);
-      }
-    }
-    if (readings.length === 0) return { written: 0 };
-    // A reading without values stores nothing (it would only move `latest` without a value).
-    const withValues = readings.filter((rd) => {
-      for (const _ in rd.values) return true;
-      return false;
-    });
-    if (withValues.length === 0) return { written: readings.length };
+    // Validated and laid out in columns before queueing for the write connection, so this work overlaps
+    // with the commit of the batch ahead. A bad batch is refused whole.
+    const batch = columnize(readings);
+    if (batch.rows === 0) return { written: readings.length };
     return this.lock.run(async () => {
+      this.assertOpen();
       try {
-        await this.writeLocked(withValues, present);
+        await this.writeLocked(batch);
       } catch (e) {
         if (e instanceof StoreError) throw e;
         throw new StoreError(`write failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
@@ -234,162 +226,144 @@ export class DuckDbStore implements TelemetryStore {
     });
   }
 
-  private async stagingTable(cols: readonly string[]): Promise<string> {
+  private async stagingTable(cols: readonly number[]): Promise<string> {
     const sig = cols.join(',');
     let name = this.staging.get(sig);
     if (!name) {
       name = `stg_${this.staging.size}`;
       await this.exec(
-        `CREATE OR REPLACE TEMP TABLE ${name} (device INTEGER, ts DOUBLE${cols.map((c) => `, ${q(c)} DOUBLE`).join('')})`,
+        `CREATE OR REPLACE TEMP TABLE ${name} (device INTEGER, ts DOUBLE${cols.map((c) => `, ${q(STORED[c]!)} DOUBLE`).join('')})`,
       );
       this.staging.set(sig, name);
     }
     return name;
   }
 
-  private async writeLocked(readings: readonly Reading[], present: Set<string>): Promise<WriteResult> {
-    const cols = STORED.filter((c) => present.has(c));
-    const newKeys: [string, number][] = [];
-    let nextId = this.ids.size === 0 ? 1 : Math.max(...this.ids.values()) + 1;
-    let collide = false;
-    let ordered = true;
-    let minTs = Number.POSITIVE_INFINITY;
-    let maxTs = Number.NEGATIVE_INFINITY;
-    const pending = new Map<string, number>();
-    const lastInBatch = new Map<number, number>();
-    const maxByDev = new Map<number, number>();
-    const minByDev = new Map<number, number>();
-    let devs: number[] = new Array(readings.length);
-    for (let i = 0; i < readings.length; i++) {
-      const rd = readings[i]!;
-      let dev = this.ids.get(rd.deviceKey) ?? pending.get(rd.deviceKey);
-      if (dev === undefined) {
-        dev = nextId++;
-        pending.set(rd.deviceKey, dev);
-        newKeys.push([rd.deviceKey, dev]);
-      }
-      devs[i] = dev;
-      const ts = rd.ts;
-      if (ts <= (lastInBatch.get(dev) ?? Number.NEGATIVE_INFINITY)) ordered = false;
-      lastInBatch.set(dev, ts);
-      if (ts > (maxByDev.get(dev) ?? Number.NEGATIVE_INFINITY)) maxByDev.set(dev, ts);
-      if (ts < (minByDev.get(dev) ?? Number.POSITIVE_INFINITY)) minByDev.set(dev, ts);
-      if (ts <= (this.newest.get(dev) ?? Number.NEGATIVE_INFINITY)) collide = true;
-      if (ts < minTs) minTs = ts;
-      if (ts > maxTs) maxTs = ts;
-    }
-    let rows: readonly { ts: number; values: Record<string, number> }[] = readings;
-    if (!ordered) {
-      // Merge duplicates within the batch: a later reading's values win, value by value.
-      const byRow = new Map<string, { dev: number; ts: number; values: Record<string, number> }>();
-      readings.forEach((rd, i) => {
-        const k = `${devs[i]}:${rd.ts}`;
-        const prev = byRow.get(k);
-        if (prev) Object.assign(prev.values, rd.values);
-        else byRow.set(k, { dev: devs[i]!, ts: rd.ts, values: { ...rd.values } });
-      });
-      const merged = [...byRow.values()];
-      devs = merged.map((m) => m.dev);
-      rows = merged;
-    }
-    const stg = await this.stagingTable(cols);
+  /** Copies the batch into the staging table: one memory copy per column and data chunk. */
+  private async stage(b: ColumnBatch, ids: Int32Array<ArrayBuffer>): Promise<string> {
+    const stg = await this.stagingTable(b.cols);
     await this.exec(`DELETE FROM ${stg}`);
     const appender = await this.w.createAppender(stg, 'main', 'temp');
-    // Newest value per (device, parameter) of the batch, gathered while filling the chunks.
-    const newestOf = cols.map(() => new Map<number, { ts: number; v: number }>());
-    const types: DuckDBType[] = [INTEGER, DOUBLE, ...cols.map(() => DOUBLE)];
+    const types: DuckDBType[] = [INTEGER, DOUBLE, ...b.cols.map(() => DOUBLE)];
     try {
-      for (let off = 0; off < rows.length; off += CHUNK_ROWS) {
-        const len = Math.min(CHUNK_ROWS, rows.length - off);
+      for (let off = 0; off < b.rows; off += CHUNK_ROWS) {
+        const len = Math.min(CHUNK_ROWS, b.rows - off);
         const chunk = DuckDBDataChunk.create(types, len);
-        const dv = chunk.getColumnVector(0);
-        const tv = chunk.getColumnVector(1);
-        for (let i = 0; i < len; i++) {
-          dv.setItem(i, devs[off + i]!);
-          tv.setItem(i, rows[off + i]!.ts);
-        }
-        dv.flush();
-        tv.flush();
-        for (let c = 0; c < cols.length; c++) {
-          const name = cols[c]!;
-          const v = chunk.getColumnVector(c + 2);
-          const best = newestOf[c]!;
-          for (let i = 0; i < len; i++) {
-            const row = rows[off + i]!;
-            const x = row.values[name];
-            if (x === undefined) {
-              v.setItem(i, null);
-              continue;
-            }
-            v.setItem(i, x);
-            const dev = devs[off + i]!;
-            const b = best.get(dev);
-            if (!b || row.ts >= b.ts) best.set(dev, { ts: row.ts, v: x });
+        const raw = chunk.chunk;
+        bindings.copy_data_to_vector(bindings.data_chunk_get_vector(raw, 0), 0, ids.buffer, off * 4, len * 4);
+        bindings.copy_data_to_vector(
+          bindings.data_chunk_get_vector(raw, 1),
+          0,
+          b.ts.buffer,
+          off * 8,
+          len * 8,
+        );
+        for (let c = 0; c < b.cols.length; c++) {
+          const v = bindings.data_chunk_get_vector(raw, c + 2);
+          bindings.copy_data_to_vector(v, 0, b.values[c]!.buffer, off * 8, len * 8);
+          if (!b.full[c]) {
+            bindings.vector_ensure_validity_writable(v);
+            // Chunks start on a multiple of 64 rows, so the bitmap slice starts on a word.
+            bindings.copy_data_to_vector_validity(v, 0, b.valid[c]!.buffer, off / 8, Math.ceil(len / 64) * 8);
           }
-          v.flush();
         }
         appender.appendDataChunk(chunk);
         // Large batches (backfills) must not hold the event loop: the API may share the process.
-        if (off + CHUNK_ROWS < rows.length && (off / CHUNK_ROWS) % 4 === 3) await yieldToEventLoop();
+        if (off + CHUNK_ROWS < b.rows && (off / CHUNK_ROWS) % 16 === 15) await yieldToEventLoop();
       }
       appender.flushSync();
     } finally {
       appender.closeSync();
     }
+    return stg;
+  }
 
+  /** The batch's newest value per (device, parameter), for `latest_values`. */
+  private async stageLatest(b: ColumnBatch, idOf: readonly number[]): Promise<void> {
+    if (!this.lvReady) {
+      await this.exec('CREATE OR REPLACE TEMP TABLE lv (device INTEGER, param VARCHAR, ts BIGINT, v DOUBLE)');
+      this.lvReady = true;
+    }
+    await this.exec('DELETE FROM lv');
+    const appender = await this.w.createAppender('lv', 'main', 'temp');
+    try {
+      const nv = b.newest;
+      for (let k = 0; k < nv.length; k += 4) {
+        appender.appendInteger(idOf[nv[k]!]!);
+        appender.appendVarchar(STORED[nv[k + 1]!]!);
+        appender.appendBigInt(BigInt(nv[k + 2]!));
+        appender.appendDouble(nv[k + 3]!);
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+  }
+
+  private async writeLocked(b: ColumnBatch): Promise<void> {
+    const newKeys: [string, number][] = [];
+    let nextId = this.nextId();
+    const idOf = b.keys.map((key) => {
+      let id = this.ids.get(key);
+      if (id === undefined) {
+        id = nextId++;
+        newKeys.push([key, id]);
+      }
+      return id;
+    });
+    // A batch entirely after everything stored for its devices cannot collide: a plain append.
+    const collide = idOf.some((id, d) => b.minByDev[d]! <= (this.newest.get(id) ?? Number.NEGATIVE_INFINITY));
+    const ids = new Int32Array(b.rows);
+    for (let r = 0; r < b.rows; r++) ids[r] = idOf[b.dev[r]!]!;
+    const stg = await this.stage(b, ids);
+    await this.stageLatest(b, idOf);
+
+    const cols = b.cols.map((c) => STORED[c]!);
     const colList = cols.map(q).join(', ');
-    const range = `BETWEEN ${minTs} AND ${maxTs}`;
     await this.exec('BEGIN TRANSACTION');
     try {
       for (const [key, id] of newKeys) {
         await this.w.run('INSERT INTO device_keys VALUES ($1, $2)', [id, key]);
       }
       if (collide) {
-        if (cols.length > 0) {
-          await this.exec(
-            `UPDATE readings SET ${cols.map((c) => `${q(c)} = coalesce(s.${q(c)}, readings.${q(c)})`).join(', ')}
-             FROM ${stg} s WHERE readings.device = s.device AND readings.ts = s.ts::BIGINT AND readings.ts ${range}`,
-          );
-        }
+        // Re-sent or late readings: each (device, ts) already stored takes the values the batch carries
+        // and keeps the others; the rest is appended. Restricted to the batch's time range (zone maps).
+        const range = `BETWEEN ${b.minTs} AND ${b.maxTs}`;
         await this.exec(
-          `INSERT INTO readings (device, ts${cols.length ? `, ${colList}` : ''})
-           SELECT s.device, s.ts::BIGINT${cols.map((c) => `, s.${q(c)}`).join('')} FROM ${stg} s
+          `UPDATE readings SET ${cols.map((c) => `${q(c)} = coalesce(s.${q(c)}, readings.${q(c)})`).join(', ')}
+           FROM ${stg} s WHERE readings.device = s.device AND readings.ts = s.ts::BIGINT AND readings.ts ${range}`,
+        );
+        await this.exec(
+          `INSERT INTO readings (device, ts, ${colList})
+           SELECT s.device, s.ts::BIGINT, ${cols.map((c) => `s.${q(c)}`).join(', ')} FROM ${stg} s
            ANTI JOIN (SELECT device, ts FROM readings WHERE ts ${range}) r ON r.device = s.device AND r.ts = s.ts::BIGINT`,
         );
       } else {
         await this.exec(
-          `INSERT INTO readings (device, ts${cols.length ? `, ${colList}` : ''}) SELECT device, ts::BIGINT${cols.length ? `, ${colList}` : ''} FROM ${stg}`,
+          `INSERT INTO readings (device, ts, ${colList}) SELECT device, ts::BIGINT, ${colList} FROM ${stg}`,
         );
       }
       // Newest value per (device, parameter), kept at write time so `latest` never scans history.
-      if (cols.length > 0) {
-        const lv = cols.flatMap((name, c) =>
-          [...newestOf[c]!].map(([dev, b]) => `(${dev}, '${name}', ${b.ts}::BIGINT, ${b.v}::DOUBLE)`),
-        );
-        await this.exec(
-          `CREATE OR REPLACE TEMP TABLE lv AS SELECT * FROM (VALUES ${lv.join(', ')}) t(device, param, ts, v)`,
-        );
-        await this.exec(
-          `DELETE FROM latest_values USING lv WHERE latest_values.device = lv.device AND latest_values.param = lv.param AND latest_values.ts <= lv.ts`,
-        );
-        await this.exec(
-          `INSERT INTO latest_values SELECT lv.* FROM lv ANTI JOIN latest_values l ON l.device = lv.device AND l.param = lv.param`,
-        );
-      }
+      await this.exec(
+        `DELETE FROM latest_values USING lv WHERE latest_values.device = lv.device AND latest_values.param = lv.param AND latest_values.ts <= lv.ts`,
+      );
+      await this.exec(
+        `INSERT INTO latest_values SELECT lv.* FROM lv ANTI JOIN latest_values l ON l.device = lv.device AND l.param = lv.param`,
+      );
       // The dirty mark: the earliest timestamp written since the last refresh, per device.
-      const known = [...maxByDev.keys()].filter((d) => this.newest.has(d));
-      const fresh = [...maxByDev.keys()].filter((d) => !this.newest.has(d));
+      const range = (d: number) => `(${idOf[d]}, ${b.minByDev[d]}, ${b.maxByDev[d]})`;
+      const known = b.keys.map((_, d) => d).filter((d) => this.newest.has(idOf[d]!));
+      const fresh = b.keys.map((_, d) => d).filter((d) => !this.newest.has(idOf[d]!));
       if (known.length > 0) {
         await this.exec(
           `UPDATE rollup_state SET dirty_from = least(coalesce(dirty_from, v.mn), v.mn), newest = greatest(coalesce(newest, v.mx), v.mx)
-           FROM (VALUES ${known.map((d) => `(${d}, ${minByDev.get(d)}, ${maxByDev.get(d)})`).join(', ')}) v(d, mn, mx)
+           FROM (VALUES ${known.map(range).join(', ')}) v(d, mn, mx)
            WHERE device = v.d`,
         );
       }
       if (fresh.length > 0) {
-        await this.exec(
-          `INSERT INTO rollup_state VALUES ${fresh.map((d) => `(${d}, ${minByDev.get(d)}, ${maxByDev.get(d)})`).join(', ')}`,
-        );
+        await this.exec(`INSERT INTO rollup_state VALUES ${fresh.map(range).join(', ')}`);
       }
       await this.exec('COMMIT');
     } catch (e) {
@@ -400,10 +374,43 @@ export class DuckDbStore implements TelemetryStore {
       this.ids.set(key, id);
       this.keys.set(id, key);
     }
-    for (const [dev, ts] of maxByDev) {
-      if (ts > (this.newest.get(dev) ?? Number.NEGATIVE_INFINITY)) this.newest.set(dev, ts);
-    }
-    return { written: readings.length };
+    b.keys.forEach((_, d) => {
+      const id = idOf[d]!;
+      const mx = b.maxByDev[d]!;
+      if (mx > (this.newest.get(id) ?? Number.NEGATIVE_INFINITY)) this.newest.set(id, mx);
+    });
+    this.written(b.rows * (b.cols.length + 2) * 8);
+  }
+
+  private nextId(): number {
+    let max = 0;
+    for (const id of this.ids.values()) if (id > max) max = id;
+    return max + 1;
+  }
+
+  /**
+   * Counts bytes committed since the last checkpoint and, past `CHECKPOINT_BYTES`, checkpoints on a
+   * connection of its own while writes go on. DuckDB's own automatic checkpoint would run inside the
+   * commit that crosses its threshold and hold every write behind it; its threshold is raised to a
+   * safety net instead (see `open`).
+   */
+  private written(bytes: number): void {
+    this.walBytes += bytes;
+    if (!this.ck || this.checkpoint || this.walBytes < CHECKPOINT_BYTES) return;
+    const ck = this.ck;
+    this.walBytes = 0;
+    this.checkpoint = ck
+      .run('CHECKPOINT')
+      .then(
+        () => undefined,
+        // A checkpoint refused while a transaction is open is tried again after the next writes.
+        () => {
+          this.walBytes = CHECKPOINT_BYTES / 2;
+        },
+      )
+      .finally(() => {
+        this.checkpoint = null;
+      });
   }
 
   // ---------------------------------------------------------------- rollups
@@ -890,8 +897,10 @@ export class DuckDbStore implements TelemetryStore {
     await this.lock.run(async () => {
       this.closed = true;
     });
+    await this.checkpoint;
     this.w.closeSync();
     this.r.closeSync();
+    this.ck?.closeSync();
     this.instance.closeSync();
   }
 }

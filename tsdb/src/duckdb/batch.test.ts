@@ -1,0 +1,88 @@
+import type { Reading } from '@kilowatch/core';
+import { describe, expect, it } from 'vitest';
+import { columnize } from './batch.ts';
+import { STORED } from './schema.ts';
+
+const col = (name: string) => STORED.indexOf(name);
+const bit = (valid: Uint32Array, r: number) => (valid[r >>> 5]! >>> (r & 31)) & 1;
+
+describe('columnize', () => {
+  it.each([
+    ['an empty device key', [{ deviceKey: '', ts: 0, values: { vave1: 1 } }], /reading 0: device key/],
+    ['a fractional ts', [{ deviceKey: 'a', ts: 1.5, values: { vave1: 1 } }], /reading 0: ts must be integer/],
+    ['values that are not an object', [{ deviceKey: 'a', ts: 1, values: null }], /reading 0: values must/],
+    [
+      'an unknown parameter in the second reading',
+      [
+        { deviceKey: 'a', ts: 1, values: { vave1: 1 } },
+        { deviceKey: 'a', ts: 2, values: { nosuch: 1 } },
+      ],
+      /reading 1: unknown parameter "nosuch"/,
+    ],
+    ['a non-finite value', [{ deviceKey: 'a', ts: 1, values: { vave1: Number.NaN } }], /finite number/],
+    ['a string value', [{ deviceKey: 'a', ts: 1, values: { vave1: '1' } }], /finite number/],
+  ])('refuses %s', (_, readings, message) => {
+    expect(() => columnize(readings as unknown as Reading[])).toThrow(message);
+  });
+
+  it('lays out columns in catalogue order with validity, ranges and newest values per device', () => {
+    const b = columnize([
+      { deviceKey: 'a', ts: 10, values: { vave1: 1, iave1: 2 } },
+      { deviceKey: 'b', ts: 5, values: { vave1: 3 } },
+      { deviceKey: 'a', ts: 20, values: {} },
+      { deviceKey: 'a', ts: 30, values: { vave1: 4 } },
+    ]);
+    expect(b.rows).toBe(3);
+    expect(b.keys).toEqual(['a', 'b']);
+    expect([...b.dev.subarray(0, 3)]).toEqual([0, 1, 0]);
+    expect([...b.ts.subarray(0, 3)]).toEqual([10, 5, 30]);
+    expect(b.cols).toEqual([col('vave1'), col('iave1')].sort((x, y) => x - y));
+    const v = b.cols.indexOf(col('vave1'));
+    const i = b.cols.indexOf(col('iave1'));
+    expect([...b.values[v]!.subarray(0, 3)]).toEqual([1, 3, 4]);
+    expect(b.full[v]).toBe(true);
+    expect(b.full[i]).toBe(false);
+    expect([0, 1, 2].map((r) => bit(b.valid[i]!, r))).toEqual([1, 0, 0]);
+    expect([b.minTs, b.maxTs]).toEqual([5, 30]);
+    expect(b.minByDev).toEqual([10, 5]);
+    expect(b.maxByDev).toEqual([30, 5]);
+    const newest = [];
+    for (let k = 0; k < b.newest.length; k += 4) newest.push(b.newest.slice(k, k + 4));
+    expect(newest).toEqual(
+      expect.arrayContaining([
+        [0, col('vave1'), 30, 4],
+        [0, col('iave1'), 10, 2],
+        [1, col('vave1'), 5, 3],
+      ]),
+    );
+    expect(newest).toHaveLength(3);
+  });
+
+  it('merges repeated (device, ts) of one batch, the later reading winning value by value', () => {
+    const b = columnize([
+      { deviceKey: 'a', ts: 2, values: { vave1: 1, iave1: 1 } },
+      { deviceKey: 'a', ts: 1, values: { vave1: 5 } },
+      { deviceKey: 'a', ts: 2, values: { vave1: 2 } },
+    ]);
+    expect(b.rows).toBe(2);
+    const v = b.cols.indexOf(col('vave1'));
+    const i = b.cols.indexOf(col('iave1'));
+    expect([...b.ts.subarray(0, 2)]).toEqual([2, 1]);
+    expect([...b.values[v]!.subarray(0, 2)]).toEqual([2, 5]);
+    expect(bit(b.valid[i]!, 0)).toBe(1);
+    expect(bit(b.valid[i]!, 1)).toBe(0);
+  });
+
+  it('sets validity bits across 64-row words', () => {
+    const readings: Reading[] = Array.from({ length: 200 }, (_, r) => ({
+      deviceKey: 'a',
+      ts: r,
+      values: r % 3 === 0 ? { vave1: r, iave1: r } : ({ vave1: r } as Record<string, number>),
+    }));
+    const b = columnize(readings);
+    const i = b.cols.indexOf(col('iave1'));
+    expect(Array.from({ length: 200 }, (_, r) => bit(b.valid[i]!, r))).toEqual(
+      Array.from({ length: 200 }, (_, r) => (r % 3 === 0 ? 1 : 0)),
+    );
+  });
+});
