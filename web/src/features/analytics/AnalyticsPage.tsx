@@ -2,6 +2,7 @@
 import { Alert, Loader, Stack, Tabs, Title } from '@mantine/core';
 import { useDevices } from '../../api/devices/get-devices.ts';
 import { useT } from '../../i18n/i18n.ts';
+import { ExportButton } from '../export/ExportDialog.tsx';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { ComparisonsSection } from './ComparisonsSection.tsx';
 import { ConsumptionSection } from './ConsumptionSection.tsx';
@@ -47,10 +48,18 @@ export default function AnalyticsPage() {
             <HeatmapSection devices={devices.data} />
           </Tabs.Panel>
           <Tabs.Panel value="consumption">
-            <ConsumptionSection devices={devices.data} />
+            <ConsumptionSection
+              devices={devices.data}
+              exportSlot={(ids) => <ExportButton key={ids.join(',')} deviceIds={ids} />}
+            />
           </Tabs.Panel>
           <Tabs.Panel value="comparisons">
-            <ComparisonsSection devices={devices.data} />
+            <ComparisonsSection
+              devices={devices.data}
+              exportSlot={(ids, params) => (
+                <ExportButton key={`${ids.join(',')}|${params.join(',')}`} deviceIds={ids} params={params} />
+              )}
+            />
           </Tabs.Panel>
         </Tabs>
       )}

@@ -219,6 +219,7 @@ export function ComparisonsSection({
         title={editing === 'new' ? t('analytics.newComparison') : t('analytics.editComparison')}
         size="lg"
         centered
+        closeButtonProps={{ 'aria-label': t('common.close') }}
       >
         {editing !== null && (
           <ComparisonForm
@@ -236,6 +237,7 @@ export function ComparisonsSection({
         onClose={() => setDeleting(null)}
         title={t('analytics.deleteComparison')}
         centered
+        closeButtonProps={{ 'aria-label': t('common.close') }}
       >
         <Stack>
           <Text>{t('analytics.deleteConfirm', { name: deleting?.name ?? '' })}</Text>
