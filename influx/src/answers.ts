@@ -4,12 +4,9 @@
  * rollups, or 15-minute ones where the zone's offset is not whole hours (DOMAIN.md §Time).
  */
 import {
-  addLocalDays,
-  addLocalMonths,
   COMBINED_PARAMS,
   type CounterEvent,
   type CounterPoint,
-  calendarBucketStarts,
   combinedParamDef,
   counterRules,
   DEFAULT_TIMEZONE,
@@ -18,7 +15,6 @@ import {
   isQueryableParam,
   isStoredParam,
   isValidTimeZone,
-  offsetMinutes,
   paramDef,
   sumIntoBuckets,
   sumSeries,
@@ -33,6 +29,7 @@ import {
   type Stat,
   StoreError,
 } from '@kilowatch/tsdb';
+import { calendarBuckets } from './calendar.ts';
 import type { InfluxClient } from './client.ts';
 import { ident, literal } from './lineProtocol.ts';
 import { bucketIndex, combinedValues, decodeEvents, type GaugeAgg } from './rollup.ts';
@@ -79,11 +76,8 @@ function bucketsFor(interval: string, from: number, to: number, tz: string): Buc
     return { starts, end: starts[starts.length - 1]! + step, fine: interval };
   }
   if (interval === '1d' || interval === '1mo') {
-    const starts = calendarBucketStarts(from, to, interval === '1d' ? 'day' : 'month', tz);
-    const lastStart = starts[starts.length - 1]!;
-    const end = interval === '1d' ? addLocalDays(lastStart, 1, tz) : addLocalMonths(lastStart, 1, tz);
-    const wholeHours = [...starts, end].every((t) => offsetMinutes(t, tz) % 60 === 0);
-    return { starts, end, fine: wholeHours ? '1h' : '15m' };
+    const c = calendarBuckets(from, to, interval === '1d' ? 'day' : 'month', tz);
+    return { starts: c.starts, end: c.end, fine: c.wholeHours ? '1h' : '15m' };
   }
   throw reject(`unknown interval: ${interval}`);
 }

@@ -7,15 +7,9 @@
  * margin are read again (a writer in another process may still be sending); this instance remembers the
  * ones it has done. Rewrites are idempotent, so repeating work never changes an answer.
  */
-import {
-  addLocalDays,
-  COUNTER_NAMES,
-  type CounterPoint,
-  calendarBucketStarts,
-  fixedBucketStart,
-  HOUR_MS,
-} from '@kilowatch/core';
+import { COUNTER_NAMES, type CounterPoint, fixedBucketStart, HOUR_MS } from '@kilowatch/core';
 import { type RollupRunResult, StoreError } from '@kilowatch/tsdb';
+import { calendarBuckets } from './calendar.ts';
 import type { InfluxClient } from './client.ts';
 import { encodeLine, ident } from './lineProtocol.ts';
 import {
@@ -138,10 +132,10 @@ export class RollupMaintainer {
       const t1 = rowsOf(last?.series)[0]?.time;
       if (typeof t0 !== 'number' || typeof t1 !== 'number') continue;
       for (const tz of zones) {
-        const starts = calendarBucketStarts(t0, t1 + QUARTER_MS, 'day', tz);
+        const { starts, end: last } = calendarBuckets(t0, t1 + QUARTER_MS, 'day', tz);
         for (let i = 0; i < starts.length; i += BUILD_DAYS) {
           const chunk = starts.slice(i, i + BUILD_DAYS);
-          const end = starts[i + BUILD_DAYS] ?? addLocalDays(chunk[chunk.length - 1]!, 1, tz);
+          const end = starts[i + BUILD_DAYS] ?? last;
           const days = new DayEnergy(chunk, end);
           await this.addStoredQuarters(device, chunk[0]!, end, days);
           await this.writeLines(days.lines(ROLLUP_DAY, device, tz));
@@ -282,8 +276,8 @@ export class RollupMaintainer {
     // Local days of each kept zone that the range touches: summed from the recomputed quarters, plus the
     // stored quarters of the edge days outside the range.
     const days = this.dayZones.map((tz) => {
-      const starts = calendarBucketStarts(start, end, 'day', tz);
-      return { tz, days: new DayEnergy(starts, addLocalDays(starts[starts.length - 1]!, 1, tz)) };
+      const c = calendarBuckets(start, end, 'day', tz);
+      return { tz, days: new DayEnergy(c.starts, c.end) };
     });
     let written = 0;
     // The next window is read and computed while the previous one's points are being written.
