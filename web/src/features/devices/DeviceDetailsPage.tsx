@@ -24,6 +24,7 @@ import { useLiveDevices } from '../../hub/live.tsx';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { dayjs, formatInZone } from '../../lib/time.ts';
 import { ExportButton } from '../export/ExportDialog.tsx';
+import { VoltageQualityPanel } from '../quality/VoltageQualityPanel.tsx';
 import { RoutePending } from '../shell/RouteStates.tsx';
 import {
   type ChartGroup,
@@ -382,6 +383,9 @@ export default function DeviceDetailsPage() {
         tz={tz}
         table={table}
       />
+      {(kind === 'three-phase' || kind === 'single-phase') && (
+        <VoltageQualityPanel deviceId={id} range={range} />
+      )}
       {hasEnergy(kind) && (
         <EnergySection
           deviceId={id}

@@ -15,9 +15,10 @@ import {
   Stack,
   Text,
   TextInput,
+  useComputedColorScheme,
 } from '@mantine/core';
 import { useQueries } from '@tanstack/react-query';
-import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { type CSSProperties, type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { ApiError } from '../../api/client.ts';
 import { useCreateExport } from '../../api/exports/create-export.ts';
 import { downloadExport, saveFile } from '../../api/exports/download-export.ts';
@@ -193,6 +194,11 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
   };
 
   const running = job !== null && !isTerminal(job.status);
+  // Mantine's default error red is below WCAG AA contrast on white; a darker one in light theme passes.
+  const dark = useComputedColorScheme('light') === 'dark';
+  const errorColor = {
+    '--mantine-color-error': dark ? 'var(--mantine-color-red-4)' : 'var(--mantine-color-red-9)',
+  } as CSSProperties;
 
   return (
     <>
@@ -248,7 +254,7 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
             </Group>
           </Stack>
         ) : (
-          <form onSubmit={(e) => void submit(e)} noValidate data-testid="export-form">
+          <form onSubmit={(e) => void submit(e)} noValidate data-testid="export-form" style={errorColor}>
             <Stack gap="sm">
               {deviceIds.length > 1 && (
                 <Text size="sm" c="dimmed">
@@ -294,7 +300,7 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
                 />
               )}
               {form.mode === 'all' && errors.params && (
-                <Text size="xs" c="red">
+                <Text size="xs" c="var(--mantine-color-error)">
                   {t(errors.params)}
                 </Text>
               )}
@@ -329,7 +335,7 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
                 data-testid="export-filename"
               />
               {failure && (
-                <Alert color="red" variant="light" data-testid="export-failure">
+                <Alert color="red.9" variant="light" data-testid="export-failure">
                   {failure}
                 </Alert>
               )}
