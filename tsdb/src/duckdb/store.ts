@@ -456,13 +456,13 @@ export class DuckDbStore implements TelemetryStore {
 
   private async refreshDevice(dev: number, start: number): Promise<number> {
     const where = `device = ${dev} AND ts >= ${start}`;
-    // Only the parameters the device reported since the coarsest re-opened bucket are aggregated.
-    const coarsest = fixedBucketStart(start, ROLLUP_STEP_MS['1h']);
-    const [presence] = await this.rows(
-      this.w,
-      `SELECT ${STORED.map((p) => `count(${q(p)}) > 0`).join(', ')} FROM readings WHERE device = ${dev} AND ts >= ${coarsest}`,
+    // Parameters the device has ever reported (kept at write time): no scan of the range to find them;
+    // one absent from the range only yields empty aggregates, which are left out.
+    const present = new Set(
+      (await this.rows(this.w, `SELECT param FROM latest_values WHERE device = ${dev}`)).map(
+        (r) => r[0] as string,
+      ),
     );
-    const present = new Set(STORED.filter((_, i) => presence?.[i] === true));
     const aggNames = AGG_NAMES.filter((n) => {
       const comb = combinedParamDef(n);
       return comb ? comb.of.some((p) => present.has(p)) : present.has(n);
@@ -519,7 +519,11 @@ export class DuckDbStore implements TelemetryStore {
           await this.exec('DROP TABLE steps');
         }
       }
-      for (const iv of ['30m', '1h'] as const) {
+      // 30m from 15m, 1h from 30m (each half the rows of the finer one).
+      for (const [iv, finer] of [
+        ['30m', '15m'],
+        ['1h', '30m'],
+      ] as const) {
         const step = ROLLUP_STEP_MS[iv];
         const s = fixedBucketStart(start, step);
         await this.exec(`DELETE FROM rollup_${iv} WHERE device = ${dev} AND bucket >= ${s}`);
@@ -529,7 +533,7 @@ export class DuckDbStore implements TelemetryStore {
             sum(sum), sum(cnt), min(min), max(max),
             sum(e), arg_min(first, first_ts), min(first_ts), arg_max(last, last_ts), max(last_ts),
             arg_max(base, last_ts), sum(resets), sum(impl)
-          FROM rollup_15m WHERE device = ${dev} AND bucket >= ${s} GROUP BY device, param, b ORDER BY param, b`);
+          FROM rollup_${finer} WHERE device = ${dev} AND bucket >= ${s} GROUP BY device, param, b ORDER BY param, b`);
         n += Number(res.rowsChanged);
       }
       await this.exec(`UPDATE rollup_state SET dirty_from = NULL WHERE device = ${dev}`);
