@@ -8,8 +8,9 @@ import { uniform } from './noise.ts';
 
 const TZ = 'Europe/Warsaw';
 const offsets = new Map<number, number>();
+const dayOffsets = new Map<number, number>();
 
-/** Local hour of day (fractional) and ISO weekday in Warsaw; the zone offset is cached per UTC hour. */
+/** Local hour of day (fractional) and ISO weekday in Warsaw; the zone offset is cached (see `offsetAt`). */
 interface Clock {
   hour: number;
   weekday: number;
@@ -27,13 +28,27 @@ export function localClock(ts: number): Clock {
   return lastClock;
 }
 
-function computeClock(ts: number): Clock {
-  const h = Math.floor(ts / HOUR_MS);
-  let off = offsets.get(h);
+/** Zone offset in minutes: one lookup per UTC day, per hour only on a day the offset changes. */
+function offsetAt(ts: number): number {
+  const d = Math.floor(ts / DAY_MS);
+  let off = dayOffsets.get(d);
   if (off === undefined) {
-    off = offsetMinutes(h * HOUR_MS, TZ);
-    offsets.set(h, off);
+    const first = offsetMinutes(d * DAY_MS, TZ);
+    off = first === offsetMinutes(d * DAY_MS + DAY_MS - HOUR_MS, TZ) ? first : Number.NaN;
+    dayOffsets.set(d, off);
   }
+  if (!Number.isNaN(off)) return off;
+  const h = Math.floor(ts / HOUR_MS);
+  let hourly = offsets.get(h);
+  if (hourly === undefined) {
+    hourly = offsetMinutes(h * HOUR_MS, TZ);
+    offsets.set(h, hourly);
+  }
+  return hourly;
+}
+
+function computeClock(ts: number): Clock {
+  const off = offsetAt(ts);
   const local = ts + off * 60_000;
   const day = Math.floor(local / DAY_MS);
   const hour = (local - day * DAY_MS) / HOUR_MS;

@@ -15,20 +15,57 @@ export interface SimulationOptions {
   counterResetEveryDays?: number;
 }
 
-const registers = new Map<string, EnergyRegister>();
+/** Registers per device key, curve and variant (scale or seed); looked up without building strings. */
+const registers = new Map<string, Map<string, Map<number, EnergyRegister>>>();
 
-function register(key: string, powerW: (ts: number) => number): EnergyRegister {
-  let r = registers.get(key);
+function register(
+  deviceKey: string,
+  curve: string,
+  variant: number,
+  powerW: (ts: number) => number,
+): EnergyRegister {
+  let byCurve = registers.get(deviceKey);
+  if (!byCurve) {
+    byCurve = new Map();
+    registers.set(deviceKey, byCurve);
+  }
+  let byVariant = byCurve.get(curve);
+  if (!byVariant) {
+    byVariant = new Map();
+    byCurve.set(curve, byVariant);
+  }
+  let r = byVariant.get(variant);
   if (!r) {
     r = new EnergyRegister(powerW);
-    registers.set(key, r);
+    byVariant.set(variant, r);
   }
   return r;
 }
 
+const POW10 = [1, 10, 100, 1000];
 const round = (x: number, digits: number) => {
-  const f = 10 ** digits;
+  const f = POW10[digits] ?? 10 ** digits;
   return Math.round(x * f) / f;
+};
+
+/** Per-phase parameter names, index 1..3 (no string building per reading). */
+const phaseNames = (base: string) => ['', `${base}1`, `${base}2`, `${base}3`] as const;
+const N = {
+  pave: phaseNames('pave'),
+  pmax: phaseNames('pmax'),
+  pmin: phaseNames('pmin'),
+  vave: phaseNames('vave'),
+  vmax: phaseNames('vmax'),
+  vmin: phaseNames('vmin'),
+  iave: phaseNames('iave'),
+  imax: phaseNames('imax'),
+  imin: phaseNames('imin'),
+  pfave: phaseNames('pfave'),
+  eai: phaseNames('eai'),
+  eri: phaseNames('eri'),
+  eae: phaseNames('eae'),
+  vdc: phaseNames('vdc'),
+  idc: phaseNames('idc'),
 };
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
 
@@ -67,21 +104,21 @@ function acPhase(ctx: Ctx, values: Record<string, number>, n: number, p: number,
   );
   const i = Math.abs(p) / (v * pf);
   const spread = 0.05 + 0.2 * uniform(seed, t, 30 + n);
-  values[`pave${n}`] = round(p, 1);
-  values[`pmax${n}`] = round(p + Math.abs(p) * spread, 1);
-  values[`pmin${n}`] = round(p - Math.abs(p) * spread * 0.8, 1);
-  values[`vave${n}`] = round(v, 1);
-  values[`vmax${n}`] = round(v + 0.4 + 1.5 * uniform(seed, t, 40 + n), 1);
-  values[`vmin${n}`] = round(v - 0.4 - 1.5 * uniform(seed, t, 50 + n), 1);
-  values[`iave${n}`] = round(i, 3);
-  values[`imax${n}`] = round(i * (1 + spread), 3);
-  values[`imin${n}`] = round(i * (1 - spread * 0.8), 3);
-  values[`pfave${n}`] = round(pf, 3);
+  values[N.pave[n]!] = round(p, 1);
+  values[N.pmax[n]!] = round(p + Math.abs(p) * spread, 1);
+  values[N.pmin[n]!] = round(p - Math.abs(p) * spread * 0.8, 1);
+  values[N.vave[n]!] = round(v, 1);
+  values[N.vmax[n]!] = round(v + 0.4 + 1.5 * uniform(seed, t, 40 + n), 1);
+  values[N.vmin[n]!] = round(v - 0.4 - 1.5 * uniform(seed, t, 50 + n), 1);
+  values[N.iave[n]!] = round(i, 3);
+  values[N.imax[n]!] = round(i * (1 + spread), 3);
+  values[N.imin[n]!] = round(i * (1 - spread * 0.8), 3);
+  values[N.pfave[n]!] = round(pf, 3);
 }
 
 function household(device: SimulatedDevice, ctx: Ctx, scale: number): Record<string, number> {
   const { seed, t } = ctx;
-  const reg = register(`${device.deviceKey}:load:${scale}`, (ts) => householdPowerW(ts, scale));
+  const reg = register(device.deviceKey, 'load', scale, (ts) => householdPowerW(ts, scale));
   const total = householdPowerW(ctx.ts, scale) * (1 + 0.08 * gauss(seed, t, 1));
   const values: Record<string, number> = {};
   const phases = device.phases === 3 ? SHARES : ([1] as const);
@@ -91,8 +128,8 @@ function household(device: SimulatedDevice, ctx: Ctx, scale: number): Record<str
     const p = total * share * (1 + 0.05 * gauss(seed, t, 2 + n));
     sum += p;
     acPhase(ctx, values, n, p, 0.9);
-    values[`eai${n}`] = counter(ctx, reg, 4000 * share + 500 * n, share);
-    values[`eri${n}`] = counter(ctx, reg, 900 * share, share * 0.27);
+    values[N.eai[n]!] = counter(ctx, reg, 4000 * share + 500 * n, share);
+    values[N.eri[n]!] = counter(ctx, reg, 900 * share, share * 0.27);
   });
   values.frq1 = round(50 + 0.02 * gauss(seed, t, 9), 3);
   if (device.phases === 3) {
@@ -106,26 +143,26 @@ function household(device: SimulatedDevice, ctx: Ctx, scale: number): Record<str
 function solar(device: SimulatedDevice, ctx: Ctx): Record<string, number> {
   const { seed, t } = ctx;
   const kWp = 8;
-  const prod = register(`${device.deviceKey}:pv:${seed}`, (ts) => solarPowerW(ts, kWp, seed));
-  const standby = register(`${device.deviceKey}:standby`, () => 6);
+  const prod = register(device.deviceKey, 'pv', seed, (ts) => solarPowerW(ts, kWp, seed));
+  const standby = register(device.deviceKey, 'standby', 0, () => 6);
   const p = Math.max(0, solarPowerW(ctx.ts, kWp, seed) * (1 + 0.03 * gauss(seed, t, 1)));
   const values: Record<string, number> = {};
   for (let n = 1; n <= 3; n++) {
     const pn = p / 3;
     if (pn > 1) acPhase(ctx, values, n, pn, 0.93);
     else {
-      values[`pave${n}`] = 0;
-      values[`iave${n}`] = 0;
-      values[`vave${n}`] = round(231 + 1.1 * gauss(seed, t, 10 + n), 1);
+      values[N.pave[n]!] = 0;
+      values[N.iave[n]!] = 0;
+      values[N.vave[n]!] = round(231 + 1.1 * gauss(seed, t, 10 + n), 1);
     }
-    values[`eae${n}`] = counter(ctx, prod, 2100, 1 / 3);
-    values[`eai${n}`] = counter(ctx, standby, 15, 1 / 3);
+    values[N.eae[n]!] = counter(ctx, prod, 2100, 1 / 3);
+    values[N.eai[n]!] = counter(ctx, standby, 15, 1 / 3);
   }
   const producing = p > 20;
   for (let k = 1; k <= 2; k++) {
     const vdc = producing ? 360 + 140 * Math.min(1, p / (kWp * 600)) + 4 * gauss(seed, t, 60 + k) : 0;
-    values[`vdc${k}`] = round(vdc, 1);
-    values[`idc${k}`] = producing ? round(p / 2 / 0.97 / vdc, 3) : 0;
+    values[N.vdc[k]!] = round(vdc, 1);
+    values[N.idc[k]!] = producing ? round(p / 2 / 0.97 / vdc, 3) : 0;
   }
   values.power3phases = round(p, 1);
   values.energy3phases_export = round(values.eae1! + values.eae2! + values.eae3!, 3);
@@ -136,15 +173,15 @@ function solar(device: SimulatedDevice, ctx: Ctx): Record<string, number> {
 
 function heatPump(device: SimulatedDevice, ctx: Ctx): Record<string, number> {
   const { seed, t } = ctx;
-  const reg = register(`${device.deviceKey}:hp`, heatPumpPowerW);
+  const reg = register(device.deviceKey, 'hp', 0, heatPumpPowerW);
   const p = heatPumpPowerW(ctx.ts) * (1 + 0.06 * gauss(seed, t, 1));
   const values: Record<string, number> = {};
   let sum = 0;
   for (let n = 1; n <= 3; n++) {
     const pn = (p / 3) * (1 + 0.02 * gauss(seed, t, 2 + n));
     sum += pn;
-    values[`pave${n}`] = round(pn, 1);
-    values[`eai${n}`] = counter(ctx, reg, 1200 + 10 * n, 1 / 3);
+    values[N.pave[n]!] = round(pn, 1);
+    values[N.eai[n]!] = counter(ctx, reg, 1200 + 10 * n, 1 / 3);
   }
   values.power3phases = round(sum, 1);
   values.energy3phases_import = round(values.eai1! + values.eai2! + values.eai3!, 3);
@@ -155,17 +192,17 @@ function heatPump(device: SimulatedDevice, ctx: Ctx): Record<string, number> {
 function gridConnection(device: SimulatedDevice, ctx: Ctx): Record<string, number> {
   const { seed, t } = ctx;
   const net = (ts: number) => householdPowerW(ts, 1.1) - solarPowerW(ts, 6, seed + 1);
-  const imp = register(`${device.deviceKey}:imp:${seed}`, (ts) => Math.max(0, net(ts)));
-  const exp = register(`${device.deviceKey}:exp:${seed}`, (ts) => Math.max(0, -net(ts)));
+  const imp = register(device.deviceKey, 'imp', seed, (ts) => Math.max(0, net(ts)));
+  const exp = register(device.deviceKey, 'exp', seed, (ts) => Math.max(0, -net(ts)));
   const p = net(ctx.ts) + 60 * gauss(seed, t, 1);
   const values: Record<string, number> = {};
   let sum = 0;
   for (let n = 1; n <= 3; n++) {
     const pn = p / 3 + 25 * gauss(seed, t, 2 + n);
     sum += pn;
-    values[`pave${n}`] = round(pn, 1);
-    values[`eai${n}`] = counter(ctx, imp, 3000 + 100 * n, 1 / 3);
-    values[`eae${n}`] = counter(ctx, exp, 800 + 50 * n, 1 / 3);
+    values[N.pave[n]!] = round(pn, 1);
+    values[N.eai[n]!] = counter(ctx, imp, 3000 + 100 * n, 1 / 3);
+    values[N.eae[n]!] = counter(ctx, exp, 800 + 50 * n, 1 / 3);
   }
   values.power3phases = round(sum, 1);
   values.energy3phases_import = round(values.eai1! + values.eai2! + values.eai3!, 3);
@@ -189,9 +226,16 @@ function thermostat(ctx: Ctx): Record<string, number> {
   return { tempmain: round(tempmain, 2), tempset, rel1: heating && Math.sin(phase) > 0 ? 1 : 0 };
 }
 
+const keyHashes = new Map<string, number>();
+
 /** The reading a simulated device reports at `ts`; deterministic given the seed. */
 export function simulatedReading(device: SimulatedDevice, ts: number, state?: SimulationOptions): Reading {
-  const seed = ((state?.seed ?? 1) ^ hashString(device.deviceKey)) >>> 0;
+  let keyHash = keyHashes.get(device.deviceKey);
+  if (keyHash === undefined) {
+    keyHash = hashString(device.deviceKey);
+    keyHashes.set(device.deviceKey, keyHash);
+  }
+  const seed = ((state?.seed ?? 1) ^ keyHash) >>> 0;
   const ctx: Ctx = {
     seed,
     ts,
