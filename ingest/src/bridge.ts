@@ -89,6 +89,8 @@ const AFTER_COMMIT = new Error('acknowledged after commit');
 const silentLogger: IngestLogger = { info() {}, warn: console.warn, error: console.error };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** Store writes in flight at once: one committing, the next validated and queued behind it. */
+const MAX_WRITES = 2;
 
 export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   const log = opts.logger ?? silentLogger;
@@ -110,7 +112,8 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   let pendingReadings = 0;
   let inFlight = 0;
   let held: (() => void) | null = null;
-  let writer: Promise<void> | null = null;
+  /** Store writes in flight (at most `MAX_WRITES`). */
+  const writes = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | null = null;
   let connection = 0;
   let stopping = false;
@@ -195,8 +198,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       const t0 = performance.now();
       try {
         await store.write(readings);
-        lastWriteMs = performance.now() - t0;
-        metrics.writeLatency.observe(lastWriteMs / 1000);
+        metrics.writeLatency.observe((performance.now() - t0) / 1000);
         return 'committed';
       } catch (e) {
         const retryable = !(e instanceof StoreError) || e.retryable;
@@ -230,76 +232,81 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     return batch;
   };
 
-  /** Writes batches until nothing is pending; a batch that fills up meanwhile goes next, at once. */
-  /** Duration of the last write: a partial batch waits at least that long (see `drain`). */
-  let lastWriteMs = 0;
-  const timeBound = () => Math.max(flushIntervalMs, Math.min(lastWriteMs, 1000));
-  /** Oldest pending message has waited its time bound. */
-  const due = () => pending.length > 0 && performance.now() - (pending[0] as Message).at >= timeBound();
+  /** Oldest pending message has waited the idle time bound. */
+  const due = () => pending.length > 0 && performance.now() - (pending[0] as Message).at >= flushIntervalMs;
+
+  /** Commits one batch, then acknowledges and publishes it (or dead-letters it when refused). */
+  const commit = async (batch: Message[]) => {
+    const readings = batch.flatMap((m) => m.readings);
+    const result = readings.length > 0 ? await writeBatch(readings) : 'committed';
+    if (result === 'abandoned') return;
+    if (result === 'committed') {
+      if (readings.length > 0) {
+        metrics.batches.inc();
+        metrics.stored.inc(readings.length);
+      }
+      for (const m of batch) ack(m);
+      for (const r of readings) {
+        touch(r);
+        bus.emitReading(r);
+        if (opts.publishLive && client.connected)
+          client.publish(TOPICS.live(r.deviceKey), JSON.stringify(r), { qos: 0 });
+      }
+    } else {
+      metrics.dropped.inc(readings.length, { reason: 'store-rejected' });
+      for (const m of batch) {
+        if (m.readings.length === 0) continue;
+        metrics.rejected.inc(1, { reason: 'store-rejected' });
+        deadLetters.add(
+          `store/${m.readings[0]?.deviceKey ?? ''}`,
+          'store-rejected',
+          'the store refused the batch',
+          JSON.stringify(m.readings),
+        );
+        ack(m);
+      }
+    }
+    inFlight -= batch.length;
+    gauges();
+    release();
+  };
 
   /**
-   * Writes batches while one is full or due. A store may block the event loop while it writes, so
-   * nothing is received meanwhile: a partial batch waits at least as long as the last write took, which
-   * gives receiving as much time as writing and lets batches grow until the store keeps up.
+   * Group commit. An idle bridge gives the first reading `flushIntervalMs` to gather company; while a
+   * batch commits, what arrives gathers behind it and is written the moment it finishes, whatever its
+   * size — so a batch holds about one commit's worth of readings and waits for at most one commit
+   * ahead of it. A full batch does not wait: it is handed to the store at once (up to `MAX_WRITES`
+   * writes in flight), so its validation and layout overlap the commit ahead while the store keeps
+   * commits in order.
    */
-  const drain = async (force: boolean) => {
-    while (pending.length > 0 && !abandoned && (force || pendingReadings >= batchSize || due())) {
-      const batch = takeBatch();
-      const readings = batch.flatMap((m) => m.readings);
-      const result = readings.length > 0 ? await writeBatch(readings) : 'committed';
-      if (result === 'abandoned') return;
-      if (result === 'committed') {
-        if (readings.length > 0) {
-          metrics.batches.inc();
-          metrics.stored.inc(readings.length);
-        }
-        for (const m of batch) ack(m);
-        for (const r of readings) {
-          touch(r);
-          bus.emitReading(r);
-          if (opts.publishLive && client.connected)
-            client.publish(TOPICS.live(r.deviceKey), JSON.stringify(r), { qos: 0 });
-        }
-      } else {
-        metrics.dropped.inc(readings.length, { reason: 'store-rejected' });
-        for (const m of batch) {
-          if (m.readings.length === 0) continue;
-          metrics.rejected.inc(1, { reason: 'store-rejected' });
-          deadLetters.add(
-            `store/${m.readings[0]?.deviceKey ?? ''}`,
-            'store-rejected',
-            'the store refused the batch',
-            JSON.stringify(m.readings),
-          );
-          ack(m);
-        }
-      }
-      inFlight -= batch.length;
-      gauges();
-      release();
-    }
-  };
-
-  const schedule = () => {
-    if (timer || writer || pending.length === 0 || abandoned) return;
-    const wait = Math.max(0, (pending[0] as Message).at + timeBound() - performance.now());
-    timer = setTimeout(() => void kick(), wait);
-  };
-
-  const kick = (force = false): Promise<void> => {
+  const pump = (force = false, afterCommit = false) => {
     if (timer) {
       clearTimeout(timer);
       timer = null;
     }
-    if (writer) return writer;
-    writer = drain(force)
-      .catch((e) => log.error('ingest writer failed', e))
-      .finally(() => {
-        writer = null;
-        if (pendingReadings >= batchSize) void kick();
-        else schedule();
-      });
-    return writer;
+    while (pending.length > 0 && !abandoned && writes.size < MAX_WRITES) {
+      const ready = force || pendingReadings >= batchSize || (writes.size === 0 && (afterCommit || due()));
+      if (!ready) break;
+      const write: Promise<void> = commit(takeBatch())
+        .catch((e) => log.error('ingest writer failed', e))
+        .finally(() => {
+          writes.delete(write);
+          pump(false, true);
+        });
+      writes.add(write);
+    }
+    if (!timer && writes.size === 0 && pending.length > 0 && !abandoned) {
+      const wait = Math.max(0, (pending[0] as Message).at + flushIntervalMs - performance.now());
+      timer = setTimeout(() => pump(), wait);
+    }
+  };
+
+  /** Writes everything pending now and resolves once nothing is pending or being written. */
+  const settle = async () => {
+    while ((pending.length > 0 || writes.size > 0) && !abandoned) {
+      pump(true);
+      await Promise.all(writes);
+    }
   };
 
   const onPacket = (packet: IPublishPacket, callback: (error?: Error) => void) => {
@@ -336,8 +343,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     inFlight++;
     pendingReadings += message.readings.length;
     gauges();
-    if (pendingReadings >= batchSize) void kick();
-    else schedule();
+    pump();
     if (inFlight >= maxInFlight) {
       metrics.paused.set(1);
       held = () => callback(AFTER_COMMIT);
@@ -388,20 +394,18 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     },
     deadLetters: (limit) => deadLetters.list(limit),
     async flush() {
-      while (pending.length > 0 || writer) await kick(true);
+      await settle();
       await deadLetters.flush();
     },
     stop() {
       stopped ??= (async () => {
         stopping = true;
         await rollups?.stop();
-        const flushed = (async () => {
-          while ((pending.length > 0 || writer) && !abandoned) await kick(true);
-        })();
+        const flushed = settle();
         let giveUp: NodeJS.Timeout | undefined;
         await Promise.race([flushed, new Promise<void>((r) => (giveUp = setTimeout(r, stopTimeoutMs)))]);
         clearTimeout(giveUp);
-        if (pending.length > 0 || writer) {
+        if (pending.length > 0 || writes.size > 0) {
           abandoned = true;
           log.warn(`stopping with ${inFlight} unacknowledged messages; the broker will redeliver them`);
         }
