@@ -24,7 +24,7 @@ export default function AnalyticsPage() {
       {devices.isError ? (
         <ErrorState error={devices.error} onRetry={() => void devices.refetch()} />
       ) : devices.isPending ? (
-        <Loader aria-label={t('common.loading')} />
+        <Loader role="status" aria-label={t('common.loading')} />
       ) : (
         <Tabs
           value={tab}

@@ -143,7 +143,7 @@ export function ComparisonsSection({
         {list.isError ? (
           <ErrorState error={list.error} onRetry={() => void list.refetch()} />
         ) : list.isPending ? (
-          <Loader m="md" aria-label={t('common.loading')} />
+          <Loader m="md" role="status" aria-label={t('common.loading')} />
         ) : list.data.length === 0 ? (
           <Alert color="gray" data-testid="comparisons-empty">
             {t('analytics.noComparisons')}

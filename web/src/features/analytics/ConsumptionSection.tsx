@@ -124,7 +124,7 @@ export function ConsumptionSection({
         ) : consumption.isError ? (
           <ErrorState error={consumption.error} onRetry={() => void consumption.refetch()} />
         ) : consumption.isPending || !table ? (
-          <Loader m="md" aria-label={t('common.loading')} />
+          <Loader m="md" role="status" aria-label={t('common.loading')} />
         ) : table.rows.length === 0 ? (
           <Text c="dimmed" ta="center" py="lg" data-testid="consumption-empty">
             {t('common.empty')}

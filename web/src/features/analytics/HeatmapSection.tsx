@@ -114,7 +114,7 @@ export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
         ) : heatmap.isError ? (
           <ErrorState error={heatmap.error} onRetry={() => void heatmap.refetch()} />
         ) : heatmap.isPending ? (
-          <Skeleton height={320} aria-label={t('common.loading')} />
+          <Skeleton height={320} />
         ) : empty ? (
           <Text c="dimmed" ta="center" py="xl" data-testid="heatmap-empty">
             {t('common.empty')}
