@@ -273,6 +273,16 @@ describe('DuckDB engine', () => {
     await store.close();
   });
 
+  it('stores device keys holding quotes as they are', async () => {
+    const store = await createDuckDbStore();
+    const dev = "meter'); DROP TABLE readings; --";
+    await store.write([{ deviceKey: dev, ts: T0, values: { vave1: 230 } }]);
+    await store.write([{ deviceKey: `${dev}'`, ts: T0, values: { vave1: 231 } }]);
+    expect(await store.devices()).toEqual([dev, `${dev}'`].sort());
+    expect((await store.latest(`${dev}'`))?.values).toEqual({ vave1: 231 });
+    await store.close();
+  });
+
   it('refuses bad queries with a clear error', async () => {
     const store = await createDuckDbStore();
     await expect(

@@ -240,9 +240,8 @@ export class DuckDbStore implements TelemetryStore {
   }
 
   /** Copies the batch into the staging table: one memory copy per column and data chunk. */
-  private async stage(b: ColumnBatch, ids: Int32Array<ArrayBuffer>): Promise<string> {
-    const stg = await this.stagingTable(b.cols);
-    await this.exec(`DELETE FROM ${stg}`);
+  private async stage(stg: string, b: ColumnBatch, ids: Int32Array<ArrayBuffer>): Promise<void> {
+    // Empty: every write clears what it staged (in its transaction, or after a rollback).
     const appender = await this.w.createAppender(stg, 'main', 'temp');
     const types: DuckDBType[] = [INTEGER, DOUBLE, ...b.cols.map(() => DOUBLE)];
     try {
@@ -275,7 +274,6 @@ export class DuckDbStore implements TelemetryStore {
     } finally {
       appender.closeSync();
     }
-    return stg;
   }
 
   /** The batch's newest value per (device, parameter), for `latest_values`. */
@@ -316,58 +314,58 @@ export class DuckDbStore implements TelemetryStore {
     const collide = idOf.some((id, d) => b.minByDev[d]! <= (this.newest.get(id) ?? Number.NEGATIVE_INFINITY));
     const ids = new Int32Array(b.rows);
     for (let r = 0; r < b.rows; r++) ids[r] = idOf[b.dev[r]!]!;
-    const stg = await this.stage(b, ids);
-    await this.stageLatest(b, idOf);
+    const stg = await this.stagingTable(b.cols);
 
     const cols = b.cols.map((c) => STORED[c]!);
     const colList = cols.map(q).join(', ');
-    await this.exec('BEGIN TRANSACTION');
+    // The whole transaction goes to DuckDB as one multi-statement query: one round trip per batch.
+    const sql: string[] = ['BEGIN TRANSACTION'];
+    if (newKeys.length > 0) {
+      sql.push(
+        `INSERT INTO device_keys VALUES ${newKeys.map(([key, id]) => `(${id}, '${key.replaceAll("'", "''")}')`).join(', ')}`,
+      );
+    }
+    if (collide) {
+      // Re-sent or late readings: each (device, ts) already stored takes the values the batch carries
+      // and keeps the others; the rest is appended. Restricted to the batch's time range (zone maps).
+      const range = `BETWEEN ${b.minTs} AND ${b.maxTs}`;
+      sql.push(
+        `UPDATE readings SET ${cols.map((c) => `${q(c)} = coalesce(s.${q(c)}, readings.${q(c)})`).join(', ')}
+         FROM ${stg} s WHERE readings.device = s.device AND readings.ts = s.ts::BIGINT AND readings.ts ${range}`,
+        `INSERT INTO readings (device, ts, ${colList})
+         SELECT s.device, s.ts::BIGINT, ${cols.map((c) => `s.${q(c)}`).join(', ')} FROM ${stg} s
+         ANTI JOIN (SELECT device, ts FROM readings WHERE ts ${range}) r ON r.device = s.device AND r.ts = s.ts::BIGINT`,
+      );
+    } else {
+      sql.push(
+        `INSERT INTO readings (device, ts, ${colList}) SELECT device, ts::BIGINT, ${colList} FROM ${stg}`,
+      );
+    }
+    // Newest value per (device, parameter), kept at write time so `latest` never scans history.
+    sql.push(
+      'DELETE FROM latest_values USING lv WHERE latest_values.device = lv.device AND latest_values.param = lv.param AND latest_values.ts <= lv.ts',
+      'INSERT INTO latest_values SELECT lv.* FROM lv ANTI JOIN latest_values l ON l.device = lv.device AND l.param = lv.param',
+    );
+    // The dirty mark: the earliest timestamp written since the last refresh, per device.
+    const range = (d: number) => `(${idOf[d]}, ${b.minByDev[d]}, ${b.maxByDev[d]})`;
+    const known = b.keys.map((_, d) => d).filter((d) => this.newest.has(idOf[d]!));
+    const fresh = b.keys.map((_, d) => d).filter((d) => !this.newest.has(idOf[d]!));
+    if (known.length > 0) {
+      sql.push(
+        `UPDATE rollup_state SET dirty_from = least(coalesce(dirty_from, v.mn), v.mn), newest = greatest(coalesce(newest, v.mx), v.mx)
+         FROM (VALUES ${known.map(range).join(', ')}) v(d, mn, mx)
+         WHERE device = v.d`,
+      );
+    }
+    if (fresh.length > 0) sql.push(`INSERT INTO rollup_state VALUES ${fresh.map(range).join(', ')}`);
+    sql.push(`DELETE FROM ${stg}`, 'DELETE FROM lv', 'COMMIT');
     try {
-      for (const [key, id] of newKeys) {
-        await this.w.run('INSERT INTO device_keys VALUES ($1, $2)', [id, key]);
-      }
-      if (collide) {
-        // Re-sent or late readings: each (device, ts) already stored takes the values the batch carries
-        // and keeps the others; the rest is appended. Restricted to the batch's time range (zone maps).
-        const range = `BETWEEN ${b.minTs} AND ${b.maxTs}`;
-        await this.exec(
-          `UPDATE readings SET ${cols.map((c) => `${q(c)} = coalesce(s.${q(c)}, readings.${q(c)})`).join(', ')}
-           FROM ${stg} s WHERE readings.device = s.device AND readings.ts = s.ts::BIGINT AND readings.ts ${range}`,
-        );
-        await this.exec(
-          `INSERT INTO readings (device, ts, ${colList})
-           SELECT s.device, s.ts::BIGINT, ${cols.map((c) => `s.${q(c)}`).join(', ')} FROM ${stg} s
-           ANTI JOIN (SELECT device, ts FROM readings WHERE ts ${range}) r ON r.device = s.device AND r.ts = s.ts::BIGINT`,
-        );
-      } else {
-        await this.exec(
-          `INSERT INTO readings (device, ts, ${colList}) SELECT device, ts::BIGINT, ${colList} FROM ${stg}`,
-        );
-      }
-      // Newest value per (device, parameter), kept at write time so `latest` never scans history.
-      await this.exec(
-        `DELETE FROM latest_values USING lv WHERE latest_values.device = lv.device AND latest_values.param = lv.param AND latest_values.ts <= lv.ts`,
-      );
-      await this.exec(
-        `INSERT INTO latest_values SELECT lv.* FROM lv ANTI JOIN latest_values l ON l.device = lv.device AND l.param = lv.param`,
-      );
-      // The dirty mark: the earliest timestamp written since the last refresh, per device.
-      const range = (d: number) => `(${idOf[d]}, ${b.minByDev[d]}, ${b.maxByDev[d]})`;
-      const known = b.keys.map((_, d) => d).filter((d) => this.newest.has(idOf[d]!));
-      const fresh = b.keys.map((_, d) => d).filter((d) => !this.newest.has(idOf[d]!));
-      if (known.length > 0) {
-        await this.exec(
-          `UPDATE rollup_state SET dirty_from = least(coalesce(dirty_from, v.mn), v.mn), newest = greatest(coalesce(newest, v.mx), v.mx)
-           FROM (VALUES ${known.map(range).join(', ')}) v(d, mn, mx)
-           WHERE device = v.d`,
-        );
-      }
-      if (fresh.length > 0) {
-        await this.exec(`INSERT INTO rollup_state VALUES ${fresh.map(range).join(', ')}`);
-      }
-      await this.exec('COMMIT');
+      await this.stage(stg, b, ids);
+      await this.stageLatest(b, idOf);
+      await this.exec(sql.join(';\n'));
     } catch (e) {
       await this.w.run('ROLLBACK').catch(() => undefined);
+      await this.exec(`DELETE FROM ${stg}; DELETE FROM lv`).catch(() => undefined);
       throw new StoreError(`write failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
     }
     for (const [key, id] of newKeys) {
