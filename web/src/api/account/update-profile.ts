@@ -2,6 +2,7 @@ import type { UpdateUserRequest } from '@kilowatch/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { saveUser } from '../../auth/session.ts';
 import { request } from '../client.ts';
+import { retryShedSave } from '../locations/retry.ts';
 import { type User, UserSchema } from '../schemas.ts';
 
 /** Saves the profile (email is read-only) and makes it the session's profile, time zone included. */
@@ -14,6 +15,7 @@ export async function updateProfile(body: UpdateUserRequest): Promise<User> {
 export function useUpdateProfile() {
   const qc = useQueryClient();
   return useMutation({
+    ...retryShedSave,
     mutationFn: updateProfile,
     onSuccess: (user) => qc.setQueryData(['account', 'userInfo'], user),
   });

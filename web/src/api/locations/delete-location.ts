@@ -1,5 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../client.ts';
+import { retryShedSave } from './retry.ts';
 
 export async function deleteLocation(id: string): Promise<void> {
   await request('DELETE', `/locations/${encodeURIComponent(id)}`, { notFoundPage: false });
@@ -8,6 +9,7 @@ export async function deleteLocation(id: string): Promise<void> {
 export function useDeleteLocation() {
   const qc = useQueryClient();
   return useMutation({
+    ...retryShedSave,
     mutationFn: (id: string) => deleteLocation(id),
     onSuccess: (_, id) => {
       qc.removeQueries({ queryKey: ['locations', id] });

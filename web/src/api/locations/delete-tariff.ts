@@ -1,5 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../client.ts';
+import { retryShedSave } from './retry.ts';
 
 export async function deleteTariff(locationId: string, tariffId: string): Promise<void> {
   await request(
@@ -12,6 +13,7 @@ export async function deleteTariff(locationId: string, tariffId: string): Promis
 export function useDeleteTariff(locationId: string) {
   const qc = useQueryClient();
   return useMutation({
+    ...retryShedSave,
     mutationFn: (tariffId: string) => deleteTariff(locationId, tariffId),
     onSuccess: (_, tariffId) => {
       qc.removeQueries({ queryKey: ['locations', locationId, 'tariffs', tariffId] });

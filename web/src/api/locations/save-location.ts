@@ -1,6 +1,7 @@
 import { type Location, type LocationRequest, LocationSchema } from '@kilowatch/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../client.ts';
+import { retryShedSave } from './retry.ts';
 
 /** Creates a location when `id` is null, else replaces it. */
 export function saveLocation(id: string | null, body: LocationRequest): Promise<Location> {
@@ -12,6 +13,7 @@ export function saveLocation(id: string | null, body: LocationRequest): Promise<
 export function useSaveLocation(id: string | null) {
   const qc = useQueryClient();
   return useMutation({
+    ...retryShedSave,
     mutationFn: (body: LocationRequest) => saveLocation(id, body),
     onSuccess: (location) => {
       qc.setQueryData(['locations', String(location.id)], location);

@@ -1,6 +1,7 @@
 import { type Tariff, type TariffRequest, TariffSchema } from '@kilowatch/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../client.ts';
+import { retryShedSave } from './retry.ts';
 
 /** Adds a tariff version to a location when `tariffId` is null, else replaces that version. */
 export function saveTariff(
@@ -17,6 +18,7 @@ export function saveTariff(
 export function useSaveTariff(locationId: string, tariffId: string | null) {
   const qc = useQueryClient();
   return useMutation({
+    ...retryShedSave,
     mutationFn: (body: TariffRequest) => saveTariff(locationId, tariffId, body),
     onSuccess: (tariff) => {
       qc.setQueryData(['locations', locationId, 'tariffs', String(tariff.id)], tariff);

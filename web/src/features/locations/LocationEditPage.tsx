@@ -9,6 +9,7 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
+import { useErrorColor } from './errorColor.ts';
 import {
   type FieldError,
   type LocationField,
@@ -35,6 +36,7 @@ function valuesOf(l: Location | undefined): LocationValues {
 
 function LocationForm({ location }: { location: Location | undefined }) {
   const { t } = useT();
+  const errorColor = useErrorColor();
   const id = location ? String(location.id) : null;
   const save = useSaveLocation(id);
   const tariffs = useTariffs(id ?? '', id !== null);
@@ -87,7 +89,7 @@ function LocationForm({ location }: { location: Location | undefined }) {
   );
 
   return (
-    <Card withBorder maw={640} component="form" onSubmit={submit} noValidate>
+    <Card withBorder maw={640} component="form" onSubmit={submit} noValidate style={errorColor}>
       <Stack gap="sm">
         {text('name', t('col.name'), true)}
         {text('code', t('places.location.code'))}
@@ -98,11 +100,14 @@ function LocationForm({ location }: { location: Location | undefined }) {
           data={zones}
           value={values.timezone}
           onChange={(v) => set('timezone', v)}
+          // Emptying the text clears the value, so the field can be left empty from the keyboard.
+          onSearchChange={(q) => q === '' && values.timezone !== null && set('timezone', null)}
           onBlur={blur('timezone')}
           error={err('timezone')}
           searchable
           clearable
           limit={100}
+          clearButtonProps={{ 'aria-label': `${t('places.clear')}: ${t('places.location.timezone')}` }}
           nothingFoundMessage={t('places.nothingFound')}
           required
           data-testid="location-timezone"
@@ -115,6 +120,7 @@ function LocationForm({ location }: { location: Location | undefined }) {
           onChange={(v) => set('tariffId', v)}
           placeholder={t('common.none')}
           clearable
+          clearButtonProps={{ 'aria-label': `${t('places.clear')}: ${t('col.tariff')}` }}
           disabled={!id}
           data-testid="location-tariff"
         />

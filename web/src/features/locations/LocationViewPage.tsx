@@ -24,6 +24,7 @@ import { StatusBadge } from '../devices/StatusBadge.tsx';
 import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
 import { ConfirmDelete } from './ConfirmDelete.tsx';
 import { tariffLabel } from './LocationsPage.tsx';
+import { ScrollTable } from './ScrollTable.tsx';
 
 function Field({ label, value }: { label: string; value: string }) {
   return (
@@ -76,7 +77,7 @@ function Devices({ locationId }: { locationId: number }) {
           {t('places.location.noDevices')}
         </Text>
       ) : (
-        <Table.ScrollContainer minWidth={360}>
+        <ScrollTable minWidth={360} label={t('places.location.devices')}>
           <Table>
             <Table.Thead>
               <Table.Tr>
@@ -101,7 +102,7 @@ function Devices({ locationId }: { locationId: number }) {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </ScrollTable>
       )}
     </Card>
   );
@@ -204,7 +205,7 @@ function Tariffs({ location }: { location: Location }) {
           {t('places.tariff.empty')}
         </Text>
       ) : (
-        <Table.ScrollContainer minWidth={720}>
+        <ScrollTable minWidth={720} label={t('places.location.tariffs')}>
           <Table>
             <Table.Thead>
               <Table.Tr>
@@ -222,7 +223,7 @@ function Tariffs({ location }: { location: Location }) {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </ScrollTable>
       )}
     </Card>
   );

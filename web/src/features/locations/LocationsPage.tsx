@@ -9,6 +9,7 @@ import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { ConfirmDelete } from './ConfirmDelete.tsx';
+import { ScrollTable } from './ScrollTable.tsx';
 
 export function tariffLabel(t: Pick<Tariff, 'name' | 'group'>): string {
   return t.name === t.group ? t.group : `${t.name} (${t.group})`;
@@ -104,7 +105,7 @@ export default function LocationsPage() {
         </Card>
       ) : (
         <Card withBorder padding={0}>
-          <Table.ScrollContainer minWidth={640}>
+          <ScrollTable minWidth={640} label={t('page.locations')}>
             <Table striped highlightOnHover>
               <Table.Thead>
                 <Table.Tr>
@@ -129,7 +130,7 @@ export default function LocationsPage() {
                 ))}
               </Table.Tbody>
             </Table>
-          </Table.ScrollContainer>
+          </ScrollTable>
         </Card>
       )}
     </Stack>

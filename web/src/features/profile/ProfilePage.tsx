@@ -5,6 +5,7 @@ import { useUserInfo } from '../../api/account/user-info.ts';
 import type { User } from '../../api/schemas.ts';
 import { activateLanguage, isLanguage, LANGUAGE_NAMES, LANGUAGES, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
+import { useErrorColor } from '../locations/errorColor.ts';
 import { timeZoneOptions } from '../locations/forms.ts';
 import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
 import {
@@ -17,6 +18,7 @@ import {
 
 function ProfileForm({ user }: { user: User }) {
   const { t, locale } = useT();
+  const errorColor = useErrorColor();
   const update = useUpdateProfile();
   const [values, setValues] = useState<ProfileValues>(() => ({
     fullName: user.fullName ?? '',
@@ -57,7 +59,7 @@ function ProfileForm({ user }: { user: User }) {
   };
 
   return (
-    <Card withBorder maw={640} component="form" onSubmit={submit} noValidate>
+    <Card withBorder maw={640} component="form" onSubmit={submit} noValidate style={errorColor}>
       <Stack gap="sm">
         <Select
           label={t('lang.label')}
@@ -67,7 +69,13 @@ function ProfileForm({ user }: { user: User }) {
           allowDeselect={false}
           data-testid="profile-language"
         />
-        <TextInput label={t('signIn.email')} value={user.email} readOnly data-testid="profile-email" />
+        <TextInput
+          label={t('signIn.email')}
+          value={user.email}
+          readOnly
+          variant="filled"
+          data-testid="profile-email"
+        />
         <TextInput
           label={t('signUp.fullName')}
           value={values.fullName}
@@ -82,10 +90,13 @@ function ProfileForm({ user }: { user: User }) {
           data={countries}
           value={values.country}
           onChange={(v) => set('country', v)}
+          // Emptying the text clears the value, so the field can be left empty from the keyboard.
+          onSearchChange={(q) => q === '' && values.country !== null && set('country', null)}
           onBlur={blur('country')}
           error={err('country')}
           searchable
           clearable
+          clearButtonProps={{ 'aria-label': `${t('places.clear')}: ${t('places.profile.country')}` }}
           nothingFoundMessage={t('places.nothingFound')}
           required
           data-testid="profile-country"
@@ -95,11 +106,13 @@ function ProfileForm({ user }: { user: User }) {
           data={zones}
           value={values.timezone}
           onChange={(v) => set('timezone', v)}
+          onSearchChange={(q) => q === '' && values.timezone !== null && set('timezone', null)}
           onBlur={blur('timezone')}
           error={err('timezone')}
           searchable
           clearable
           limit={100}
+          clearButtonProps={{ 'aria-label': `${t('places.clear')}: ${t('places.location.timezone')}` }}
           nothingFoundMessage={t('places.nothingFound')}
           required
           data-testid="profile-timezone"

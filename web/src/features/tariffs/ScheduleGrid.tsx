@@ -2,6 +2,7 @@ import type { Zone } from '@kilowatch/core';
 import { Box, Group, Table, Text, useComputedColorScheme, VisuallyHidden } from '@mantine/core';
 import type { MessageId } from '../../i18n/i18n.ts';
 import { useT } from '../../i18n/i18n.ts';
+import { ScrollTable } from '../locations/ScrollTable.tsx';
 import { WEEKDAYS, zonesUsed } from './scheduleGrid.ts';
 import { ZONE_COLORS } from './zoneColors.ts';
 
@@ -37,7 +38,7 @@ export function ScheduleGrid({ grid }: { grid: readonly (readonly Zone[])[] }) {
   const used = zonesUsed(grid);
   return (
     <Box data-testid="schedule-grid">
-      <Table.ScrollContainer minWidth={600}>
+      <ScrollTable minWidth={600} label={t('places.preview.caption')}>
         <Table
           withTableBorder
           withColumnBorders
@@ -93,7 +94,7 @@ export function ScheduleGrid({ grid }: { grid: readonly (readonly Zone[])[] }) {
             })}
           </Table.Tbody>
         </Table>
-      </Table.ScrollContainer>
+      </ScrollTable>
       <Group gap="md" mt={6} aria-label={t('places.preview.legend')} role="list">
         {used.map((z) => (
           <Group key={z} gap={6} role="listitem" data-testid={`legend-zone-${z}`}>

@@ -23,6 +23,7 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
+import { useErrorColor } from '../locations/errorColor.ts';
 import type { FieldError } from '../locations/forms.ts';
 import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
 import { ScheduleGrid } from './ScheduleGrid.tsx';
@@ -45,6 +46,7 @@ const PRICE_FIELDS: Record<Zone, TariffField> = { 1: 'zone1Price', 2: 'zone2Pric
 
 function TariffForm({ location, tariff }: { location: Location; tariff: Tariff | undefined }) {
   const { t } = useT();
+  const errorColor = useErrorColor();
   const locationId = String(location.id);
   const save = useSaveTariff(locationId, tariff ? String(tariff.id) : null);
   const saveLocation = useSaveLocation(locationId);
@@ -104,7 +106,7 @@ function TariffForm({ location, tariff }: { location: Location; tariff: Tariff |
   };
 
   return (
-    <Card withBorder component="form" onSubmit={submit} noValidate>
+    <Card withBorder component="form" onSubmit={submit} noValidate style={errorColor}>
       <Stack gap="sm">
         <SimpleGrid cols={{ base: 1, sm: 2 }} spacing="sm">
           <TextInput label={t('col.name')} required {...field('name')} />

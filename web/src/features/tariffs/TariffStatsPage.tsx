@@ -27,6 +27,8 @@ import {
 } from '../../api/tariffs/get-tariff-stats.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
+import { useErrorColor } from '../locations/errorColor.ts';
+import { ScrollTable } from '../locations/ScrollTable.tsx';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { formatKwh, formatMoney } from './format.ts';
 import { ZONE_NAMES } from './ScheduleGrid.tsx';
@@ -45,7 +47,13 @@ const FIXED_COLOR = { light: '#ced4da', dark: '#5c5f66' } as const;
 function SimulatedNote() {
   const { t } = useT();
   return (
-    <Alert color="yellow" variant="light" title={t('places.simulatedTitle')} data-testid="simulated-label">
+    <Alert
+      color="yellow"
+      variant="light"
+      title={t('places.simulatedTitle')}
+      data-testid="simulated-label"
+      styles={{ title: { color: 'var(--mantine-color-text)' } }}
+    >
       <Text size="sm">{t('places.simulated')}</Text>
     </Alert>
   );
@@ -60,7 +68,7 @@ function StatsTable({ stats }: { stats: TariffStats }) {
   const zones = [...new Set(stats.months.flatMap((m) => m.zones.map((z) => z.zone)))].sort();
   const money = (x: number) => formatMoney(x, stats.currency, locale);
   return (
-    <Table.ScrollContainer minWidth={480 + zones.length * 160}>
+    <ScrollTable minWidth={480 + zones.length * 160} label={t('places.stats.title')}>
       <Table striped data-testid="stats-table">
         <Table.Thead>
           <Table.Tr>
@@ -101,7 +109,7 @@ function StatsTable({ stats }: { stats: TariffStats }) {
           </Table.Tr>
         </Table.Tfoot>
       </Table>
-    </Table.ScrollContainer>
+    </ScrollTable>
   );
 }
 
@@ -161,7 +169,7 @@ function Comparison({ data }: { data: TariffComparison }) {
   const ranked = rankGroups(data.groups);
   const money = (x: number) => formatMoney(x, data.currency, locale);
   return (
-    <Table.ScrollContainer minWidth={560}>
+    <ScrollTable minWidth={560} label={t('places.compare.title')}>
       <Table striped data-testid="comparison-table">
         <caption style={{ captionSide: 'top', textAlign: 'left' }}>
           <Text size="sm" c="dimmed" component="span">
@@ -185,7 +193,7 @@ function Comparison({ data }: { data: TariffComparison }) {
                 <Group gap={6} wrap="nowrap">
                   <span>{g.group}</span>
                   {g.rank === 1 && (
-                    <Badge size="xs" color="green" variant="light">
+                    <Badge size="xs" color="green" variant="filled">
                       {t('places.compare.cheapest')}
                     </Badge>
                   )}
@@ -207,7 +215,7 @@ function Comparison({ data }: { data: TariffComparison }) {
           ))}
         </Table.Tbody>
       </Table>
-    </Table.ScrollContainer>
+    </ScrollTable>
   );
 }
 
@@ -232,6 +240,7 @@ export default function TariffStatsPage() {
   }, [range, tz, deviceId]);
   const stats = useTariffStats(id, query);
   const compare = useTariffComparison(query);
+  const errorColor = useErrorColor();
   const deviceOptions = (devices.data ?? []).map((d) => ({ value: String(d.id), label: d.name }));
 
   return (
@@ -241,7 +250,7 @@ export default function TariffStatsPage() {
         {tariffName ? `: ${tariffName}` : ''}
       </Title>
       <SimulatedNote />
-      <Card withBorder>
+      <Card withBorder style={errorColor}>
         <SimpleGrid cols={{ base: 1, sm: 3 }} spacing="sm">
           <Select
             label={t('places.stats.device')}
@@ -306,7 +315,7 @@ export default function TariffStatsPage() {
               <ErrorState error={compare.error} onRetry={() => void compare.refetch()} />
             ) : (
               <Stack gap="xs">
-                <Badge color="yellow" variant="light" data-testid="compare-simulated">
+                <Badge color="yellow" variant="filled" data-testid="compare-simulated">
                   {t('places.compare.simulated')}
                 </Badge>
                 <Comparison data={compare.data} />

@@ -1,5 +1,6 @@
 /** English messages of the places screens, merged into the English catalogue (../en.ts). */
 export const placesEn = {
+  'places.clear': 'Clear',
   'places.nothingFound': 'Nothing found',
   'places.simulatedTitle': 'Simulated figures',
   'places.simulated':

@@ -2,6 +2,7 @@
 import type { placesEn } from './en.ts';
 
 export const placesPl: Record<keyof typeof placesEn, string> = {
+  'places.clear': 'Wyczyść',
   'places.nothingFound': 'Nic nie znaleziono',
   'places.simulatedTitle': 'Dane symulowane',
   'places.simulated':

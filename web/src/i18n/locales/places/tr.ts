@@ -2,6 +2,7 @@
 import type { placesEn } from './en.ts';
 
 export const placesTr: Record<keyof typeof placesEn, string> = {
+  'places.clear': 'Temizle',
   'places.nothingFound': 'Sonuç bulunamadı',
   'places.simulatedTitle': 'Simüle edilmiş rakamlar',
   'places.simulated':
