@@ -106,6 +106,7 @@ function LocationForm({ location }: { location: Location | undefined }) {
           error={err('timezone')}
           searchable
           clearable
+          allowDeselect={false}
           limit={100}
           clearButtonProps={{ 'aria-label': `${t('places.clear')}: ${t('places.location.timezone')}` }}
           nothingFoundMessage={t('places.nothingFound')}

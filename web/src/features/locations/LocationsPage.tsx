@@ -123,8 +123,11 @@ export default function LocationsPage() {
                     key={l.id}
                     location={l}
                     tariff={
-                      tariffs[i]?.data?.find((x) => x.id === l.tariffId) ??
-                      (tariffs[i]?.isError ? null : undefined)
+                      tariffs[i]?.data
+                        ? (tariffs[i]?.data?.find((x) => x.id === l.tariffId) ?? null)
+                        : tariffs[i]?.isError
+                          ? null
+                          : undefined
                     }
                   />
                 ))}

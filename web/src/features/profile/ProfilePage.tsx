@@ -96,6 +96,7 @@ function ProfileForm({ user }: { user: User }) {
           error={err('country')}
           searchable
           clearable
+          allowDeselect={false}
           clearButtonProps={{ 'aria-label': `${t('places.clear')}: ${t('places.profile.country')}` }}
           nothingFoundMessage={t('places.nothingFound')}
           required
@@ -111,6 +112,7 @@ function ProfileForm({ user }: { user: User }) {
           error={err('timezone')}
           searchable
           clearable
+          allowDeselect={false}
           limit={100}
           clearButtonProps={{ 'aria-label': `${t('places.clear')}: ${t('places.location.timezone')}` }}
           nothingFoundMessage={t('places.nothingFound')}
