@@ -356,14 +356,14 @@ export async function energy(client: InfluxClient, q: EnergyQuery, days?: DayRol
     const rows = await days!.reader.read(q.deviceKey, fields, b.starts[0]!, b.end, tz);
     fromRollupRows(rows, stored, b.starts, perCounter, events);
   } else {
-    const [res] = await client.query(
-      `SELECT ${stored.map((c) => ident(`${c}_e`)).join(', ')} FROM ${ROLLUP_MEASUREMENT[b.fine]} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)}`,
+    // Energy from the rollup that fits, events from the 15-minute one: two statements, one request.
+    const where = deviceWhere(q.deviceKey, b.starts[0], b.end);
+    const evFields = stored.map((c) => ident(`${c}_ev`));
+    const [res, evRes] = await client.query(
+      `SELECT ${stored.map((c) => ident(`${c}_e`)).join(', ')} FROM ${ROLLUP_MEASUREMENT[b.fine]} WHERE ${where}; ` +
+        `SELECT ${evFields.join(', ')} FROM ${ROLLUP_MEASUREMENT['15m']} WHERE ${where} AND (${evFields.map((f) => `${f} != ''`).join(' OR ')})`,
     );
     fromRollupRows(rowsOf(res?.series), stored, b.starts, perCounter, null);
-    const evFields = stored.map((c) => ident(`${c}_ev`));
-    const [evRes] = await client.query(
-      `SELECT ${evFields.join(', ')} FROM ${ROLLUP_MEASUREMENT['15m']} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)} AND (${evFields.map((f) => `${f} != ''`).join(' OR ')})`,
-    );
     for (const row of rowsOf(evRes?.series)) {
       for (const c of stored) {
         const s = row[`${c}_ev`];
