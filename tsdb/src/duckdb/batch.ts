@@ -9,10 +9,7 @@ import { StoreError } from '../port.ts';
 import { STORED } from './schema.ts';
 
 /** Position of every stored parameter in `STORED` (the column order of `readings`). */
-const COLUMN_OF: Record<string, number> = Object.create(null);
-STORED.forEach((name, i) => {
-  COLUMN_OF[name] = i;
-});
+const COLUMN_OF = new Map<string, number>(STORED.map((name, i) => [name, i]));
 
 export interface ColumnBatch {
   /** Rows stored (readings without values are left out). */
@@ -106,8 +103,10 @@ export function columnize(readings: readonly Reading[], merged = false): ColumnB
     const bit = 1 << (r & 31);
     const rows = newestRow[d]!;
     let any = false;
-    for (const name in values) {
-      const c = COLUMN_OF[name];
+    const names = Object.keys(values);
+    for (let k = 0; k < names.length; k++) {
+      const name = names[k]!;
+      const c = COLUMN_OF.get(name);
       if (c === undefined) throw rejected(`reading ${i}: unknown parameter "${name}"`);
       const v = values[name];
       if (typeof v !== 'number' || !Number.isFinite(v))

@@ -900,6 +900,8 @@ export class DuckDbStore implements TelemetryStore {
       this.closed = true;
     });
     await this.checkpoint;
+    // The last checkpoint off the event loop (closing would otherwise take it synchronously).
+    if (this.ck) await this.ck.run('CHECKPOINT').catch(() => undefined);
     this.w.closeSync();
     this.r.closeSync();
     this.ck?.closeSync();
