@@ -37,7 +37,8 @@ export function useSaveComparison() {
   return useMutation({
     mutationFn: ({ id, body }: { id?: number; body: ComparisonRequest }) =>
       id === undefined ? createComparison(body) : updateComparison(id, body),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['comparisons'] }),
+    // The list only: a comparison's data is keyed by its members and refetched when they change.
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['comparisons'], exact: true }),
   });
 }
 
@@ -45,6 +46,10 @@ export function useDeleteComparison() {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: (id: number) => deleteComparison(id),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['comparisons'] }),
+    onSuccess: (_done, id) => {
+      // Never ask for the data of a comparison that no longer exists.
+      qc.removeQueries({ queryKey: ['comparisons', id] });
+      return qc.invalidateQueries({ queryKey: ['comparisons'], exact: true });
+    },
   });
 }

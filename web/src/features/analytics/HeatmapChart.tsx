@@ -11,13 +11,13 @@ import { AXIS_COLORS, type ChartTheme } from '../../charts/palette.ts';
 import { useT } from '../../i18n/i18n.ts';
 import {
   cellLabel,
+  colorDomain,
   colorScale,
   legendGradient,
   legendTicks,
   NO_DATA_COLORS,
   rowHeight,
   thinTicks,
-  valueDomain,
   weekdayName,
 } from './heatmapScale.ts';
 
@@ -37,7 +37,7 @@ function HeatmapChartImpl({ heatmap, theme, userTz, label }: HeatmapChartProps) 
   const { kind, tz: deviceTz, unit } = heatmap;
   // The API answer already has nivo's shape; keep one reference per answer (no re-layout on hover).
   const data = heatmap.rows as { id: string; data: Datum[] }[];
-  const domain = useMemo(() => valueDomain(data), [data]);
+  const domain = useMemo(() => colorDomain(data), [data]);
   const scale = useMemo(() => colorScale(domain, theme), [domain, theme]);
   const colors = useCallback((cell: { value: number | null }) => scale(cell.value), [scale]);
   const perRow = rowHeight(data.length);
@@ -114,6 +114,7 @@ function HeatmapChartImpl({ heatmap, theme, userTz, label }: HeatmapChartProps) 
       <HeatmapLegend
         domainMin={domain?.min ?? null}
         domainMax={domain?.max ?? null}
+        clipped={domain?.clipped ?? false}
         unit={unit}
         theme={theme}
       />
@@ -124,11 +125,13 @@ function HeatmapChartImpl({ heatmap, theme, userTz, label }: HeatmapChartProps) 
 function HeatmapLegend({
   domainMin,
   domainMax,
+  clipped,
   unit,
   theme,
 }: {
   domainMin: number | null;
   domainMax: number | null;
+  clipped: boolean;
   unit: string;
   theme: ChartTheme;
 }) {
@@ -143,9 +146,9 @@ function HeatmapLegend({
         </Text>
         <Box h={12} style={{ background: legendGradient(theme), borderRadius: 2 }} aria-hidden />
         <Group justify="space-between" gap={4} wrap="nowrap">
-          {ticks.map((v) => (
+          {ticks.map((v, i) => (
             <Text key={v} size="xs" c="dimmed">
-              {formatValue(v, '')}
+              {clipped && i === ticks.length - 1 ? `≥ ${formatValue(v, '')}` : formatValue(v, '')}
             </Text>
           ))}
         </Group>

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   cellLabel,
   colorAt,
+  colorDomain,
   colorScale,
   HEAT_PALETTES,
   HEATMAP_PARAMS,
@@ -159,5 +160,37 @@ describe('layout', () => {
     expect(HEATMAP_PARAMS.slice(0, 4)).toEqual(['eai', 'eae', 'eri', 'ere']);
     expect(new Set(HEATMAP_PARAMS).size).toBe(HEATMAP_PARAMS.length);
     expect(HEATMAP_PARAMS).toContain('vave1');
+  });
+});
+
+describe('colorDomain', () => {
+  const rowsOf = (values: (number | null)[]) => [{ data: values.map((y) => ({ y })) }];
+
+  it.each([
+    { name: 'no values', values: [], domain: null },
+    { name: 'few values: the full range', values: [1, 2, 900], domain: { min: 1, max: 900, clipped: false } },
+    {
+      name: 'many values without outliers: the full range',
+      values: Array.from({ length: 200 }, (_, i) => i / 10),
+      domain: { min: 0, max: 19.9, clipped: false },
+    },
+  ])('$name', ({ values, domain }) => {
+    expect(colorDomain(rowsOf(values))).toEqual(domain);
+  });
+
+  it('stops at the 99th percentile when one outlier stretches the scale', () => {
+    const values = [...Array.from({ length: 199 }, (_, i) => 1 + (i % 10) / 10), 7640];
+    const d = colorDomain(rowsOf(values))!;
+    expect(d.clipped).toBe(true);
+    expect(d.min).toBe(1);
+    expect(d.max).toBeCloseTo(1.9, 10);
+    // The outlier takes the top colour, like the largest ordinary value.
+    const scale = colorScale(d, 'light');
+    expect(scale(7640)).toBe(scale(1.9));
+  });
+
+  it('ignores null cells', () => {
+    const values = [...Array.from({ length: 150 }, () => null), ...Array.from({ length: 120 }, (_, i) => i)];
+    expect(colorDomain(rowsOf(values))).toEqual({ min: 0, max: 119, clipped: false });
   });
 });

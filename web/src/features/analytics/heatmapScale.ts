@@ -7,6 +7,27 @@ import type { HeatmapKind } from '../../api/analytics/get-heatmap.ts';
 import type { ChartTheme } from '../../charts/palette.ts';
 import { dayjs } from '../../lib/time.ts';
 
+/**
+ * The colour domain: from the smallest value to the 99th percentile when a few outliers (a meter's first
+ * hour after a gap, a counter reset) lie far above the rest, so they do not wash out every other cell;
+ * `clipped` says the top colour then means "this much or more".
+ */
+export function colorDomain(
+  rows: readonly { data: readonly { y: number | null }[] }[],
+  quantile = 0.99,
+): (Domain & { clipped: boolean }) | null {
+  const full = valueDomain(rows);
+  if (!full) return null;
+  const values: number[] = [];
+  for (const r of rows) for (const c of r.data) if (c.y !== null && Number.isFinite(c.y)) values.push(c.y);
+  if (values.length < 100) return { ...full, clipped: false };
+  values.sort((a, b) => a - b);
+  const top = values[Math.floor(quantile * (values.length - 1))]!;
+  // Clip only when the outliers stretch the scale noticeably (beyond 1.5 × the quantile's span).
+  if (top <= full.min || full.max - full.min <= 1.5 * (top - full.min)) return { ...full, clipped: false };
+  return { min: full.min, max: top, clipped: true };
+}
+
 /** Low to high. Light: pale yellow to deep red; dark: muted blue to bright yellow (high reads brightest). */
 export const HEAT_PALETTES: Record<ChartTheme, readonly string[]> = {
   light: ['#ffffcc', '#fed976', '#fd8d3c', '#e31a1c', '#800026'],
