@@ -132,10 +132,10 @@ export class RollupMaintainer {
       const t1 = rowsOf(last?.series)[0]?.time;
       if (typeof t0 !== 'number' || typeof t1 !== 'number') continue;
       for (const tz of zones) {
-        const { starts, end: last } = calendarBuckets(t0, t1 + QUARTER_MS, 'day', tz);
+        const { starts, end: lastEnd } = calendarBuckets(t0, t1 + QUARTER_MS, 'day', tz);
         for (let i = 0; i < starts.length; i += BUILD_DAYS) {
           const chunk = starts.slice(i, i + BUILD_DAYS);
-          const end = starts[i + BUILD_DAYS] ?? last;
+          const end = starts[i + BUILD_DAYS] ?? lastEnd;
           const days = new DayEnergy(chunk, end);
           await this.addStoredQuarters(device, chunk[0]!, end, days);
           await this.writeLines(days.lines(ROLLUP_DAY, device, tz));
