@@ -35,6 +35,7 @@ import {
   type ExportForm,
   type ExportFormErrors,
   exportRange,
+  exportRefusal,
   hasErrors,
   validateExport,
 } from './validation.ts';
@@ -55,21 +56,6 @@ function initialForm(tz: string, params: readonly string[] | undefined): ExportF
     to: today.format('YYYY-MM-DD'),
     fileName: '',
   };
-}
-
-/** Field errors of a 400 answer mapped onto the form's fields. */
-function serverErrors(err: ApiError): ExportFormErrors {
-  const out: ExportFormErrors = {};
-  const pick = (field: string) => err.errors[field]?.[0];
-  const format = pick('format');
-  const params = pick('params');
-  const range = pick('from') ?? pick('to');
-  if (format) out.format = 'val.fileType';
-  if (params) out.params = 'val.param';
-  if (range) out.range = range === 'Data range is too long.' ? 'msg.rangeTooLong' : 'val.dateRange';
-  if (!format && !params && !range && err.message === 'Data range is too long.')
-    out.range = 'msg.rangeTooLong';
-  return out;
 }
 
 function useFollowExport(
@@ -175,14 +161,13 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
       setJob(scheduled(accepted.id));
       notify({ id: `export-${accepted.id}`, color: 'blue', message: t('msg.exportScheduled') });
     } catch (err) {
-      if (err instanceof ApiError && err.status === 503) {
-        setFailure(t('msg.exportUnavailable'));
-      } else if (err instanceof ApiError && err.status === 400 && hasErrors(serverErrors(err))) {
-        setServer(serverErrors(err));
-      } else {
-        const message = err instanceof Error ? translateServerMessage(err.message) : String(err);
-        setFailure(`${t('msg.exportFailed')} ${message}`);
-      }
+      const refusal =
+        err instanceof ApiError
+          ? exportRefusal(err)
+          : { kind: 'failed' as const, detail: err instanceof Error ? err.message : String(err) };
+      if (refusal.kind === 'unavailable') setFailure(t('msg.exportUnavailable'));
+      else if (refusal.kind === 'fields') setServer(refusal.errors);
+      else setFailure(`${t('msg.exportFailed')} ${translateServerMessage(refusal.detail)}`);
     }
   };
 

@@ -6,6 +6,7 @@ import { applyNews, type ExportNews, type ExportProgress, percent, scheduled } f
 import {
   type ExportForm,
   exportRange,
+  exportRefusal,
   hasErrors,
   MAX_EXPORT_RANGE_DAYS,
   validateExport,
@@ -242,5 +243,63 @@ describe('exportableParams', () => {
     },
   ])('$name', ({ reported, preset, out }) => {
     expect(exportableParams(reported, preset)).toEqual(out);
+  });
+});
+
+describe('exportRefusal', () => {
+  it.each([
+    {
+      name: '503: the queue is full',
+      err: { status: 503, message: 'Export unavailable' },
+      out: { kind: 'unavailable' },
+    },
+    {
+      name: '400 on the range',
+      err: { status: 400, message: 'Data range is too long.', errors: { to: ['Data range is too long.'] } },
+      out: { kind: 'fields', errors: { range: 'msg.rangeTooLong' } },
+    },
+    {
+      name: '400 without field errors but the range message',
+      err: { status: 400, message: 'Data range is too long.' },
+      out: { kind: 'fields', errors: { range: 'msg.rangeTooLong' } },
+    },
+    {
+      name: '400 on a missing date',
+      err: { status: 400, message: 'Date range is required.', errors: { from: ['Date range is required.'] } },
+      out: { kind: 'fields', errors: { range: 'val.dateRange' } },
+    },
+    {
+      name: '400 on format and params',
+      err: {
+        status: 400,
+        message: 'Select file type to export.',
+        errors: {
+          format: ['Select file type to export.'],
+          params: ['Please select at least one parameter.'],
+        },
+      },
+      out: { kind: 'fields', errors: { format: 'val.fileType', params: 'val.param' } },
+    },
+    {
+      name: '400 on a field the form lacks',
+      err: {
+        status: 400,
+        message: 'Field cannot be empty.',
+        errors: { deviceIds: ['Field cannot be empty.'] },
+      },
+      out: { kind: 'failed', detail: 'Field cannot be empty.' },
+    },
+    {
+      name: '500',
+      err: { status: 500, message: 'Internal server error. Please contact with server administrator.' },
+      out: { kind: 'failed', detail: 'Internal server error. Please contact with server administrator.' },
+    },
+    {
+      name: 'network',
+      err: { status: 0, message: 'Network connection problem' },
+      out: { kind: 'failed', detail: 'Network connection problem' },
+    },
+  ])('$name', ({ err, out }) => {
+    expect(exportRefusal(err as Parameters<typeof exportRefusal>[0])).toEqual(out);
   });
 });

@@ -65,3 +65,33 @@ export function validateExport(form: ExportForm, tz: string): ExportFormErrors {
 export function hasErrors(e: ExportFormErrors): boolean {
   return e.format !== undefined || e.params !== undefined || e.range !== undefined;
 }
+
+/** What the dialog shows when the server refuses an export. */
+export type ExportRefusal =
+  | { kind: 'fields'; errors: ExportFormErrors }
+  | { kind: 'unavailable' }
+  | { kind: 'failed'; detail: string };
+
+const RANGE_TOO_LONG = 'Data range is too long.';
+
+/**
+ * 503 is "Export unavailable" (the queue is full); a 400 names the fields it refuses (SPEC.md §5
+ * messages); anything else is "Exporting data failed." with the server's reason.
+ */
+export function exportRefusal(err: {
+  status: number;
+  message: string;
+  errors?: Record<string, string[]> | undefined;
+}): ExportRefusal {
+  if (err.status === 503) return { kind: 'unavailable' };
+  if (err.status === 400) {
+    const pick = (field: string) => err.errors?.[field]?.[0];
+    const errors: ExportFormErrors = {};
+    if (pick('format')) errors.format = 'val.fileType';
+    if (pick('params')) errors.params = 'val.param';
+    const range = pick('from') ?? pick('to') ?? (err.message === RANGE_TOO_LONG ? RANGE_TOO_LONG : undefined);
+    if (range) errors.range = range === RANGE_TOO_LONG ? 'msg.rangeTooLong' : 'val.dateRange';
+    if (hasErrors(errors)) return { kind: 'fields', errors };
+  }
+  return { kind: 'failed', detail: err.message };
+}

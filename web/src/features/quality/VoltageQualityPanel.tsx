@@ -46,7 +46,7 @@ export function VoltageQualityPanel({ deviceId, range }: VoltageQualityPanelProp
         {t('export.quality.hint')}
       </Text>
       {quality.isPending ? (
-        <Skeleton h={120} aria-label={t('common.loading')} />
+        <Skeleton h={120} role="status" aria-label={t('common.loading')} />
       ) : quality.isError ? (
         <ErrorState error={quality.error} onRetry={() => void quality.refetch()} />
       ) : empty || !data ? (

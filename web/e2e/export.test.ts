@@ -1,0 +1,376 @@
+/**
+ * Exports and voltage quality in the browser against the real API: the export dialog's validation
+ * messages, a CSV export followed to its download and compared row by row with the data log, a PDF that
+ * opens, and the voltage-quality panel showing the API's shares for every phase.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import {
+  DAY_MS,
+  DEFAULT_TIMEZONE,
+  detailsPageFor,
+  detailsPathFor,
+  localDateString,
+  startOfLocalDay,
+} from '@kilowatch/core';
+import axe from 'axe-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { formatShare } from '../src/features/quality/quality.ts';
+import {
+  apiUnavailable,
+  chromiumUnavailable,
+  launchChromium,
+  type RunningApi,
+  startApi,
+} from '../src/testing.ts';
+
+const skip = chromiumUnavailable() ?? apiUnavailable();
+if (skip) console.warn(`web e2e (export) skipped: ${skip}`);
+
+interface ApiDevice {
+  id: number;
+  name: string;
+  typeCode: number;
+  phases?: 1 | 3;
+}
+
+interface ExportBody {
+  deviceIds: number[];
+  params: string[] | 'all';
+  from: string;
+  to: string;
+  format: 'csv' | 'pdf';
+  fileName?: string;
+}
+
+const PARAMS = ['vave1', 'vave2', 'iave3'];
+
+function hasPdfInfo(): boolean {
+  try {
+    execFileSync('pdfinfo', ['-v'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** RFC 4180 rows (quoted cells, doubled quotes, CRLF). */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (c === '\n') {
+      row.push(cell.replace(/\r$/, ''));
+      rows.push(row);
+      row = [];
+      cell = '';
+    } else cell += c;
+  }
+  if (cell !== '' || row.length > 0) rows.push([...row, cell]);
+  return rows;
+}
+
+/** Console errors without the 503 lines of `shed` answers the server shed under load. */
+function unforgiven(errors: readonly string[], shed: number): string[] {
+  let left = shed;
+  return errors.filter((e) => !(/status of 503/.test(e) && left-- > 0));
+}
+
+/** Stops the API; a file its last moments wrote is removed on a second try (ENOTEMPTY on a busy machine). */
+async function stopApi(api: RunningApi | undefined): Promise<void> {
+  if (!api) return;
+  await api.stop().catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOTEMPTY') throw err;
+    await new Promise((r) => setTimeout(r, 1000));
+    rmSync(api.dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 500 });
+  });
+}
+
+describe.skipIf(skip !== null)('exports and voltage quality in the browser', () => {
+  let api: RunningApi;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let device: ApiDevice;
+  let tz = DEFAULT_TIMEZONE;
+  let yesterday = '';
+  const consoleErrors: string[] = [];
+  let shed = 0;
+
+  const token = () => page.evaluate(() => localStorage.getItem('kw.token'));
+  const get = async <T>(path: string): Promise<T> => {
+    const res = await fetch(`${api.url}${path}`, { headers: { Authorization: `Bearer ${await token()}` } });
+    expect(res.status, `GET ${path}`).toBe(200);
+    return (await res.json()) as T;
+  };
+
+  async function seriousViolations(p: Page): Promise<string[]> {
+    if (!(await p.evaluate(() => 'axe' in window))) await p.evaluate(axe.source);
+    const result = await p.evaluate(() =>
+      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
+    );
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  }
+
+  beforeAll(async () => {
+    api = await startApi({ webDist: inject('webDist'), env: { KW_DEMO_HISTORY_DAYS: '40' } });
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    page = await context.newPage();
+    page.on('console', (msg) => {
+      // Chromium logs every non-2xx fetch; the 400 answers provoked below are expected.
+      if (msg.type() === 'error' && !/status of (400|401|404)/.test(msg.text()))
+        consoleErrors.push(msg.text());
+    });
+    page.on('pageerror', (err) => consoleErrors.push(err.message));
+    // A loaded machine makes the API shed work with 503 + Retry-After (the client retries those); Chromium
+    // logs each one. They are counted here and only that many 503 lines are forgiven.
+    page.on('response', (r) => {
+      if (r.status() === 503 && r.headers()['retry-after'] && r.url().includes('/api/')) shed++;
+    });
+
+    await page.goto(`${api.url}/sign-in`);
+    await page.getByTestId('demo').click();
+    await page.waitForURL(/\/dashboard/);
+    tz = (await page.evaluate(() => localStorage.getItem('kw.timezone'))) || DEFAULT_TIMEZONE;
+    yesterday = localDateString(startOfLocalDay(Date.now(), tz) - DAY_MS / 2, tz);
+    const devices = await get<ApiDevice[]>('/api/devices');
+    const threePhase = devices.find((d) => detailsPageFor(d.typeCode, d.phases ?? 3) === 'three-phase');
+    expect(threePhase, 'the demo has a three-phase meter').toBeDefined();
+    device = threePhase!;
+    // The demo writes its history in the background, the last two days first ("recent"): yesterday must
+    // be complete before it is exported.
+    for (let i = 0; i < 90; i++) {
+      const health = (await (await fetch(`${api.url}/api/health`)).json()) as {
+        demoHistory?: { state?: string };
+      };
+      if (health.demoHistory?.state === 'recent' || health.demoHistory?.state === 'done') break;
+      if (health.demoHistory?.state === 'failed') throw new Error('the demo history failed');
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }, 420_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stopApi(api);
+  });
+
+  async function openDialog(): Promise<void> {
+    await page.goto(`${api.url}${detailsPathFor(device.id, device.typeCode, device.phases ?? 3)}`);
+    await page.getByTestId('device-title').waitFor();
+    await page.getByTestId('export-button').click();
+    await page.getByRole('dialog', { name: 'Export data' }).waitFor();
+  }
+
+  const dialog = () => page.getByRole('dialog', { name: 'Export data' });
+
+  async function pickParams(names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      await dialog().getByTestId('export-params').click();
+      await page.getByRole('option', { name, exact: true }).click();
+    }
+  }
+
+  it('refuses an export without a file type, without parameters, or over too long a range', async () => {
+    await openDialog();
+    const posted: string[] = [];
+    const onRequest = (r: { url: () => string; method: () => string }) => {
+      if (r.method() === 'POST' && r.url().endsWith('/api/exports')) posted.push(r.url());
+    };
+    page.on('request', onRequest);
+
+    await dialog().getByTestId('export-submit').click();
+    await dialog().getByText('Select file type to export.').waitFor();
+
+    await dialog().getByTestId('export-format-csv').check();
+    await dialog().getByTestId('export-params-selected').check();
+    await dialog().getByTestId('export-submit').click();
+    await dialog().getByText('Please select at least one parameter.').waitFor();
+    expect(await dialog().getByText('Select file type to export.').count()).toBe(0);
+
+    await pickParams(['vave1']);
+    await dialog().getByTestId('export-from').fill('');
+    await dialog().getByTestId('export-submit').click();
+    await dialog().getByText('Date range is required.').waitFor();
+    expect(await dialog().getByText('Please select at least one parameter.').count()).toBe(0);
+
+    const longAgo = localDateString(Date.now() - 2 * 366 * DAY_MS, tz);
+    await dialog().getByTestId('export-from').fill(longAgo);
+    await dialog().getByTestId('export-submit').click();
+    await dialog().getByText('Data range is too long.').waitFor();
+    page.off('request', onRequest);
+    // The client caught every mistake itself: nothing was sent.
+    expect(posted).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('exports a CSV, follows its progress and downloads rows equal to the data log', async () => {
+    await openDialog();
+    await dialog().getByTestId('export-format-csv').check();
+    await dialog().getByTestId('export-params-selected').check();
+    await pickParams(PARAMS);
+    await dialog().getByTestId('export-from').fill(yesterday);
+    await dialog().getByTestId('export-to').fill(yesterday);
+    await dialog().getByTestId('export-filename').fill('kw-e2e-readings');
+
+    const posted = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/api/exports'));
+    const downloaded = page.waitForEvent('download', { timeout: 120_000 });
+    await dialog().getByTestId('export-submit').click();
+    const body = (await posted).postDataJSON() as ExportBody;
+    expect(body).toMatchObject({
+      deviceIds: [device.id],
+      params: PARAMS,
+      format: 'csv',
+      fileName: 'kw-e2e-readings',
+    });
+    expect(Date.parse(body.to) - Date.parse(body.from)).toBeGreaterThanOrEqual(23 * 3_600_000);
+    expect(Date.parse(body.to) - Date.parse(body.from)).toBeLessThanOrEqual(25 * 3_600_000);
+
+    await page.getByText('Exporting data scheduled. We will inform you when file be ready.').waitFor();
+    const progress = dialog().getByTestId('export-progress');
+    await progress.waitFor();
+    await dialog().locator('[data-testid=export-progress][data-status=done]').waitFor({ timeout: 120_000 });
+    expect(
+      await dialog().getByRole('progressbar', { name: 'Export progress' }).getAttribute('aria-valuenow'),
+    ).toBe('100');
+
+    const file = await downloaded;
+    expect(file.suggestedFilename()).toBe('kw-e2e-readings.csv');
+    const rows = parseCsv(readFileSync((await file.path())!, 'utf8')).filter((r) => r.length > 1);
+    const [header, ...data] = rows;
+    expect(header?.slice(0, 3)).toEqual(['timestamp_utc', `timestamp_local (${tz})`, 'device']);
+    expect(header?.slice(3)).toEqual(PARAMS);
+
+    // The data log for the same range and parameters, every page.
+    const log: { ts: string; values: Record<string, number | null> }[] = [];
+    let cursor: string | null = null;
+    for (let i = 0; i < 100; i++) {
+      const q = new URLSearchParams({
+        from: body.from,
+        to: body.to,
+        params: PARAMS.join(','),
+        limit: '10000',
+      });
+      if (cursor) q.set('cursor', cursor);
+      const pageOf = await get<{ items: typeof log; nextCursor: string | null }>(
+        `/api/devices/${device.id}/readings?${q}`,
+      );
+      log.push(...pageOf.items);
+      cursor = pageOf.nextCursor;
+      if (!cursor) break;
+    }
+    expect(log.length, 'readings yesterday').toBeGreaterThan(100);
+    expect(data.length).toBe(log.length);
+    for (const [i, row] of data.entries()) {
+      const want = log[i]!;
+      expect(row[0], `row ${i} time`).toBe(want.ts);
+      const got = row.slice(3).map((c) => (c === '' ? null : Number(c)));
+      expect(got, `row ${i} (${want.ts}) values`).toEqual(PARAMS.map((p) => want.values[p] ?? null));
+    }
+    // The export is listed as done with the file's name.
+    const job = await get<{ status: string; fileName: string; size: number }>(
+      `/api/exports/${(await get<{ id: number }[]>('/api/exports'))[0]!.id}`,
+    );
+    expect(job).toMatchObject({ status: 'done', fileName: 'kw-e2e-readings.csv' });
+  });
+
+  it('exports a PDF report that opens', async () => {
+    await openDialog();
+    await dialog().getByTestId('export-format-pdf').check();
+    await dialog().getByTestId('export-params-all').check();
+    await dialog().getByTestId('export-from').fill(yesterday);
+    await dialog().getByTestId('export-to').fill(yesterday);
+    const downloaded = page.waitForEvent('download', { timeout: 120_000 });
+    await dialog().getByTestId('export-submit').click();
+    await page
+      .getByText('Exporting data scheduled. We will inform you when file be ready.')
+      .first()
+      .waitFor();
+    const file = await downloaded;
+    expect(file.suggestedFilename()).toMatch(/\.pdf$/);
+    const path = (await file.path())!;
+    const bytes = readFileSync(path);
+    expect(bytes.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    if (hasPdfInfo()) {
+      const info = execFileSync('pdfinfo', [path], { encoding: 'utf8' });
+      expect(Number(/Pages:\s+(\d+)/.exec(info)?.[1] ?? 0)).toBeGreaterThanOrEqual(1);
+      const text = execFileSync('pdftotext', [path, '-'], { encoding: 'utf8' });
+      expect(text).toContain(`Kilowatch report: ${device.name}`);
+    } else {
+      // Without poppler the trailer still proves a complete file.
+      expect(bytes.subarray(-1024).toString('latin1')).toContain('%%EOF');
+    }
+  });
+
+  it("shows every phase's voltage quality as the API computes it", async () => {
+    await page.goto(`${api.url}${detailsPathFor(device.id, device.typeCode, device.phases ?? 3)}`);
+    await page.getByTestId('device-title').waitFor();
+    // Yesterday: a closed period, so the page's answer and ours cannot differ by a new reading.
+    const yesterdayFrom = new Date(
+      startOfLocalDay(startOfLocalDay(Date.now(), tz) - DAY_MS / 2, tz),
+    ).toISOString();
+    const answer = page.waitForResponse(
+      (r) =>
+        r.url().includes(`/api/devices/${device.id}/voltage-quality`) &&
+        r.ok() &&
+        new URL(r.url()).searchParams.get('from') === yesterdayFrom,
+    );
+    await page.getByLabel('Start date').fill(yesterday);
+    const url = new URL((await answer).url());
+    const quality = await get<{
+      limits: { warning: number; critical: number };
+      phases: {
+        phase: number;
+        samples: number;
+        withinWarning: number | null;
+        withinCritical: number | null;
+        withinEn50160: number | null;
+      }[];
+    }>(`${url.pathname}${url.search}`);
+    expect(quality.phases.map((p) => p.phase)).toEqual([1, 2, 3]);
+    expect(quality.phases.every((p) => p.samples > 0)).toBe(true);
+    const panel = page.getByTestId('voltage-quality');
+    await panel.getByTestId('quality-phase').nth(2).waitFor();
+    const shown = await panel.getByTestId('quality-phase').evaluateAll((rows) =>
+      rows.map((r) => ({
+        phase: Number(r.getAttribute('data-phase')),
+        warning: r.querySelector('[data-testid=quality-warning]')?.textContent,
+        critical: r.querySelector('[data-testid=quality-critical]')?.textContent,
+        en: r.querySelector('[data-testid=quality-en50160]')?.textContent,
+      })),
+    );
+    expect(shown).toEqual(
+      quality.phases.map((p) => ({
+        phase: p.phase,
+        warning: formatShare(p.withinWarning),
+        critical: formatShare(p.withinCritical),
+        en: formatShare(p.withinEn50160),
+      })),
+    );
+    // The limits are shown next to the shares.
+    await panel.getByText(`Warning band (±${quality.limits.warning} %)`).waitFor();
+    await panel.getByText(`Critical band (±${quality.limits.critical} %)`).waitFor();
+    await panel.getByText('207 V – 253 V').first().waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('logged no console errors', () => {
+    expect(unforgiven(consoleErrors, shed)).toEqual([]);
+  });
+});
