@@ -66,6 +66,9 @@ export interface DuckDbStoreOptions {
 const STEP_15M = ROLLUP_STEP_MS['15m'];
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 const CHUNK_ROWS = 2048;
+const LV_TYPES: DuckDBType[] = [INTEGER, INTEGER, DOUBLE, DOUBLE];
+/** The staged newest values with parameter names (`lv.col` is the position in `STORED`). */
+const LV = `(SELECT device, [${STORED.map((n) => `'${n}'`).join(', ')}][col + 1] AS param, ts::BIGINT AS ts, v FROM lv)`;
 /** Bytes committed between checkpoints (DuckDB's default threshold is 16 MiB of WAL). */
 const CHECKPOINT_BYTES = 16 * 1024 * 1024;
 const MAX_PAGE = 10_000;
@@ -279,19 +282,33 @@ export class DuckDbStore implements TelemetryStore {
   /** The batch's newest value per (device, parameter), for `latest_values`. */
   private async stageLatest(b: ColumnBatch, idOf: readonly number[]): Promise<void> {
     if (!this.lvReady) {
-      await this.exec('CREATE OR REPLACE TEMP TABLE lv (device INTEGER, param VARCHAR, ts BIGINT, v DOUBLE)');
+      await this.exec('CREATE OR REPLACE TEMP TABLE lv (device INTEGER, col INTEGER, ts DOUBLE, v DOUBLE)');
       this.lvReady = true;
     }
-    await this.exec('DELETE FROM lv');
+    // All numbers (the parameter as its catalogue position): filled as columns, no per-row calls.
+    const nv = b.newest;
+    const n = nv.length / 4;
+    const dev = new Int32Array(n);
+    const col = new Int32Array(n);
+    const ts = new Float64Array(n);
+    const v = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      dev[i] = idOf[nv[4 * i]!]!;
+      col[i] = nv[4 * i + 1]!;
+      ts[i] = nv[4 * i + 2]!;
+      v[i] = nv[4 * i + 3]!;
+    }
     const appender = await this.w.createAppender('lv', 'main', 'temp');
     try {
-      const nv = b.newest;
-      for (let k = 0; k < nv.length; k += 4) {
-        appender.appendInteger(idOf[nv[k]!]!);
-        appender.appendVarchar(STORED[nv[k + 1]!]!);
-        appender.appendBigInt(BigInt(nv[k + 2]!));
-        appender.appendDouble(nv[k + 3]!);
-        appender.endRow();
+      for (let off = 0; off < n; off += CHUNK_ROWS) {
+        const len = Math.min(CHUNK_ROWS, n - off);
+        const chunk = DuckDBDataChunk.create(LV_TYPES, len);
+        const raw = chunk.chunk;
+        bindings.copy_data_to_vector(bindings.data_chunk_get_vector(raw, 0), 0, dev.buffer, off * 4, len * 4);
+        bindings.copy_data_to_vector(bindings.data_chunk_get_vector(raw, 1), 0, col.buffer, off * 4, len * 4);
+        bindings.copy_data_to_vector(bindings.data_chunk_get_vector(raw, 2), 0, ts.buffer, off * 8, len * 8);
+        bindings.copy_data_to_vector(bindings.data_chunk_get_vector(raw, 3), 0, v.buffer, off * 8, len * 8);
+        appender.appendDataChunk(chunk);
       }
       appender.flushSync();
     } finally {
@@ -343,8 +360,8 @@ export class DuckDbStore implements TelemetryStore {
     }
     // Newest value per (device, parameter), kept at write time so `latest` never scans history.
     sql.push(
-      'DELETE FROM latest_values USING lv WHERE latest_values.device = lv.device AND latest_values.param = lv.param AND latest_values.ts <= lv.ts',
-      'INSERT INTO latest_values SELECT lv.* FROM lv ANTI JOIN latest_values l ON l.device = lv.device AND l.param = lv.param',
+      `DELETE FROM latest_values USING ${LV} lv WHERE latest_values.device = lv.device AND latest_values.param = lv.param AND latest_values.ts <= lv.ts`,
+      `INSERT INTO latest_values SELECT lv.* FROM ${LV} lv ANTI JOIN latest_values l ON l.device = lv.device AND l.param = lv.param`,
     );
     // The dirty mark: the earliest timestamp written since the last refresh, per device.
     const range = (d: number) => `(${idOf[d]}, ${b.minByDev[d]}, ${b.maxByDev[d]})`;
