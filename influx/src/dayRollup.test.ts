@@ -333,3 +333,45 @@ describe.skipIf(skip !== null)('day rollups against a real influxd', () => {
     ).rejects.toThrow(StoreError);
   });
 });
+
+describe.skipIf(skip !== null)('day rollups against an influxd with a small max-row-limit', () => {
+  let server: InfluxTestServer;
+
+  beforeAll(async () => {
+    server = await startInfluxServer({ maxRowLimit: 4 });
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('answers the shared request for several devices in full, each equal to raw', async () => {
+    const store = await createInfluxStore({ url: server.url, database: server.database });
+    const day = zonedTimeToUtc(2025, 3, 30, 0, 0, 0, WARSAW);
+    const devices = ['a-meter', 'b-meter', 'c-meter'];
+    const readings: Reading[] = [];
+    devices.forEach((d, k) => {
+      for (const p of counterHistory(day - 3 * 24 * HOUR_MS, day + 3 * 24 * HOUR_MS, 30, k))
+        readings.push({ deviceKey: d, ts: p.ts, values: { eai1: p.value } });
+    });
+    await store.write(readings);
+    await store.refreshRollups(day + 4 * 24 * HOUR_MS);
+    const q = (deviceKey: string): EnergyQuery => ({
+      deviceKey,
+      counters: ['eai1'],
+      from: addLocalDays(day, -3, WARSAW),
+      to: addLocalDays(day, 3, WARSAW),
+      interval: '1d',
+      tz: WARSAW,
+    });
+    await store.energy(q(devices[0]!));
+    const answers = await Promise.all(devices.map((d) => store.energy(q(d))));
+    for (const [i, d] of devices.entries()) {
+      const raw = await store.energy({ ...q(d), source: 'raw' });
+      expect(answers[i]!.t).toHaveLength(6);
+      expect(answers[i]!.energy.eai1!.every((v) => v !== null)).toBe(true);
+      expectCloseSeries(answers[i]!.energy.eai1, raw.energy.eai1!);
+    }
+    await store.close();
+  });
+});
