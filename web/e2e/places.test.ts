@@ -196,6 +196,27 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     });
   });
 
+  it('creates a location and deletes it after confirming', async () => {
+    await page.goto(`${api.url}/location/index`);
+    await page.getByTestId('new-location').click();
+    await page.waitForURL(/\/location\/edit\/new$/);
+    await page.getByTestId('location-name').fill('Workshop');
+    await page.getByTestId('location-city').fill('Gdynia');
+    await page.getByTestId('save-location').click();
+    await page.waitForURL(/\/location\/view\/\d+$/);
+    await page.getByRole('heading', { name: 'Location: Workshop', level: 1 }).waitFor();
+    const created = (await get<ApiLocation[]>('/locations')).find((l) => l.name === 'Workshop');
+    expect(created?.timezone).toBe('Europe/Warsaw');
+    await page.goto(`${api.url}/location/index`);
+    const row = page.getByTestId('location-row').filter({ hasText: 'Workshop' });
+    await row.getByRole('button', { name: 'Delete: Workshop' }).click();
+    await page.getByText('Delete the location “Workshop” and all its tariffs? Its devices stay.').waitFor();
+    await page.getByTestId('confirm-delete').click();
+    await page.getByText('Location deleted').waitFor();
+    await row.waitFor({ state: 'detached' });
+    expect((await get<ApiLocation[]>('/locations')).map((l) => l.name)).not.toContain('Workshop');
+  });
+
   it('edits a tariff: preview follows the group, a bad end date is refused, then it saves', async () => {
     const tariffId = home.tariffId!;
     await page.goto(`${api.url}/location/tariff-edit/${home.id}/${tariffId}`);
