@@ -229,7 +229,12 @@ export class DuckDbStore implements TelemetryStore {
     });
   }
 
+  /** Staging table for a set of columns (and the newest-values table), created outside any transaction. */
   private async stagingTable(cols: readonly number[]): Promise<string> {
+    if (!this.lvReady) {
+      await this.exec('CREATE OR REPLACE TEMP TABLE lv (device INTEGER, col INTEGER, ts DOUBLE, v DOUBLE)');
+      this.lvReady = true;
+    }
     const sig = cols.join(',');
     let name = this.staging.get(sig);
     if (!name) {
@@ -244,7 +249,7 @@ export class DuckDbStore implements TelemetryStore {
 
   /** Copies the batch into the staging table: one memory copy per column and data chunk. */
   private async stage(stg: string, b: ColumnBatch, ids: Int32Array<ArrayBuffer>): Promise<void> {
-    // Empty: every write clears what it staged (in its transaction, or after a rollback).
+    // Empty: every write clears what it staged before it commits (a rollback discards it).
     const appender = await this.w.createAppender(stg, 'main', 'temp');
     const types: DuckDBType[] = [INTEGER, DOUBLE, ...b.cols.map(() => DOUBLE)];
     try {
@@ -281,10 +286,6 @@ export class DuckDbStore implements TelemetryStore {
 
   /** The batch's newest value per (device, parameter), for `latest_values`. */
   private async stageLatest(b: ColumnBatch, idOf: readonly number[]): Promise<void> {
-    if (!this.lvReady) {
-      await this.exec('CREATE OR REPLACE TEMP TABLE lv (device INTEGER, col INTEGER, ts DOUBLE, v DOUBLE)');
-      this.lvReady = true;
-    }
     // All numbers (the parameter as its catalogue position): filled as columns, no per-row calls.
     const nv = b.newest;
     const n = nv.length / 4;
@@ -335,8 +336,8 @@ export class DuckDbStore implements TelemetryStore {
 
     const cols = b.cols.map((c) => STORED[c]!);
     const colList = cols.map(q).join(', ');
-    // The whole transaction goes to DuckDB as one multi-statement query: one round trip per batch.
-    const sql: string[] = ['BEGIN TRANSACTION'];
+    // The rest of the transaction goes to DuckDB as one multi-statement query.
+    const sql: string[] = [];
     if (newKeys.length > 0) {
       sql.push(
         `INSERT INTO device_keys VALUES ${newKeys.map(([key, id]) => `(${id}, '${key.replaceAll("'", "''")}')`).join(', ')}`,
@@ -376,13 +377,15 @@ export class DuckDbStore implements TelemetryStore {
     }
     if (fresh.length > 0) sql.push(`INSERT INTO rollup_state VALUES ${fresh.map(range).join(', ')}`);
     sql.push(`DELETE FROM ${stg}`, 'DELETE FROM lv', 'COMMIT');
+    // Staged inside the transaction: appends to its local storage cost the event loop a fraction of
+    // a committed append, and a rollback leaves the staging tables empty.
+    await this.exec('BEGIN TRANSACTION');
     try {
       await this.stage(stg, b, ids);
       await this.stageLatest(b, idOf);
       await this.exec(sql.join(';\n'));
     } catch (e) {
       await this.w.run('ROLLBACK').catch(() => undefined);
-      await this.exec(`DELETE FROM ${stg}; DELETE FROM lv`).catch(() => undefined);
       throw new StoreError(`write failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
     }
     for (const [key, id] of newKeys) {
