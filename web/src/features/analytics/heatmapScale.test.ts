@@ -189,6 +189,12 @@ describe('colorDomain', () => {
     expect(scale(7640)).toBe(scale(1.9));
   });
 
+  it('clips a short run too (two days of hours with the first hour far above)', () => {
+    const values = [7782, ...Array.from({ length: 47 }, (_, i) => 0.3 + (i % 5) / 10)];
+    const d = colorDomain(rowsOf(values))!;
+    expect(d).toEqual({ min: 0.3, max: 0.7, clipped: true });
+  });
+
   it('ignores null cells', () => {
     const values = [...Array.from({ length: 150 }, () => null), ...Array.from({ length: 120 }, (_, i) => i)];
     expect(colorDomain(rowsOf(values))).toEqual({ min: 0, max: 119, clipped: false });

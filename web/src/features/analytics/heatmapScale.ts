@@ -20,7 +20,7 @@ export function colorDomain(
   if (!full) return null;
   const values: number[] = [];
   for (const r of rows) for (const c of r.data) if (c.y !== null && Number.isFinite(c.y)) values.push(c.y);
-  if (values.length < 100) return { ...full, clipped: false };
+  if (values.length < 10) return { ...full, clipped: false };
   values.sort((a, b) => a - b);
   const top = values[Math.floor(quantile * (values.length - 1))]!;
   // Clip only when the outliers stretch the scale noticeably (beyond 1.5 × the quantile's span).
