@@ -228,6 +228,8 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
         .evaluateAll((tds) => tds.map((td) => Number(td.getAttribute('data-zone'))));
     // The demo's Home tariff is G12w: the weekend is zone 2 all day.
     expect(await zonesOf('sat')).toEqual(Array(24).fill(2));
+    // …and so are public holidays, shown as their own row.
+    expect(await zonesOf('holiday')).toEqual(Array(24).fill(2));
     await choose('tariff-group', /^G12 —/);
     // DOMAIN.md §Tariffs: G12 is cheaper 13:00–15:00 and 22:00–06:00, every day.
     const g12 = Array.from({ length: 24 }, (_, h) => (h < 6 || h === 13 || h === 14 || h >= 22 ? 2 : 1));
@@ -240,6 +242,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     for (const day of ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])
       expect(await zonesOf(day)).toEqual(g12);
     await page.getByTestId('legend-zone-2').waitFor();
+    expect(await grid.locator('tr[data-day=holiday]').count()).toBe(0);
     // G11 has one price: the grid is zone 1 everywhere and only one price is asked.
     await choose('tariff-group', /^G11 —/);
     await page.waitForFunction(

@@ -32,10 +32,24 @@ function Swatch({ zone }: { zone: Zone }) {
 }
 
 /** Week × 24 h zones: rows Monday to Sunday, columns the hours, each cell its zone number and colour. */
-export function ScheduleGrid({ grid }: { grid: readonly (readonly Zone[])[] }) {
+export function ScheduleGrid({
+  grid,
+  holiday = null,
+}: {
+  grid: readonly (readonly Zone[])[];
+  /** A public holiday's hours, when they differ from the weekday's (shown as an extra row). */
+  holiday?: readonly Zone[] | null;
+}) {
   const { t } = useT();
   const scheme = useComputedColorScheme('light', { getInitialValueInEffect: false });
-  const used = zonesUsed(grid);
+  const used = zonesUsed(holiday ? [...grid, holiday] : grid);
+  const rows: { day: string; label: string; zones: readonly Zone[] }[] = [
+    ...grid.map((zones, d) => {
+      const day = WEEKDAYS[d] ?? 'mon';
+      return { day, label: t(`places.day.${day}` as MessageId), zones };
+    }),
+    ...(holiday ? [{ day: 'holiday', label: t('places.day.holiday'), zones: holiday }] : []),
+  ];
   return (
     <Box data-testid="schedule-grid">
       <ScrollTable minWidth={600} label={t('places.preview.caption')}>
@@ -66,32 +80,26 @@ export function ScheduleGrid({ grid }: { grid: readonly (readonly Zone[])[] }) {
             </Table.Tr>
           </Table.Thead>
           <Table.Tbody>
-            {grid.map((row, d) => {
-              const day = WEEKDAYS[d] ?? 'mon';
-              return (
-                <Table.Tr key={day} data-day={day}>
-                  <Table.Th scope="row" fw={500} pl={4}>
-                    {t(`places.day.${day}` as MessageId)}
-                  </Table.Th>
-                  {row.map((zone, h) => (
-                    <Table.Td
-                      // biome-ignore lint/suspicious/noArrayIndexKey: the hours are the columns
-                      key={h}
-                      ta="center"
-                      data-zone={zone}
-                      data-hour={h}
-                      title={`${t(`places.day.${day}` as MessageId)} ${h}:00–${h + 1}:00 · ${t(ZONE_NAMES[zone])}`}
-                      style={{
-                        background: ZONE_COLORS[scheme][zone].bg,
-                        color: ZONE_COLORS[scheme][zone].fg,
-                      }}
-                    >
-                      {zone}
-                    </Table.Td>
-                  ))}
-                </Table.Tr>
-              );
-            })}
+            {rows.map(({ day, label, zones }) => (
+              <Table.Tr key={day} data-day={day}>
+                <Table.Th scope="row" fw={500} pl={4}>
+                  {label}
+                </Table.Th>
+                {zones.map((zone, h) => (
+                  <Table.Td
+                    // biome-ignore lint/suspicious/noArrayIndexKey: the hours are the columns
+                    key={h}
+                    ta="center"
+                    data-zone={zone}
+                    data-hour={h}
+                    title={`${label} ${h}:00–${h + 1}:00 · ${t(ZONE_NAMES[zone])}`}
+                    style={{ background: ZONE_COLORS[scheme][zone].bg, color: ZONE_COLORS[scheme][zone].fg }}
+                  >
+                    {zone}
+                  </Table.Td>
+                ))}
+              </Table.Tr>
+            ))}
           </Table.Tbody>
         </Table>
       </ScrollTable>

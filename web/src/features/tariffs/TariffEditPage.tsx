@@ -27,7 +27,7 @@ import { useErrorColor } from '../locations/errorColor.ts';
 import type { FieldError } from '../locations/forms.ts';
 import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
 import { ScheduleGrid } from './ScheduleGrid.tsx';
-import { scheduleGrid, zonesUsed } from './scheduleGrid.ts';
+import { holidayRow, scheduleGrid, zonesUsed } from './scheduleGrid.ts';
 import {
   effectiveSchedule,
   isTariffGroup,
@@ -65,7 +65,16 @@ function TariffForm({ location, tariff }: { location: Location; tariff: Tariff |
       }),
     [values.group, values.operator, tariff, values],
   );
-  const zones = zonesUsed(grid);
+  const holiday = useMemo(
+    () =>
+      holidayRow({
+        group: values.group,
+        operator: values.operator,
+        schedule: effectiveSchedule(values, tariff),
+      }),
+    [values, tariff],
+  );
+  const zones = zonesUsed(holiday ? [...grid, holiday] : grid);
   const errors = validateTariff(values, zones);
 
   const set = (k: TariffField, v: string) => {
@@ -172,7 +181,7 @@ function TariffForm({ location, tariff }: { location: Location; tariff: Tariff |
             {...field('validTo')}
           />
         </SimpleGrid>
-        <ScheduleGrid grid={grid} />
+        <ScheduleGrid grid={grid} holiday={holiday} />
         {tariff && tariff.clockBasis === 'cet' && (
           <Text size="xs" c="dimmed">
             {t('places.tariff.cet')}

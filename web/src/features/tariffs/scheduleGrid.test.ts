@@ -1,6 +1,6 @@
 import { TARIFF_GROUPS, type TariffGroup } from '@kilowatch/core';
 import { describe, expect, it } from 'vitest';
-import { scheduleGrid, zoneRanges, zonesUsed } from './scheduleGrid.ts';
+import { holidayRow, scheduleGrid, zoneRanges, zonesUsed } from './scheduleGrid.ts';
 
 // Zone-2 hours per weekday row (Mon…Sun), from DOMAIN.md §Tariffs.
 const G12 = ['00–06', '13–15', '22–24'];
@@ -50,5 +50,29 @@ describe('zoneRanges', () => {
     { row: [1, 1], zone: 3, out: [] },
   ] as const)('$row zone $zone', ({ row, zone, out }) => {
     expect(zoneRanges(row, zone)).toEqual(out);
+  });
+});
+
+describe('holidayRow', () => {
+  it.each([
+    { group: 'G12w', operator: undefined, zone2: ['00–24'] },
+    { group: 'G12w', operator: 'E.ON', zone2: ['00–24'] },
+  ] as const)('$group $operator: holidays are zone 2 all day', ({ group, operator, zone2 }) => {
+    expect(zoneRanges(holidayRow({ group, operator })!, 2)).toEqual(zone2);
+  });
+
+  it.each(['G11', 'G12', 'G12as', 'G12n', 'G12r'] as const)(
+    '%s: holidays keep their weekday hours',
+    (group) => {
+      expect(holidayRow({ group })).toBeNull();
+    },
+  );
+
+  it('follows edited holiday windows', () => {
+    const row = holidayRow({
+      group: 'G12',
+      schedule: { holiday: [{ from: '10:00', to: '12:00', zone: 2 }] },
+    });
+    expect(zoneRanges(row!, 2)).toEqual(['10–12']);
   });
 });

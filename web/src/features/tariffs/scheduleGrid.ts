@@ -2,7 +2,13 @@
  * The week × 24 h zone preview of a tariff, computed with core's tariff calendar so it shows exactly
  * the zones the server prices with (DOMAIN.md §Tariffs).
  */
-import { createTariffCalendar, type TariffGroup, type Zone, type ZoneSchedule } from '@kilowatch/core';
+import {
+  createTariffCalendar,
+  defaultZoneSchedule,
+  type TariffGroup,
+  type Zone,
+  type ZoneSchedule,
+} from '@kilowatch/core';
 
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
@@ -35,6 +41,23 @@ export function scheduleGrid(input: ScheduleInput): Zone[][] {
       calendar.zoneAt(REFERENCE_MONDAY + (day * 24 + hour) * HOUR_MS, 'UTC'),
     ),
   );
+}
+
+/**
+ * The hours of a public holiday, when the group gives holidays their own hours (G12w: all day zone 2);
+ * null when a holiday keeps the hours of the weekday it falls on.
+ */
+export function holidayRow(input: ScheduleInput): Zone[] | null {
+  const schedule = input.schedule ?? defaultZoneSchedule(input.group, input.operator);
+  if (input.group === 'G11' || !schedule.holiday) return null;
+  const calendar = createTariffCalendar({
+    group: input.group,
+    operator: input.operator ?? null,
+    schedule: input.schedule ?? null,
+    clockBasis: 'local',
+    holidays: { isHoliday: () => true },
+  });
+  return Array.from({ length: 24 }, (_, hour) => calendar.zoneAt(REFERENCE_MONDAY + hour * HOUR_MS, 'UTC'));
 }
 
 /** The zones a grid uses, in order: which prices the form asks for. */

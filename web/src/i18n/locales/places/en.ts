@@ -67,6 +67,7 @@ export const placesEn = {
   'places.day.thu': 'Thu',
   'places.day.fri': 'Fri',
   'places.day.sat': 'Sat',
+  'places.day.holiday': 'Holiday',
   'places.day.sun': 'Sun',
   // tariff stats and comparison
   'places.stats.title': 'Energy and cost per zone',

@@ -68,6 +68,7 @@ export const placesPl: Record<keyof typeof placesEn, string> = {
   'places.day.thu': 'Czw',
   'places.day.fri': 'Pt',
   'places.day.sat': 'Sob',
+  'places.day.holiday': 'Święto',
   'places.day.sun': 'Ndz',
   'places.stats.title': 'Energia i koszt w strefach',
   'places.stats.device': 'Urządzenie',

@@ -67,6 +67,7 @@ export const placesTr: Record<keyof typeof placesEn, string> = {
   'places.day.thu': 'Per',
   'places.day.fri': 'Cum',
   'places.day.sat': 'Cmt',
+  'places.day.holiday': 'Tatil',
   'places.day.sun': 'Paz',
   'places.stats.title': 'Bölgelere göre enerji ve maliyet',
   'places.stats.device': 'Cihaz',
