@@ -370,6 +370,28 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
     expect(await seriousViolations(page)).toEqual([]);
   });
 
+  it('fits a 375 px phone in dark theme, errors readable', { timeout: 120_000 }, async () => {
+    await page.evaluate(() => localStorage.setItem('kw.themeMode', 'dark'));
+    await page.setViewportSize({ width: 375, height: 740 });
+    try {
+      await openDialog();
+      await dialog().getByTestId('export-params-selected').check();
+      await dialog().getByTestId('export-submit').click();
+      await dialog().getByText('Select file type to export.').waitFor();
+      await dialog().getByText('Please select at least one parameter.').waitFor();
+      expect(
+        await page.evaluate(() => document.documentElement.getAttribute('data-mantine-color-scheme')),
+      ).toBe('dark');
+      const box = await dialog().boundingBox();
+      expect(box && box.x >= 0 && box.x + box.width <= 375).toBe(true);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+      expect(await seriousViolations(page)).toEqual([]);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await page.evaluate(() => localStorage.removeItem('kw.themeMode'));
+    }
+  });
+
   it('logged no console errors', () => {
     expect(unforgiven(consoleErrors, shed)).toEqual([]);
   });

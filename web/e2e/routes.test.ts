@@ -233,6 +233,32 @@ describe.skipIf(skip !== null)('every route for the demo user', () => {
     expect(failures).toEqual([]);
   });
 
+  it('renders both sign-in pages, in their own layout, to a visitor', async () => {
+    const visitor = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const p = await visitor.newPage();
+      const errors: string[] = [];
+      p.on('console', (msg) => {
+        if (msg.type() === 'error') errors.push(msg.text());
+      });
+      p.on('pageerror', (err) => errors.push(err.message));
+      for (const [path, title] of [
+        ['/sign-in', text('signIn.title')],
+        ['/sign-in-fox', text('signIn.companion')],
+      ] as const) {
+        await p.goto(`${api.url}${path}`);
+        const h1 = p.locator('h1').filter({ visible: true }).first();
+        await h1.waitFor();
+        expect((await h1.textContent())?.trim(), path).toBe(title);
+        expect(new URL(p.url()).pathname).toBe(path);
+        expect(await seriousViolations(p), path).toEqual([]);
+      }
+      expect(errors).toEqual([]);
+    } finally {
+      await visitor.close();
+    }
+  });
+
   it('redirects / to /dashboard and an unknown path to /404', async () => {
     await page.goto(`${api.url}/`);
     await page.waitForURL(/\/dashboard$/);

@@ -17,6 +17,7 @@ import {
   TextInput,
   useComputedColorScheme,
 } from '@mantine/core';
+import { useMediaQuery } from '@mantine/hooks';
 import { useQueries } from '@tanstack/react-query';
 import { type CSSProperties, type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { ApiError } from '../../api/client.ts';
@@ -178,16 +179,24 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
     setFailure(null);
   };
 
+  // The caller's current selection (analytics passes what is on its chart) is taken up at each opening.
+  const open = () => {
+    if (!job && params && params.length > 0) setForm((f) => ({ ...f, mode: 'selected', params }));
+    setOpened(true);
+  };
+
   const running = job !== null && !isTerminal(job.status);
   // Mantine's default error red is below WCAG AA contrast on white; a darker one in light theme passes.
   const dark = useComputedColorScheme('light') === 'dark';
+  // Below the mobile breakpoint (SPEC.md §9: 576 px) the dialog takes the whole screen.
+  const mobile = useMediaQuery('(max-width: 36em)') ?? false;
   const errorColor = {
     '--mantine-color-error': dark ? 'var(--mantine-color-red-4)' : 'var(--mantine-color-red-9)',
   } as CSSProperties;
 
   return (
     <>
-      <Button size="xs" variant="light" onClick={() => setOpened(true)} data-testid="export-button">
+      <Button size="xs" variant="light" onClick={open} data-testid="export-button">
         {t('export.button')}
       </Button>
       <Modal
@@ -196,6 +205,7 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
         title={t('export.title')}
         closeButtonProps={{ 'aria-label': t('common.close') }}
         size="lg"
+        fullScreen={mobile}
         data-testid="export-dialog"
       >
         {job ? (
