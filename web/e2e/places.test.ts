@@ -3,7 +3,7 @@
  * demo account), in headless Chromium: every screen renders with no console error and no serious axe
  * finding, a location and a tariff are edited and saved (and survive a reload), the week × 24 h
  * preview shows the G12 zones of DOMAIN.md, the six groups are compared cheapest first under the
- * simulation label, the profile switches the interface language, and everything fits 375 px.
+ * simulation label, the profile switches the interface language, and everything fits 375 and 576 px.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -386,7 +386,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     expect((await get<{ timezone: string }>('/account/userInfo')).timezone).toBe('Europe/Warsaw');
   });
 
-  it('fits 375 px wide on every screen (wide tables scroll in their own box)', {
+  it('fits 375 and 576 px wide on every screen (wide tables scroll in their own box)', {
     timeout: 180_000,
   }, async () => {
     await page.setViewportSize({ width: 375, height: 800 });
@@ -408,6 +408,15 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow, path).toBeLessThanOrEqual(0);
       expect(await seriousViolations(), path).toEqual([]);
+    }
+    // The mobile breakpoint (SPEC.md §9): still no sideways scroll of the page.
+    await page.setViewportSize({ width: 576, height: 800 });
+    for (const path of paths) {
+      await page.goto(`${api.url}${path}`);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      await page.waitForFunction(() => document.querySelectorAll('.mantine-Skeleton-root').length === 0);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow, `${path} at 576 px`).toBeLessThanOrEqual(0);
     }
     await page.setViewportSize({ width: 1280, height: 900 });
   });
