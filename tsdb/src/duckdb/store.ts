@@ -275,8 +275,12 @@ export class DuckDbStore implements TelemetryStore {
           }
         }
         appender.appendDataChunk(chunk);
-        // Large batches (backfills) must not hold the event loop: the API may share the process.
-        if (off + CHUNK_ROWS < b.rows && (off / CHUNK_ROWS) % 16 === 15) await yieldToEventLoop();
+        // Large batches (backfills) must not hold the event loop (the API may share the process): the
+        // appender's flush is synchronous, so it flushes every few chunks and lets the loop run.
+        if (off + CHUNK_ROWS < b.rows && (off / CHUNK_ROWS) % 4 === 3) {
+          appender.flushSync();
+          await yieldToEventLoop();
+        }
       }
       appender.flushSync();
     } finally {
