@@ -221,6 +221,19 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
   });
 
   it('exports a CSV, follows its progress and downloads rows equal to the data log', async () => {
+    // Progress arrives over the live hub (polling is only the fallback): keep the export frames it sends.
+    const hubFrames: { id: number; status: string }[] = [];
+    page.on('websocket', (ws) => {
+      if (!ws.url().includes('/hubs/dashboardHub')) return;
+      ws.on('framereceived', (f) => {
+        try {
+          const m = JSON.parse(String(f.payload)) as { type?: string; id?: number; status?: string };
+          if (m.type === 'export') hubFrames.push({ id: Number(m.id), status: String(m.status) });
+        } catch {
+          // not JSON: not an export event
+        }
+      });
+    });
     await openDialog();
     await dialog().getByTestId('export-format-csv').check();
     await dialog().getByTestId('export-params-selected').check();
@@ -252,6 +265,8 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
 
     const file = await downloaded;
     expect(file.suggestedFilename()).toBe('kw-e2e-readings.csv');
+    const jobId = (await get<{ id: number }[]>('/api/exports'))[0]!.id;
+    expect(hubFrames.filter((f) => f.id === jobId).map((f) => f.status)).toContain('done');
     const rows = parseCsv(readFileSync((await file.path())!, 'utf8')).filter((r) => r.length > 1);
     const [header, ...data] = rows;
     expect(header?.slice(0, 3)).toEqual(['timestamp_utc', `timestamp_local (${tz})`, 'device']);
@@ -284,9 +299,7 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
       expect(got, `row ${i} (${want.ts}) values`).toEqual(PARAMS.map((p) => want.values[p] ?? null));
     }
     // The export is listed as done with the file's name.
-    const job = await get<{ status: string; fileName: string; size: number }>(
-      `/api/exports/${(await get<{ id: number }[]>('/api/exports'))[0]!.id}`,
-    );
+    const job = await get<{ status: string; fileName: string; size: number }>(`/api/exports/${jobId}`);
     expect(job).toMatchObject({ status: 'done', fileName: 'kw-e2e-readings.csv' });
   });
 
@@ -379,6 +392,8 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
       await dialog().getByTestId('export-submit').click();
       await dialog().getByText('Select file type to export.').waitFor();
       await dialog().getByText('Please select at least one parameter.').waitFor();
+      // The voltage-quality table behind the dialog is loaded, so the checks below cover it too.
+      await page.getByTestId('quality-phase').first().waitFor({ state: 'attached' });
       expect(
         await page.evaluate(() => document.documentElement.getAttribute('data-mantine-color-scheme')),
       ).toBe('dark');

@@ -54,8 +54,13 @@ export function VoltageQualityPanel({ deviceId, range }: VoltageQualityPanelProp
           {t('export.quality.noData')}
         </Text>
       ) : (
-        <Table.ScrollContainer minWidth={560}>
-          <Table fz="sm" striped>
+        <section
+          style={{ overflowX: 'auto' }}
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+          tabIndex={0}
+          aria-labelledby="voltage-quality-title"
+        >
+          <Table fz="sm" striped miw={560}>
             <Table.Thead>
               <Table.Tr>
                 <Table.Th>{t('export.quality.phase')}</Table.Th>
@@ -97,7 +102,7 @@ export function VoltageQualityPanel({ deviceId, range }: VoltageQualityPanelProp
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </section>
       )}
     </Card>
   );
