@@ -181,6 +181,17 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     });
   };
 
+  /** Acknowledges a batch's messages with one socket write (corked), not one write per PUBACK. */
+  const ackAll = (batch: readonly Message[]) => {
+    const stream = (client as unknown as { stream?: { cork?(): void; uncork?(): void } }).stream;
+    stream?.cork?.();
+    try {
+      for (const m of batch) ack(m);
+    } finally {
+      stream?.uncork?.();
+    }
+  };
+
   const release = () => {
     if (held && inFlight < maxInFlight) {
       const cb = held;
@@ -245,13 +256,15 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
         metrics.batches.inc();
         metrics.stored.inc(readings.length);
       }
-      for (const m of batch) ack(m);
+      // Live first, then the acknowledgements: a process killed in between has its batch redelivered
+      // (stored again, harmlessly) rather than acknowledged and never published live.
       for (const r of readings) {
         touch(r);
         bus.emitReading(r);
         if (opts.publishLive && client.connected)
           client.publish(TOPICS.live(r.deviceKey), JSON.stringify(r), { qos: 0 });
       }
+      ackAll(batch);
     } else {
       metrics.dropped.inc(readings.length, { reason: 'store-rejected' });
       for (const m of batch) {
