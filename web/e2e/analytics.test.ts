@@ -7,7 +7,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DAY_MS, DEFAULT_TIMEZONE, startOfLocalDay } from '@kilowatch/core';
-import axe from 'axe-core';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatKwh } from '../src/features/analytics/consumptionTable.ts';
@@ -17,6 +16,7 @@ import {
   chromiumUnavailable,
   launchChromium,
   type RunningApi,
+  seriousViolations,
   startApi,
   WEB_DIR,
 } from '../src/testing.ts';
@@ -74,25 +74,6 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await browser?.close();
     await api?.stop();
   });
-
-  /**
-   * The analytics page and its dialogs. In the dark theme the shell's header (its own screen, with its
-   * own checks) is left out: its brand link's contrast there is not this page's to fix.
-   */
-  async function seriousViolations(): Promise<string[]> {
-    // Evaluated through the debugging protocol: the API's Content-Security-Policy forbids inline scripts.
-    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axe.source);
-    const result = await page.evaluate(() => {
-      const dark = document.documentElement.getAttribute('data-mantine-color-scheme') === 'dark';
-      const context = dark ? { exclude: [['header']] } : document;
-      return (window as unknown as { axe: typeof axe }).axe.run(context as never, {
-        resultTypes: ['violations'],
-      });
-    });
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  }
 
   const token = () => page.evaluate(() => localStorage.getItem('kw.token'));
 
@@ -180,7 +161,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await page.goto(`${api.url}/analytics`);
     await page.getByRole('heading', { name: 'Comparative analysis' }).waitFor();
     await page.getByTestId('tab-heatmap').waitFor();
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'no-header')).toEqual([]);
   });
 
   it('draws a heatmap of each kind on a canvas, with the unit in the legend', {
@@ -221,7 +202,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await page.reload();
     await page.getByTestId('heatmap-canvas').locator('canvas').waitFor();
     expect(new URL(page.url()).searchParams.get('kind')).toBe('yearly');
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'no-header')).toEqual([]);
   });
 
   it('shows a cell’s value, unit and time in its tooltip', async () => {
@@ -246,7 +227,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await shot('analytics-heatmap-light');
     await setTheme('Dark');
     expect(await colouredPixels(canvas)).toBeGreaterThan(100);
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'no-header')).toEqual([]);
     await shot('analytics-heatmap-dark');
     await setTheme('Light');
   });
@@ -291,7 +272,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
       (n) => document.querySelectorAll('[data-testid=consumption-row]').length < n,
       buckets.size,
     );
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'no-header')).toEqual([]);
   });
 
   it('validates, saves and shows a comparison grouped and separate', { timeout: 120_000 }, async () => {
@@ -315,7 +296,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await page.getByTestId('comparison-save').click();
     await form.getByText('The comparison name must be between 3 and 30 characters.').waitFor();
     expect(await form.getByText('Select at least one parameter to compare.').count()).toBe(0);
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'no-header')).toEqual([]);
     await page.getByTestId('comparison-name').fill('Two meters');
     await page.getByTestId('comparison-save').click();
     await page.getByText('Data has been successfully saved.').first().waitFor();
@@ -343,7 +324,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
       await charts.nth(i).locator('canvas').waitFor();
       expect(await colouredPixels(charts.nth(i).locator('canvas')), `member ${i}`).toBeGreaterThan(100);
     }
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'no-header')).toEqual([]);
   });
 
   it('renames a comparison (kept across a reload) and deletes it after confirmation', async () => {
@@ -386,7 +367,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
       await page.waitForLoadState('networkidle');
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow, path).toBeLessThanOrEqual(0);
-      expect(await seriousViolations(), path).toEqual([]);
+      expect(await seriousViolations(page, 'no-header'), path).toEqual([]);
     }
     await page.setViewportSize({ width: 1280, height: 900 });
   });

@@ -12,7 +12,6 @@ import {
   localParts,
   startOfLocalDay,
 } from '@kilowatch/core';
-import axe from 'axe-core';
 import mqtt from 'mqtt';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -23,6 +22,7 @@ import {
   chromiumUnavailable,
   launchChromium,
   type RunningApi,
+  seriousViolations,
   startApi,
 } from '../src/testing.ts';
 
@@ -61,17 +61,6 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     await browser?.close();
     await api?.stop();
   });
-
-  async function seriousViolations(p: Page): Promise<string[]> {
-    // Evaluated through the debugging protocol: the API's Content-Security-Policy forbids inline scripts.
-    if (!(await p.evaluate(() => 'axe' in window))) await p.evaluate(axe.source);
-    const result = await p.evaluate(() =>
-      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  }
 
   const token = () => page.evaluate(() => localStorage.getItem('kw.token'));
 

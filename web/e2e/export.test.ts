@@ -4,7 +4,7 @@
  * opens, and the voltage-quality panel showing the API's shares for every phase.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import {
   DAY_MS,
   DEFAULT_TIMEZONE,
@@ -13,7 +13,6 @@ import {
   localDateString,
   startOfLocalDay,
 } from '@kilowatch/core';
-import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatShare } from '../src/features/quality/quality.ts';
@@ -22,7 +21,9 @@ import {
   chromiumUnavailable,
   launchChromium,
   type RunningApi,
+  seriousViolations,
   startApi,
+  unforgivenErrors,
 } from '../src/testing.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
@@ -84,22 +85,6 @@ function parseCsv(text: string): string[][] {
   return rows;
 }
 
-/** Console errors without the 503 lines of `shed` answers the server shed under load. */
-function unforgiven(errors: readonly string[], shed: number): string[] {
-  let left = shed;
-  return errors.filter((e) => !(/status of 503/.test(e) && left-- > 0));
-}
-
-/** Stops the API; a file its last moments wrote is removed on a second try (ENOTEMPTY on a busy machine). */
-async function stopApi(api: RunningApi | undefined): Promise<void> {
-  if (!api) return;
-  await api.stop().catch(async (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOTEMPTY') throw err;
-    await new Promise((r) => setTimeout(r, 1000));
-    rmSync(api.dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 500 });
-  });
-}
-
 describe.skipIf(skip !== null)('exports and voltage quality in the browser', () => {
   let api: RunningApi;
   let browser: Browser;
@@ -117,16 +102,6 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
     expect(res.status, `GET ${path}`).toBe(200);
     return (await res.json()) as T;
   };
-
-  async function seriousViolations(p: Page): Promise<string[]> {
-    if (!(await p.evaluate(() => 'axe' in window))) await p.evaluate(axe.source);
-    const result = await p.evaluate(() =>
-      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  }
 
   beforeAll(async () => {
     api = await startApi({ webDist: inject('webDist'), env: { KW_DEMO_HISTORY_DAYS: '40' } });
@@ -168,7 +143,7 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
 
   afterAll(async () => {
     await browser?.close();
-    await stopApi(api);
+    await api?.stop();
   });
 
   async function openDialog(): Promise<void> {
@@ -408,6 +383,6 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
   });
 
   it('logged no console errors', () => {
-    expect(unforgiven(consoleErrors, shed)).toEqual([]);
+    expect(unforgivenErrors(consoleErrors, shed)).toEqual([]);
   });
 });

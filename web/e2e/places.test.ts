@@ -7,7 +7,6 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -15,6 +14,7 @@ import {
   chromiumUnavailable,
   launchChromium,
   type RunningApi,
+  seriousViolations,
   startApi,
   WEB_DIR,
 } from '../src/testing.ts';
@@ -68,28 +68,6 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     await api?.stop();
   });
 
-  /**
-   * Serious or critical axe findings. In dark mode only the screen's own content (`main`) is checked:
-   * the shell's header is checked by app.test.ts and is not part of these screens.
-   */
-  async function seriousViolations(): Promise<string[]> {
-    // Evaluated through the debugging protocol: the API's Content-Security-Policy forbids inline scripts.
-    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axe.source);
-    const dark = await page.evaluate(
-      () => document.documentElement.getAttribute('data-mantine-color-scheme') === 'dark',
-    );
-    const result = await page.evaluate(
-      (onlyMain) =>
-        (window as unknown as { axe: typeof axe }).axe.run(onlyMain ? { include: [['main']] } : document, {
-          resultTypes: ['violations'],
-        }),
-      dark,
-    );
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  }
-
   async function get<T>(path: string): Promise<T> {
     const token = await page.evaluate(() => localStorage.getItem('kw.token'));
     const res = await fetch(`${api.url}/api${path}`, { headers: { Authorization: `Bearer ${token}` } });
@@ -137,11 +115,11 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
       .getByRole('link', { name: /G12w/ })
       .waitFor();
     await page.getByRole('heading', { name: 'Locations', level: 1 }).waitFor();
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'main')).toEqual([]);
     await setTheme('Light');
     await shot('locations-light');
     await setTheme('Dark');
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'main')).toEqual([]);
     await shot('locations-dark');
     await setTheme('Light');
   });
@@ -159,7 +137,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     expect(here).toBeGreaterThan(0);
     await page.getByTestId('location-device').first().waitFor();
     expect(await page.getByTestId('location-device').count()).toBe(here);
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'main')).toEqual([]);
   });
 
   it('edits a location, checks the form and keeps the change across a reload', async () => {
@@ -175,7 +153,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     await page.getByTestId('location-city').fill('Sopot');
     await page.getByTestId('location-code').fill('SOP-01');
     await choose('location-timezone', 'Europe/Warsaw', 'Warsaw');
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'main')).toEqual([]);
     const answer = page.waitForResponse(
       (r) =>
         r.request().method() === 'PUT' && r.url().endsWith(`/api/locations/${home.id}`) && r.status() !== 503,
@@ -264,10 +242,10 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
 
     await page.getByTestId('tariff-validTo').fill('');
     await page.getByTestId('tariff-zone2Price').fill('0,55');
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'main')).toEqual([]);
     await shot('tariff-edit-light');
     await setTheme('Dark');
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'main')).toEqual([]);
     await shot('tariff-edit-dark');
     await setTheme('Light');
     await page.getByTestId('save-tariff').click();
@@ -332,7 +310,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     await page.getByText('not a basis for claims').first().waitFor();
     const total = await page.getByTestId('stats-total-cost').textContent();
     expect(total).toMatch(/\d/);
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'main')).toEqual([]);
     await shot('tariff-stats-light');
   });
 
@@ -348,7 +326,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     await page.getByTestId('save-profile').click();
     await page.getByText('Unable to save data. Check form.').first().waitFor();
     await choose('profile-country', 'Poland (PL)', 'Poland');
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'main')).toEqual([]);
     await shot('profile-light');
 
     await choose('profile-language', 'Polski');
@@ -364,7 +342,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     await page.getByRole('heading', { name: 'Kullanıcı profili', level: 1 }).waitFor();
     await page.getByRole('button', { name: 'Kaydet' }).waitFor();
     await page.getByText('Ülke').first().waitFor();
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page, 'main')).toEqual([]);
     await page.goto(`${api.url}/location/index`);
     await page.getByRole('heading', { name: 'Konumlar', level: 1 }).waitFor();
 
@@ -407,7 +385,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
       await page.waitForFunction(() => document.querySelectorAll('.mantine-Skeleton-root').length === 0);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow, path).toBeLessThanOrEqual(0);
-      expect(await seriousViolations(), path).toEqual([]);
+      expect(await seriousViolations(page, 'main'), path).toEqual([]);
     }
     // The mobile breakpoint (SPEC.md §9): still no sideways scroll of the page.
     await page.setViewportSize({ width: 576, height: 800 });

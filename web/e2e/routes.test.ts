@@ -4,11 +4,10 @@
  * paths redirect; phones (375 px) and the mobile breakpoint (576 px) never scroll sideways; and the main
  * screens are photographed in light and dark theme into e2e/screenshots/ for reviewers.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { detailsPathFor } from '@kilowatch/core';
-import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kindFromPath } from '../src/features/devices/chartGroups.ts';
@@ -18,7 +17,9 @@ import {
   chromiumUnavailable,
   launchChromium,
   type RunningApi,
+  seriousViolations,
   startApi,
+  unforgivenErrors,
 } from '../src/testing.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
@@ -61,22 +62,6 @@ const KNOWN_VIOLATIONS: { path: RegExp; violation: RegExp }[] = [
   },
 ];
 
-/** Console errors without the 503 lines of `shed` answers the server shed under load. */
-function unforgiven(errors: readonly string[], shed: number): string[] {
-  let left = shed;
-  return errors.filter((e) => !(/status of 503/.test(e) && left-- > 0));
-}
-
-/** Stops the API; a file its last moments wrote is removed on a second try (ENOTEMPTY on a busy machine). */
-async function stopApi(api: RunningApi | undefined): Promise<void> {
-  if (!api) return;
-  await api.stop().catch(async (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOTEMPTY') throw err;
-    await new Promise((r) => setTimeout(r, 1000));
-    rmSync(api.dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 500 });
-  });
-}
-
 describe.skipIf(skip !== null)('every route for the demo user', () => {
   let api: RunningApi;
   let browser: Browser;
@@ -92,17 +77,6 @@ describe.skipIf(skip !== null)('every route for the demo user', () => {
     const res = await fetch(`${api.url}${path}`, { headers: { Authorization: `Bearer ${await token()}` } });
     expect(res.status, `GET ${path}`).toBe(200);
     return (await res.json()) as T;
-  }
-
-  async function seriousViolations(p: Page): Promise<string[]> {
-    // Evaluated through the debugging protocol: the API's Content-Security-Policy forbids inline scripts.
-    if (!(await p.evaluate(() => 'axe' in window))) await p.evaluate(axe.source);
-    const result = await p.evaluate(() =>
-      (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
-    );
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   }
 
   /** The visible main heading once it has text, and the page has settled (no spinner in the main area). */
@@ -182,7 +156,7 @@ describe.skipIf(skip !== null)('every route for the demo user', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await stopApi(api);
+    await api?.stop();
   });
 
   it('covers every route of SPEC.md §2', () => {
@@ -227,7 +201,7 @@ describe.skipIf(skip !== null)('every route for the demo user', () => {
         return !known;
       });
       if (violations.length) failures.push(`${route.path}: axe ${violations.join('; ')}`);
-      const errors = unforgiven(consoleErrors, shed);
+      const errors = unforgivenErrors(consoleErrors, shed);
       if (errors.length) failures.push(`${route.path}: console ${errors.join('; ')}`);
     }
     expect(failures).toEqual([]);

@@ -9,7 +9,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import axe from 'axe-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 
 export const WEB_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const REPO_DIR = resolve(WEB_DIR, '..');
@@ -186,7 +187,8 @@ export async function startApi(opts: {
         });
       });
     }
-    rmSync(dataDir, { recursive: true, force: true });
+    // The API's last writes can still land while the folder goes (ENOTEMPTY on a busy machine): retried.
+    rmSync(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 500 });
   };
 
   const url = `http://127.0.0.1:${port}`;
@@ -208,4 +210,34 @@ export async function startApi(opts: {
   }
   await stop();
   throw new Error(`the API did not become healthy in time:\n${log}`);
+}
+
+/**
+ * Serious or critical axe findings on the page. `darkScope` narrows the check in the dark theme only:
+ * `main` checks the screen's own content, `no-header` leaves the shell's header out.
+ */
+export async function seriousViolations(page: Page, darkScope?: 'main' | 'no-header'): Promise<string[]> {
+  // Evaluated through the debugging protocol: the API's Content-Security-Policy forbids inline scripts.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axe.source);
+  const result = await page.evaluate((scope) => {
+    const dark = document.documentElement.getAttribute('data-mantine-color-scheme') === 'dark';
+    const context =
+      dark && scope === 'main'
+        ? { include: [['main']] }
+        : dark && scope === 'no-header'
+          ? { exclude: [['header']] }
+          : document;
+    return (window as unknown as { axe: typeof axe }).axe.run(context as never, {
+      resultTypes: ['violations'],
+    });
+  }, darkScope);
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/** Console errors less the first `shed` "status of 503" lines: answers the API shed under load. */
+export function unforgivenErrors(errors: readonly string[], shed: number): string[] {
+  let left = shed;
+  return errors.filter((e) => !(/status of 503/.test(e) && left-- > 0));
 }
