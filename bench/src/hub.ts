@@ -7,6 +7,7 @@
  */
 
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { buildApp, createPgliteSql } from '@kilowatch/api';
 import type { Reading } from '@kilowatch/core';

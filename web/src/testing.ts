@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * Browser-test and benchmark helpers (node only): headless Debian Chromium through playwright-core,
  * a production build of this client, and the real API started as a child process in its embedded

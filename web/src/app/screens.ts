@@ -33,7 +33,6 @@ export interface Screen {
 }
 
 const details = () => import('../features/devices/DeviceDetailsPage.tsx');
-const placeholder = () => import('../features/placeholders/PlaceholderPage.tsx');
 const deviceLoader = ({ queryClient, params }: LoaderArgs) =>
   queryClient.ensureQueryData(deviceQueryOptions(params.id ?? ''));
 

@@ -68,7 +68,6 @@ const base = {
   'common.none': 'None',
   'common.empty': 'No data for this period',
   'common.close': 'Close',
-  'common.comingSoon': 'This screen is on its way.',
   'notFound.title': 'Page not found',
   'notFound.home': 'Back to the dashboard',
   // sign-in and account

@@ -69,7 +69,6 @@ export const pl: Record<MessageId, string> = {
   'common.none': 'Brak',
   'common.empty': 'Brak danych w tym okresie',
   'common.close': 'Zamknij',
-  'common.comingSoon': 'Ten ekran jest w przygotowaniu.',
   'notFound.title': 'Nie znaleziono strony',
   'notFound.home': 'Wróć do pulpitu',
   'signIn.title': 'Zaloguj się do Kilowatch',

@@ -69,7 +69,6 @@ export const tr: Record<MessageId, string> = {
   'common.none': 'Yok',
   'common.empty': 'Bu dönem için veri yok',
   'common.close': 'Kapat',
-  'common.comingSoon': 'Bu ekran hazırlanıyor.',
   'notFound.title': 'Sayfa bulunamadı',
   'notFound.home': 'Gösterge paneline dön',
   'signIn.title': "Kilowatch'a giriş yapın",
