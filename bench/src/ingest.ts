@@ -1,6 +1,6 @@
 /**
  * `pnpm bench ingest [--seconds 40] [--devices 50] [--rate 5000] [--publishers 2] [--backlog 4000] [--skip-influx]
- *   [--outage 30]`
+ *   [--outage 30] [--cpu-profile <dir>]`
  *
  * Simulated three-phase readings (~40 values each) published over MQTT at QoS 1 by publisher clients in
  * a worker thread, (a) into the embedded broker + DuckDB (file in a temp dir) and (b) into Mosquitto +
@@ -8,10 +8,11 @@
  * readings/s) and a steady phase at `--rate` (publish → committed latency, p50/p99), and measures the
  * store's own `write` rate on the same readings in the same run.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Reading } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
@@ -28,42 +29,97 @@ function arg(args: string[], name: string, dflt: number): number {
   return Number.isFinite(v) ? v : dflt;
 }
 
+function strArg(args: string[], name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
 const houseMeter = DEMO_DEVICES.find((d) => d.kind === 'three-phase')!;
 const deviceKey = (prefix: number, i: number) =>
   `${prefix.toString(16).padStart(4, '0')}${i.toString(16).padStart(8, '0')}`;
 
-/** Publishers in a worker thread, so they do not share the bridge's event loop (meters are elsewhere); each device
- * publishes through one connection, so its readings arrive in order as a real meter's do. */
+/**
+ * Publishers in a worker thread, so they do not share the bridge's event loop (meters are elsewhere); each device
+ * publishes through one connection, so its readings arrive in order as a real meter's do.
+ *
+ * The meters are not the system under test, yet on this machine they share its two cores: they speak MQTT 3.1.1
+ * over plain sockets (CONNECT, QoS 1 PUBLISH, PUBACKs read and dropped, DISCONNECT) and build each payload from
+ * a prepared template, so a reading costs the publishers a few microseconds instead of a full client's
+ * bookkeeping. The broker and the bridge see ordinary MQTT traffic.
+ */
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
-const mqtt = require(workerData.mqttPath);
+const net = require('node:net');
 const { url, clients, devices, template, prefix } = workerData;
+const { hostname, port } = new URL(url);
 const last = new Map();
-let budget = 0; let stopped = false; let published = 0;
+let budget = 0; let stopped = false; let published = 0; let packetId = 0;
+const rest = JSON.stringify(Object.fromEntries(Object.entries(template).filter(([k]) => k !== 'pave1'))).slice(1);
+const topics = devices.map((key) => Buffer.from('kilowatch/meters/' + key + '/readings'));
+function varint(n) { const out = []; do { let b = n % 128; n = Math.floor(n / 128); if (n > 0) b |= 128; out.push(b); } while (n > 0); return out; }
+function connect(clientId) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(Number(port), hostname);
+    sock.setNoDelay(true);
+    const id = Buffer.from(clientId);
+    const body = Buffer.concat([Buffer.from([0, 4, 77, 81, 84, 84, 4, 2, 0, 0, id.length >> 8, id.length & 255]), id]);
+    sock.once('error', reject);
+    sock.once('connect', () => sock.write(Buffer.concat([Buffer.from([0x10, ...varint(body.length)]), body])));
+    let buf = Buffer.alloc(0); let connected = false;
+    sock.on('data', (chunk) => {
+      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+      // Skip whole packets (PUBACKs); the first is the CONNACK.
+      for (;;) {
+        let len = 0, mul = 1, i = 1;
+        for (; i < buf.length && i < 5; i++) { len += (buf[i] & 127) * mul; mul *= 128; if ((buf[i] & 128) === 0) break; }
+        if (i >= buf.length || buf.length < i + 1 + len) break;
+        if (!connected) {
+          connected = true;
+          if (buf[0] !== 0x20 || buf[i + 2] !== 0) { reject(new Error('CONNACK refused')); return; }
+          resolve(sock);
+        }
+        buf = buf.subarray(i + 1 + len);
+      }
+    });
+  });
+}
+function publish(sock, topic, payload) {
+  packetId = packetId % 65535 + 1;
+  const p = Buffer.from(payload);
+  const len = 2 + topic.length + 2 + p.length;
+  sock.write(Buffer.concat([Buffer.from([0x32, ...varint(len), topic.length >> 8, topic.length & 255]), topic, Buffer.from([packetId >> 8, packetId & 255]), p]));
+}
 const conns = [];
 async function main() {
-  for (let c = 0; c < clients; c++) conns.push(await mqtt.connectAsync(url, { clientId: 'kw-bench-pub-' + prefix + '-' + c, clean: true }));
+  for (let c = 0; c < clients; c++) conns.push(await connect('kw-bench-pub-' + prefix + '-' + c));
   parentPort.postMessage({ type: 'ready' });
   let d = 0;
+  let scheduled = false;
+  // Runs while there is budget and sleeps until the next grant otherwise (no spinning on an empty budget).
   const pump = () => {
-    if (stopped) return;
+    scheduled = false;
+    if (stopped || budget <= 0) return;
     const n = Math.min(budget, 500);
+    for (const c of conns) c.cork();
     for (let k = 0; k < n; k++) {
       d = (d + 1) % devices.length;
       const key = devices[d];
       const ts = Math.max(Date.now(), (last.get(key) || 0) + 1);
       last.set(key, ts);
-      template.pave1 = 800 + (published % 400);
-      const payload = JSON.stringify({ ts, values: template });
-      conns[d % conns.length].publish('kilowatch/meters/' + key + '/readings', payload, { qos: 1 });
+      const payload = '{"ts":' + ts + ',"values":{"pave1":' + (800 + (published % 400)) + ',' + rest + '}';
+      publish(conns[d % conns.length], topics[d], payload);
       published++;
     }
+    for (const c of conns) c.uncork();
     budget -= n;
-    setImmediate(pump);
+    if (budget > 0) { scheduled = true; setImmediate(pump); }
   };
   parentPort.on('message', (m) => {
-    if (m.type === 'grant') budget += m.n;
-    if (m.type === 'stop') { stopped = true; Promise.all(conns.map((c) => c.endAsync())).then(() => parentPort.postMessage({ type: 'stopped', published })); }
+    if (m.type === 'grant') { budget += m.n; if (!scheduled) { scheduled = true; setImmediate(pump); } }
+    if (m.type === 'stop') {
+      stopped = true;
+      Promise.all(conns.map((c) => new Promise((r) => { c.end(Buffer.from([0xe0, 0]), r); }))).then(() => parentPort.postMessage({ type: 'stopped', published }));
+    }
   });
   pump();
 }
@@ -82,6 +138,28 @@ interface CaseResult {
   max_buffer_messages: number;
   mean_batch: number;
   store_busy_s: number;
+  /** CPU of the whole bench process (all threads: bridge, broker when embedded, publishers, store) per wall second. */
+  saturation_cores: number;
+  /** Share of the saturation phase the main event loop (bridge, and the embedded broker) was busy. */
+  saturation_loop_busy: number;
+  /** Same for the publishers' thread (the meters: not part of the system under test). */
+  saturation_publishers_busy: number;
+}
+
+/** CPU profile of this thread through the inspector (`--cpu-profile <dir>`: the saturation phase only). */
+async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 500 });
+  await session.post('Profiler.start');
+  return {
+    async stop(file) {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -93,7 +171,14 @@ async function runCase(
   name: string,
   store: TelemetryStore,
   mqttUrl: string,
-  opts: { seconds: number; devices: number; rate: number; publishers: number; backlog: number },
+  opts: {
+    seconds: number;
+    devices: number;
+    rate: number;
+    publishers: number;
+    backlog: number;
+    profileDir?: string;
+  },
 ): Promise<CaseResult> {
   const template = simulatedReading(houseMeter, Date.now()).values;
   const valuesPerReading = Object.keys(template).length;
@@ -121,10 +206,9 @@ async function runCase(
     maxBuffer = Math.max(maxBuffer, Number(m?.[1] ?? 0));
   }, 100);
 
-  const mqttPath = createRequire(createRequire(import.meta.url).resolve('@kilowatch/ingest')).resolve('mqtt');
   const worker = new Worker(WORKER, {
     eval: true,
-    workerData: { mqttPath, url: mqttUrl, clients: opts.publishers, devices, template, prefix: name },
+    workerData: { url: mqttUrl, clients: opts.publishers, devices, template, prefix: name },
   });
   const messages: { type: string; published?: number; message?: string }[] = [];
   worker.on('message', (m) => messages.push(m));
@@ -153,6 +237,10 @@ async function runCase(
   while (committed < granted && performance.now() < warm) await new Promise((r) => setTimeout(r, 20));
   const c0 = committed;
   log(`${name}: saturation phase ${half / 1000} s`);
+  const profiler = opts.profileDir ? await startProfile() : null;
+  const cpu0 = process.cpuUsage();
+  const elu0 = performance.eventLoopUtilization();
+  const pubElu0 = worker.performance.eventLoopUtilization();
   const t0 = performance.now();
   while (performance.now() - t0 < half) {
     const want = committed + backlog - granted;
@@ -165,6 +253,18 @@ async function runCase(
   const satCommitted = committed - c0;
   const satSeconds = (performance.now() - t0) / 1000;
   const readingsPerS = satCommitted / satSeconds;
+  const cpu = process.cpuUsage(cpu0);
+  const satCores = (cpu.user + cpu.system) / 1e6 / satSeconds;
+  const satLoop = performance.eventLoopUtilization(elu0).utilization;
+  const pubLoop = worker.performance.eventLoopUtilization(pubElu0).utilization;
+  log(
+    `${name}: bench process used ${satCores.toFixed(2)} cores; event loops busy: bridge ${(satLoop * 100).toFixed(0)} %, publishers ${(pubLoop * 100).toFixed(0)} %`,
+  );
+  if (profiler && opts.profileDir) {
+    const file = join(opts.profileDir, `ingest-${name}-saturation.cpuprofile`);
+    await profiler.stop(file);
+    log(`${name}: CPU profile of the saturation phase (bench process main thread) in ${file}`);
+  }
   log(`${name}: ${Math.round(readingsPerS)} readings/s under saturation`);
   // Let the backlog drain before the steady phase.
   while (committed < granted) await new Promise((r) => setTimeout(r, 20));
@@ -231,6 +331,9 @@ async function runCase(
     max_buffer_messages: maxBuffer,
     mean_batch: Math.round(committed / batches),
     store_busy_s: Math.round(writeSeconds * 10) / 10,
+    saturation_cores: Math.round(satCores * 100) / 100,
+    saturation_loop_busy: Math.round(satLoop * 100) / 100,
+    saturation_publishers_busy: Math.round(pubLoop * 100) / 100,
   };
 }
 
@@ -241,6 +344,7 @@ export default async function (args: string[]): Promise<object> {
     rate: arg(args, 'rate', 5000),
     publishers: arg(args, 'publishers', 2),
     backlog: arg(args, 'backlog', 4000),
+    profileDir: strArg(args, 'cpu-profile'),
   };
   const dir = await mkdtemp(join(tmpdir(), 'kw-bench-ingest-'));
   try {
