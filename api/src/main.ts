@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     const url = await mqttUrl();
     runtime = await startIngest({
       store,
-      mqttUrl: url,
+      ...(broker ? { broker } : { mqttUrl: url }),
       shared: !config.embedded,
       publishLive: Boolean(config.mqttUrl),
       deadLetterDir: path.join(config.dataDir, 'dead-letters'),
@@ -173,7 +173,7 @@ async function main(): Promise<void> {
       const url = await mqttUrl();
       runtime = await startIngest({
         store,
-        mqttUrl: url,
+        ...(broker ? { broker } : { mqttUrl: url }),
         shared: !config.embedded,
         publishLive: Boolean(config.mqttUrl),
         deadLetterDir: path.join(config.dataDir, 'dead-letters'),

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench ingest [--seconds 40] [--devices 50] [--rate 5000] [--publishers 2] [--backlog 4000] [--skip-influx]
+ * `pnpm bench ingest [--seconds 40] [--devices 50] [--rate 5000] [--publishers <devices>] [--backlog 4000] [--skip-influx]
  *   [--outage 30] [--cpu-profile <dir>]`
  *
  * Simulated three-phase readings (~40 values each) published over MQTT at QoS 1 by publisher clients in
@@ -17,7 +17,13 @@ import { Worker } from 'node:worker_threads';
 import type { Reading } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
 import { influxdPath, startInfluxServer } from '@kilowatch/influx/testing';
-import { DEMO_DEVICES, simulatedReading, startEmbeddedBroker, startIngest } from '@kilowatch/ingest';
+import {
+  DEMO_DEVICES,
+  type EmbeddedBroker,
+  simulatedReading,
+  startEmbeddedBroker,
+  startIngest,
+} from '@kilowatch/ingest';
 import { findServerBinary, runStoreOutageScenario, startMosquitto } from '@kilowatch/ingest/testing';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 
@@ -170,7 +176,7 @@ function quantile(sorted: number[], q: number): number {
 async function runCase(
   name: string,
   store: TelemetryStore,
-  mqttUrl: string,
+  source: { mqttUrl: string } | { broker: EmbeddedBroker },
   opts: {
     seconds: number;
     devices: number;
@@ -183,9 +189,10 @@ async function runCase(
   const template = simulatedReading(houseMeter, Date.now()).values;
   const valuesPerReading = Object.keys(template).length;
   const devices = Array.from({ length: opts.devices }, (_, i) => deviceKey(0xbe01, i));
+  const mqttUrl = 'broker' in source ? source.broker.url : source.mqttUrl;
   const runtime = await startIngest({
     store,
-    mqttUrl,
+    ...source,
     clientId: `kw-bench-${name}`,
     rollupIntervalMs: 0,
     logger: {
@@ -342,7 +349,7 @@ export default async function (args: string[]): Promise<object> {
     seconds: arg(args, 'seconds', 40),
     devices: arg(args, 'devices', 50),
     rate: arg(args, 'rate', 5000),
-    publishers: arg(args, 'publishers', 2),
+    publishers: arg(args, 'publishers', arg(args, 'devices', 50)),
     backlog: arg(args, 'backlog', 4000),
     profileDir: strArg(args, 'cpu-profile'),
   };
@@ -352,7 +359,7 @@ export default async function (args: string[]): Promise<object> {
     const store = await createDuckDbStore({ path: join(dir, 'telemetry.duckdb') });
     let embedded: CaseResult;
     try {
-      embedded = await runCase('embedded', store, broker.url, opts);
+      embedded = await runCase('embedded', store, { broker }, opts);
     } finally {
       await store.close();
       await broker.close();
@@ -369,7 +376,7 @@ export default async function (args: string[]): Promise<object> {
       const mosquitto = await startMosquitto(mosquittoBin);
       const istore = await createInfluxStore({ url: server.url, database: server.database });
       try {
-        influx = await runCase('influx', istore, mosquitto.url, opts);
+        influx = await runCase('influx', istore, { mqttUrl: mosquitto.url }, opts);
       } finally {
         await istore.close();
         await mosquitto.stop();

@@ -201,11 +201,13 @@ export type RangeCheck =
   | { ok: true }
   | { ok: false; reason: 'unknown-parameter' | 'out-of-range' | 'not-finite' };
 
+const IN_RANGE: RangeCheck = { ok: true };
+
 /** Checks one value against the catalogue. */
 export function checkValue(name: string, value: number): RangeCheck {
   const def = byName.get(name);
   if (!def) return { ok: false, reason: 'unknown-parameter' };
   if (!Number.isFinite(value)) return { ok: false, reason: 'not-finite' };
   if (value < def.min || value > def.max) return { ok: false, reason: 'out-of-range' };
-  return { ok: true };
+  return IN_RANGE;
 }

@@ -8,12 +8,20 @@
  * once with a marker error (mqtt.js then skips its PUBACK) and the PUBACK is written after the commit.
  * When the in-flight window is full the callback itself is held: mqtt.js stops reading the socket and
  * TCP pushes back on the broker, so memory stays bounded.
+ *
+ * In the embedded deployment the bridge attaches to the in-process broker instead (`broker`): the
+ * meter's own PUBLISH is handed over before the broker acknowledges it, and its PUBACK is released
+ * after the commit. A persistent session inside the same process would protect nothing a crash does
+ * not also take; this way at-least-once reaches the meter itself, and the second MQTT hop (encode,
+ * loopback socket, session queue, decode, PUBACK) is gone. The broker reads nothing more from a meter's
+ * connection while its messages wait, which bounds memory the same way.
  */
 import { type Reading, TOPICS } from '@kilowatch/core';
 import { StoreError, type TelemetryStore } from '@kilowatch/tsdb';
-import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
+import mqtt, { type MqttClient } from 'mqtt';
+import type { BrokerSink, EmbeddedBroker, SinkPacket } from './broker.ts';
 import { DeadLetterStore } from './deadLetters.ts';
-import { decodeMessage, type StatusUpdate } from './decoders/index.ts';
+import { decodeMessage, routeTopic, type StatusUpdate } from './decoders/index.ts';
 import { type DeviceState, type LiveBus, LocalLiveBus } from './liveBus.ts';
 import { createIngestMetrics } from './metrics.ts';
 import { startRollupScheduler } from './rollupScheduler.ts';
@@ -26,8 +34,10 @@ export interface IngestLogger {
 
 export interface IngestOptions {
   store: TelemetryStore;
-  /** `mqtt://127.0.0.1:1883` */
-  mqttUrl: string;
+  /** `mqtt://127.0.0.1:1883`: an MQTT broker the bridge subscribes to (server deployment). */
+  mqttUrl?: string;
+  /** The embedded broker, attached to in process instead of subscribing over MQTT (embedded deployment). */
+  broker?: EmbeddedBroker;
   /** Fixed, so the broker keeps the session (default `kilowatch-ingest`). */
   clientId?: string;
   /** Subscribe through `$share/kilowatch-ingest/...` (several ingest replicas). */
@@ -77,10 +87,8 @@ export function subscriptionTopics(shared = false): string[] {
 
 interface Message {
   readings: Reading[];
-  /** Present for QoS 1/2: the PUBACK to send after commit. */
-  messageId?: number;
-  /** The connection it arrived on; a PUBACK is only valid on that connection. */
-  connection: number;
+  /** Acknowledges the message to the broker (or, attached in process, to the meter) after commit. */
+  ack?: () => void;
   /** Arrival (performance.now()), for the batch time bound. */
   at: number;
 }
@@ -158,32 +166,41 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     setState(r.deviceKey, next);
   };
 
-  const client: MqttClient = mqtt.connect(opts.mqttUrl, {
-    clientId: opts.clientId ?? 'kilowatch-ingest',
-    clean: false,
-    protocolVersion: 4,
-    reconnectPeriod: 1000,
-    connectTimeout: 10_000,
-    resubscribe: true,
-  });
-  client.on('close', () => {
+  if (Boolean(opts.mqttUrl) === Boolean(opts.broker))
+    throw new Error('startIngest needs either mqttUrl or broker, not both');
+  const client: MqttClient | null = opts.mqttUrl
+    ? mqtt.connect(opts.mqttUrl, {
+        clientId: opts.clientId ?? 'kilowatch-ingest',
+        clean: false,
+        protocolVersion: 4,
+        reconnectPeriod: 1000,
+        connectTimeout: 10_000,
+        resubscribe: true,
+      })
+    : null;
+  client?.on('close', () => {
     connection++;
   });
-  client.on('error', (e) => log.warn('mqtt error', e.message));
-  client.on('reconnect', () => log.info('mqtt reconnecting'));
+  client?.on('error', (e) => log.warn('mqtt error', e.message));
+  client?.on('reconnect', () => log.info('mqtt reconnecting'));
 
   const ack = (m: Message) => {
-    if (m.messageId === undefined || m.connection !== connection || !client.connected || abandoned) return;
-    // Same packet mqtt.js would have sent from handleMessage's callback (see the note at the top).
-    (client as unknown as { _sendPacket(p: object): void })._sendPacket({
-      cmd: 'puback',
-      messageId: m.messageId,
-    });
+    if (!abandoned) m.ack?.();
+  };
+
+  /** A PUBACK on the bridge's own MQTT connection, valid only on the connection the message came by. */
+  const pubackLater = (c: MqttClient, messageId: number): (() => void) => {
+    const on = connection;
+    return () => {
+      if (on !== connection || !c.connected) return;
+      // Same packet mqtt.js would have sent from handleMessage's callback (see the note at the top).
+      (c as unknown as { _sendPacket(p: object): void })._sendPacket({ cmd: 'puback', messageId });
+    };
   };
 
   /** Acknowledges a batch's messages with one socket write (corked), not one write per PUBACK. */
   const ackAll = (batch: readonly Message[]) => {
-    const stream = (client as unknown as { stream?: { cork?(): void; uncork?(): void } }).stream;
+    const stream = (client as unknown as { stream?: { cork?(): void; uncork?(): void } } | null)?.stream;
     stream?.cork?.();
     try {
       for (const m of batch) ack(m);
@@ -261,7 +278,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       for (const r of readings) {
         touch(r);
         bus.emitReading(r);
-        if (opts.publishLive && client.connected)
+        if (opts.publishLive && client?.connected)
           client.publish(TOPICS.live(r.deviceKey), JSON.stringify(r), { qos: 0 });
       }
       ackAll(batch);
@@ -322,15 +339,19 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     }
   };
 
-  const onPacket = (packet: IPublishPacket, callback: (error?: Error) => void) => {
-    // A stopping bridge takes nothing more: the message stays unacknowledged and is redelivered later.
+  /**
+   * Takes one message. `ack` acknowledges it after commit; `resume` lets the transport read on (held
+   * while the in-flight window is full). A stopping bridge takes nothing more: the message stays
+   * unacknowledged and is redelivered later.
+   */
+  const take = (packet: SinkPacket, ack: (() => void) | undefined, resume: () => void) => {
     if (stopping) return;
     metrics.received.inc();
     const topic = packet.topic;
     const payload = packet.payload;
     const decoded = decodeMessage(topic, payload, { now: Date.now(), timeZoneOf: opts.timeZoneOf });
-    const message: Message = { readings: [], connection, at: performance.now() };
-    if (packet.qos > 0 && packet.messageId !== undefined) message.messageId = packet.messageId;
+    const message: Message = { readings: [], at: performance.now() };
+    if (ack) message.ack = ack;
     switch (decoded.kind) {
       case 'rejected':
         metrics.rejected.inc(1, { reason: decoded.reason });
@@ -349,7 +370,8 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     }
     // Nothing waits ahead of a message without readings: acknowledge it in order, right away.
     if (message.readings.length === 0 && inFlight === 0) {
-      callback();
+      ack?.();
+      resume();
       return;
     }
     pending.push(message);
@@ -359,26 +381,52 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     pump();
     if (inFlight >= maxInFlight) {
       metrics.paused.set(1);
-      held = () => callback(AFTER_COMMIT);
+      held = resume;
     } else {
-      callback(AFTER_COMMIT);
+      resume();
     }
   };
-  client.handleMessage = onPacket as MqttClient['handleMessage'];
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (e: Error) => {
-      client.end(true);
-      reject(e);
-    };
-    client.once('connect', () => {
-      client.off('error', onError);
-      resolve();
+  if (client) {
+    client.handleMessage = ((packet, callback) => {
+      const c = client;
+      const ackAfter =
+        packet.qos > 0 && packet.messageId !== undefined ? pubackLater(c, packet.messageId) : undefined;
+      take(
+        { topic: packet.topic, payload: packet.payload, qos: packet.qos },
+        ackAfter,
+        // mqtt.js skips its own PUBACK on this error and reads the next packet.
+        () => callback(ackAfter ? AFTER_COMMIT : undefined),
+      );
+    }) as MqttClient['handleMessage'];
+    await new Promise<void>((resolve, reject) => {
+      const onError = (e: Error) => {
+        client.end(true);
+        reject(e);
+      };
+      client.once('connect', () => {
+        client.off('error', onError);
+        resolve();
+      });
+      client.once('error', onError);
     });
-    client.once('error', onError);
-  });
-  await client.subscribeAsync(subscriptionTopics(opts.shared), { qos: 1 });
-  log.info({ mqttUrl: opts.mqttUrl, topics: subscriptionTopics(opts.shared) }, 'ingest subscribed');
+    await client.subscribeAsync(subscriptionTopics(opts.shared), { qos: 1 });
+    log.info({ mqttUrl: opts.mqttUrl, topics: subscriptionTopics(opts.shared) }, 'ingest subscribed');
+  } else if (opts.broker) {
+    const sink: BrokerSink = {
+      // Readings topics: the meter's PUBACK waits for the commit. Statuses (also sent as wills) are
+      // not stored, so they are watched after the broker took them.
+      takes: (topic) => {
+        const route = routeTopic(topic);
+        return route !== null && route.format !== 'native-status';
+      },
+      publish: (packet, done) => take(packet, done, () => {}),
+      watch: ['kilowatch/meters/+/status'],
+      message: (packet) => take(packet, undefined, () => {}),
+    };
+    await opts.broker.attach(sink);
+    log.info({ broker: opts.broker.url }, 'ingest attached to the embedded broker');
+  }
 
   const rollups =
     rollupIntervalMs > 0
@@ -423,13 +471,15 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
           log.warn(`stopping with ${inFlight} unacknowledged messages; the broker will redeliver them`);
         }
         await deadLetters.flush();
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(() => client.end(true, {}, () => resolve()), 2000);
-          client.end(false, {}, () => {
-            clearTimeout(t);
-            resolve();
+        if (client) {
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(() => client.end(true, {}, () => resolve()), 2000);
+            client.end(false, {}, () => {
+              clearTimeout(t);
+              resolve();
+            });
           });
-        });
+        }
       })();
       return stopped;
     },

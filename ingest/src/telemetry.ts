@@ -68,7 +68,7 @@ export async function startTelemetry(
 
     const runtime = await startIngest({
       store,
-      mqttUrl,
+      ...(broker ? { broker } : { mqttUrl }),
       clientId: config.clientId,
       shared: config.shared,
       publishLive: config.publishLive,

@@ -39,6 +39,21 @@ describe('native decoder', () => {
     expect(d).toEqual({ kind: 'readings', format: 'native', deviceKey: KEY, readings });
   });
 
+  it('one epoch-ms reading as bytes (the common message): unknown top-level keys are left out', () => {
+    const payload = { ts: NOW - 1000, seq: 3, values: { vave1: 230.5, eai1: 12 }, note: 'x' };
+    for (const bytes of [
+      Buffer.from(JSON.stringify(payload)),
+      new TextEncoder().encode(JSON.stringify(payload)),
+    ]) {
+      expect(decodeMessage(`kilowatch/meters/${KEY}/readings`, bytes, opts)).toEqual({
+        kind: 'readings',
+        format: 'native',
+        deviceKey: KEY,
+        readings: [{ deviceKey: KEY, ts: NOW - 1000, seq: 3, values: { vave1: 230.5, eai1: 12 } }],
+      });
+    }
+  });
+
   it.each([
     [
       { online: true, rssi: -67 },
@@ -75,6 +90,15 @@ describe('rejections', () => {
     ['ISO before 2000', readings, ok({ vave1: 230 }, '1970-01-01T00:00:00Z'), 'timestamp-too-old'],
     ['6 minutes in the future', readings, ok({ vave1: 230 }, NOW + 6 * 60_000), 'timestamp-in-future'],
     ['ISO without zone', readings, ok({ vave1: 230 }, '2026-11-22T10:00:00'), 'invalid-payload'],
+    ['fractional epoch', readings, ok({ vave1: 230 }, NOW + 0.5), 'invalid-payload'],
+    [
+      'negative seq',
+      readings,
+      JSON.stringify({ ts: NOW, seq: -1, values: { vave1: 230 } }),
+      'invalid-payload',
+    ],
+    ['__proto__ as a parameter', readings, `{"ts":${NOW},"values":{"__proto__":1}}`, 'invalid-payload'],
+    ['null value', readings, ok({ vave1: null }), 'invalid-payload'],
     [
       'one bad reading in an array',
       readings,

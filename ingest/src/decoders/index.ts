@@ -59,7 +59,13 @@ export function decodeMessage(topic: string, payload: Uint8Array | string, opts:
   }
   let json: unknown;
   try {
-    json = JSON.parse(typeof payload === 'string' ? payload : Buffer.from(payload).toString('utf8'));
+    json = JSON.parse(
+      typeof payload === 'string'
+        ? payload
+        : Buffer.isBuffer(payload)
+          ? payload.toString('utf8')
+          : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8'),
+    );
   } catch (e) {
     return { kind: 'rejected', reason: 'invalid-json', detail: (e as Error).message, deviceKey };
   }

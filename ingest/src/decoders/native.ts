@@ -1,4 +1,7 @@
 import {
+  checkValue,
+  MAX_CLOCK_SKEW_MS,
+  MIN_READING_TS,
   NativePayloadSchema,
   NativeReadingSchema,
   type Reading,
@@ -19,8 +22,38 @@ export function schemaRejection(issues: readonly v.BaseIssue<unknown>[]): Reject
   return new Rejection('invalid-payload', `${path ? `${path}: ` : ''}${first?.message ?? 'invalid payload'}`);
 }
 
+/**
+ * The common message — one reading, integer epoch-millisecond `ts`, every value a number the catalogue
+ * accepts — checked in one pass over what JSON.parse built, without copying it. Anything else (arrays,
+ * ISO timestamps, any fault) returns null and takes the schema path, which names the problem.
+ */
+function plainReading(deviceKey: string, json: unknown, now: number): Reading | null {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return null;
+  const o = json as { ts?: unknown; seq?: unknown; values?: unknown };
+  const ts = o.ts;
+  if (typeof ts !== 'number' || !Number.isInteger(ts) || ts < MIN_READING_TS || ts > now + MAX_CLOCK_SKEW_MS)
+    return null;
+  const seq = o.seq;
+  if (seq !== undefined && (typeof seq !== 'number' || !Number.isInteger(seq) || seq < 0)) return null;
+  const values = o.values;
+  if (values === null || typeof values !== 'object' || Array.isArray(values)) return null;
+  let n = 0;
+  for (const name in values) {
+    if (!Object.hasOwn(values, name)) return null;
+    const x = (values as Record<string, unknown>)[name];
+    if (typeof x !== 'number' || !checkValue(name, x).ok) return null;
+    n++;
+  }
+  if (n === 0) return null;
+  const reading: Reading = { deviceKey, ts, values: values as Record<string, number> };
+  if (seq !== undefined) reading.seq = seq;
+  return reading;
+}
+
 /** `kilowatch/meters/<deviceKey>/readings`: one reading or an array of them. */
 export function decodeNativeReadings(deviceKey: string, json: unknown, now: number): Decoded {
+  const plain = plainReading(deviceKey, json, now);
+  if (plain) return { kind: 'readings', format: 'native', deviceKey, readings: [plain] };
   const raw = Array.isArray(json) ? json : [json];
   if (raw.some((r) => Array.isArray((r as { values?: unknown } | null)?.values))) {
     throw new Rejection('invalid-payload', 'values must be an object of parameter names');

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import type { Reading } from '@kilowatch/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeTelemetryStoreConformance } from '../conformance.ts';
 import { createDuckDbStore } from '../index.ts';
+import { CRASH_DEVICES, CRASH_T0, crashBatches } from './test/crashBatches.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'kilowatch-tsdb-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,6 +61,58 @@ describe('DuckDB engine', () => {
     });
     expect(s.series.vave1!.min).toEqual([230, 200]);
     await store.close();
+  });
+
+  it('after a crash (SIGKILL, no close) keeps every committed reading, newest value and pending rollup', async () => {
+    const path = join(dir, 'crash.duckdb');
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'test/crashWriter.ts'), path],
+      {
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    expect(child.stdout).toBe('written\n');
+    expect(child.signal).toBe('SIGKILL');
+
+    // The same batches into a store that closes normally: the reference.
+    const ref = await createDuckDbStore();
+    for (const batch of crashBatches) await ref.write(batch);
+    const store = await createDuckDbStore({ path });
+    const [a, b] = CRASH_DEVICES;
+    expect(await store.devices()).toEqual([a, b]);
+    expect(await store.latest(a)).toEqual({
+      ts: CRASH_T0 + 21 * MIN,
+      values: { vave1: 250, eai1: 21, tempmain: 21.5 },
+    });
+    expect(await store.latest(b)).toEqual({ ts: CRASH_T0 + 6 * MIN, values: { vave1: 228 } });
+    for (const dev of CRASH_DEVICES) expect(await store.latest(dev)).toEqual(await ref.latest(dev));
+    // Re-sent readings after the restart are recognised as stored (no duplicate rows).
+    await store.write(crashBatches[1]!);
+    const raw = await store.readRaw({ deviceKey: a, from: CRASH_T0, to: CRASH_T0 + 60 * MIN, limit: 100 });
+    expect(raw.items).toHaveLength(22);
+    expect(raw.items.find((r) => r.ts === CRASH_T0 + 3 * MIN)?.values.vave1).toBe(200);
+    // Rollup work pending at the crash is still pending.
+    expect((await store.refreshRollups(CRASH_T0 + 60 * MIN)).buckets).toBeGreaterThan(0);
+    await ref.refreshRollups(CRASH_T0 + 60 * MIN);
+    const q = {
+      deviceKey: a,
+      counters: ['eai1'],
+      from: CRASH_T0,
+      to: CRASH_T0 + 60 * MIN,
+      interval: '15m',
+    } as const;
+    expect(await store.energy(q)).toEqual(await ref.energy(q));
+    await ref.close();
+    // Closed normally, the snapshot holds it all: a second open reads the same.
+    await store.close();
+    const again = await createDuckDbStore({ path });
+    expect(await again.latest(a)).toEqual({
+      ts: CRASH_T0 + 21 * MIN,
+      values: { vave1: 250, eai1: 21, tempmain: 21.5 },
+    });
+    await again.close();
   });
 
   it('writes a large batch in one call and reads it all back', async () => {

@@ -4,7 +4,14 @@
  * Writes are serialized on one connection: a batch is appended in data chunks to a connection-local
  * staging table holding only the batch's columns, then merged into `readings` in one transaction
  * (restricted to the batch's time range so zone maps prune old row groups) together with the
- * per-device rollup dirty mark. Queries run on a second connection.
+ * per-device rollup dirty mark when it moves. Queries run on a second connection.
+ *
+ * The newest value of every (device, parameter) lives in memory and is written to `latest_values` as a
+ * snapshot (with each device's newest timestamp in `rollup_state.newest`) before every checkpoint and at
+ * close, not in every commit: for a steady stream that table churned more rows per commit than the batch
+ * had readings. A batch that lands at or before a device's newest reading (late data, redeliveries) or
+ * that brings a new device still updates `latest_values` in its own commit. On open, whatever was written
+ * after a device's snapshot (`ts > newest`) is read back from `readings`, so a crash loses nothing.
  */
 import {
   DOUBLE,
@@ -109,6 +116,12 @@ export class DuckDbStore implements TelemetryStore {
   private readonly keys = new Map<number, string>();
   /** Newest timestamp stored per device id: a batch entirely after it cannot collide. */
   private readonly newest = new Map<number, number>();
+  /** Newest value per device id and parameter (`STORED` order; timestamp NaN when never seen). */
+  private readonly latestOf = new Map<number, { ts: Float64Array; v: Float64Array }>();
+  /** `rollup_state.dirty_from` per device id (absent when clean), so a commit writes it only when it moves. */
+  private readonly dirty = new Map<number, number>();
+  /** Whether `latestOf` holds anything the last snapshot does not. */
+  private latestChanged = false;
   private readonly staging = new Map<string, string>();
   private lvReady = false;
   private walBytes = 0;
@@ -184,11 +197,104 @@ export class DuckDbStore implements TelemetryStore {
       this.ids.set(key as string, id as number);
       this.keys.set(id as number, key as string);
     }
-    for (const [id, newest] of await this.rows(
+    for (const [id, newest, dirtyFrom] of await this.rows(
       this.w,
-      'SELECT device, newest::DOUBLE FROM rollup_state WHERE newest IS NOT NULL',
+      'SELECT device, newest::DOUBLE, dirty_from::DOUBLE FROM rollup_state',
     )) {
-      this.newest.set(id as number, newest as number);
+      if (newest !== null) this.newest.set(id as number, newest as number);
+      if (dirtyFrom !== null) this.dirty.set(id as number, dirtyFrom as number);
+    }
+    const col = new Map<string, number>(STORED.map((n, i) => [n, i]));
+    const put = (dev: number, param: string, ts: number, v: number) => {
+      const c = col.get(param);
+      if (c === undefined) return;
+      const l = this.latestEntry(dev);
+      if (!(l.ts[c]! >= ts)) {
+        l.ts[c] = ts;
+        l.v[c] = v;
+      }
+    };
+    for (const [dev, param, ts, v] of await this.rows(
+      this.w,
+      'SELECT device, param, ts::DOUBLE, v FROM latest_values',
+    )) {
+      put(dev as number, param as string, ts as number, v as number);
+    }
+    // Readings committed after a device's last snapshot: their newest values and timestamp.
+    // (A device without `newest` was never written or was deleted: every write creates its row.)
+    for (const [id, after] of [...this.newest]) {
+      const where = `device = ${id} AND ts > ${after}`;
+      const rows = await this.rows(
+        this.w,
+        `SELECT param, max(ts)::DOUBLE, arg_max(v, ts) FROM (UNPIVOT (SELECT * FROM readings WHERE ${where})
+          ON ${STORED.map(q).join(', ')} INTO NAME param VALUE v) GROUP BY param`,
+      );
+      for (const [param, ts, v] of rows) {
+        put(id, param as string, ts as number, v as number);
+        if ((ts as number) > (this.newest.get(id) ?? Number.NEGATIVE_INFINITY))
+          this.newest.set(id, ts as number);
+        this.latestChanged = true;
+      }
+    }
+  }
+
+  private latestEntry(dev: number): { ts: Float64Array; v: Float64Array } {
+    let l = this.latestOf.get(dev);
+    if (!l) {
+      l = { ts: new Float64Array(STORED.length).fill(Number.NaN), v: new Float64Array(STORED.length) };
+      this.latestOf.set(dev, l);
+    }
+    return l;
+  }
+
+  /**
+   * Writes the in-memory newest values to `latest_values` and each device's newest timestamp to
+   * `rollup_state.newest`, in one transaction (called with the write lock held).
+   */
+  private async snapshotLatest(): Promise<void> {
+    if (!this.latestChanged) return;
+    const dev: number[] = [];
+    const colIdx: number[] = [];
+    const ts: number[] = [];
+    const v: number[] = [];
+    for (const [id, l] of this.latestOf) {
+      for (let c = 0; c < STORED.length; c++) {
+        if (Number.isNaN(l.ts[c]!)) continue;
+        dev.push(id);
+        colIdx.push(c);
+        ts.push(l.ts[c]!);
+        v.push(l.v[c]!);
+      }
+    }
+    await this.ensureLv();
+    await this.exec('BEGIN TRANSACTION');
+    try {
+      await this.appendLatest(
+        Int32Array.from(dev),
+        Int32Array.from(colIdx),
+        Float64Array.from(ts),
+        Float64Array.from(v),
+      );
+      const newest = [...this.newest].map(([id, n]) => `(${id}, ${n})`);
+      await this.exec(
+        [
+          'DELETE FROM latest_values',
+          `INSERT INTO latest_values SELECT * FROM ${LV}`,
+          'DELETE FROM lv',
+          ...(newest.length > 0
+            ? [
+                `UPDATE rollup_state SET newest = v.n FROM (VALUES ${newest.join(', ')}) v(d, n) WHERE device = v.d`,
+              ]
+            : []),
+          'COMMIT',
+        ].join(';\n'),
+      );
+      this.latestChanged = false;
+    } catch (e) {
+      await this.w.run('ROLLBACK').catch(() => undefined);
+      throw new StoreError(`latest-values snapshot failed: ${(e as Error).message}`, true, 'unavailable', {
+        cause: e,
+      });
     }
   }
 
@@ -231,10 +337,7 @@ export class DuckDbStore implements TelemetryStore {
 
   /** Staging table for a set of columns (and the newest-values table), created outside any transaction. */
   private async stagingTable(cols: readonly number[]): Promise<string> {
-    if (!this.lvReady) {
-      await this.exec('CREATE OR REPLACE TEMP TABLE lv (device INTEGER, col INTEGER, ts DOUBLE, v DOUBLE)');
-      this.lvReady = true;
-    }
+    await this.ensureLv();
     const sig = cols.join(',');
     let name = this.staging.get(sig);
     if (!name) {
@@ -245,6 +348,12 @@ export class DuckDbStore implements TelemetryStore {
       this.staging.set(sig, name);
     }
     return name;
+  }
+
+  private async ensureLv(): Promise<void> {
+    if (this.lvReady) return;
+    await this.exec('CREATE OR REPLACE TEMP TABLE lv (device INTEGER, col INTEGER, ts DOUBLE, v DOUBLE)');
+    this.lvReady = true;
   }
 
   /** Copies the batch into the staging table: one memory copy per column and data chunk. */
@@ -303,6 +412,17 @@ export class DuckDbStore implements TelemetryStore {
       ts[i] = nv[4 * i + 2]!;
       v[i] = nv[4 * i + 3]!;
     }
+    await this.appendLatest(dev, col, ts, v);
+  }
+
+  /** Appends (device, parameter position, ts, value) rows to the `lv` staging table. */
+  private async appendLatest(
+    dev: Int32Array<ArrayBuffer>,
+    col: Int32Array<ArrayBuffer>,
+    ts: Float64Array<ArrayBuffer>,
+    v: Float64Array<ArrayBuffer>,
+  ): Promise<void> {
+    const n = dev.length;
     const appender = await this.w.createAppender('lv', 'main', 'temp');
     try {
       for (let off = 0; off < n; off += CHUNK_ROWS) {
@@ -363,30 +483,40 @@ export class DuckDbStore implements TelemetryStore {
         `INSERT INTO readings (device, ts, ${colList}) SELECT device, ts::BIGINT, ${colList} FROM ${stg}`,
       );
     }
-    // Newest value per (device, parameter), kept at write time so `latest` never scans history.
-    sql.push(
-      `DELETE FROM latest_values USING ${LV} lv WHERE latest_values.device = lv.device AND latest_values.param = lv.param AND latest_values.ts <= lv.ts`,
-      `INSERT INTO latest_values SELECT lv.* FROM ${LV} lv ANTI JOIN latest_values l ON l.device = lv.device AND l.param = lv.param`,
-    );
-    // The dirty mark: the earliest timestamp written since the last refresh, per device.
+    // The dirty mark: the earliest timestamp written since the last refresh, per device — written only
+    // when it moves (the first batch after a refresh, or late data).
     const range = (d: number) => `(${idOf[d]}, ${b.minByDev[d]}, ${b.maxByDev[d]})`;
-    const known = b.keys.map((_, d) => d).filter((d) => this.newest.has(idOf[d]!));
     const fresh = b.keys.map((_, d) => d).filter((d) => !this.newest.has(idOf[d]!));
-    if (known.length > 0) {
+    const moved = b.keys
+      .map((_, d) => d)
+      .filter(
+        (d) => this.newest.has(idOf[d]!) && !(b.minByDev[d]! >= (this.dirty.get(idOf[d]!) ?? Number.NaN)),
+      );
+    if (moved.length > 0) {
       sql.push(
-        `UPDATE rollup_state SET dirty_from = least(coalesce(dirty_from, v.mn), v.mn), newest = greatest(coalesce(newest, v.mx), v.mx)
-         FROM (VALUES ${known.map(range).join(', ')}) v(d, mn, mx)
+        `UPDATE rollup_state SET dirty_from = least(coalesce(dirty_from, v.mn), v.mn)
+         FROM (VALUES ${moved.map((d) => `(${idOf[d]}, ${b.minByDev[d]})`).join(', ')}) v(d, mn)
          WHERE device = v.d`,
       );
     }
     if (fresh.length > 0) sql.push(`INSERT INTO rollup_state VALUES ${fresh.map(range).join(', ')}`);
-    sql.push(`DELETE FROM ${stg}`, 'DELETE FROM lv', 'COMMIT');
+    // Newest values: in memory (snapshotted later), and in this commit only for what recovery on open
+    // would not find after a device's snapshot — late data, and a device's first batch.
+    const latestNow = collide || fresh.length > 0;
+    if (latestNow) {
+      sql.push(
+        `DELETE FROM latest_values USING ${LV} lv WHERE latest_values.device = lv.device AND latest_values.param = lv.param AND latest_values.ts <= lv.ts`,
+        `INSERT INTO latest_values SELECT lv.* FROM ${LV} lv ANTI JOIN latest_values l ON l.device = lv.device AND l.param = lv.param`,
+        'DELETE FROM lv',
+      );
+    }
+    sql.push(`DELETE FROM ${stg}`, 'COMMIT');
     // Staged inside the transaction: appends to its local storage cost the event loop a fraction of
     // a committed append, and a rollback leaves the staging tables empty.
     await this.exec('BEGIN TRANSACTION');
     try {
       await this.stage(stg, b, ids);
-      await this.stageLatest(b, idOf);
+      if (latestNow) await this.stageLatest(b, idOf);
       await this.exec(sql.join(';\n'));
     } catch (e) {
       await this.w.run('ROLLBACK').catch(() => undefined);
@@ -400,7 +530,20 @@ export class DuckDbStore implements TelemetryStore {
       const id = idOf[d]!;
       const mx = b.maxByDev[d]!;
       if (mx > (this.newest.get(id) ?? Number.NEGATIVE_INFINITY)) this.newest.set(id, mx);
+      const mn = b.minByDev[d]!;
+      if (!(mn >= (this.dirty.get(id) ?? Number.NaN))) this.dirty.set(id, mn);
     });
+    const nv = b.newest;
+    for (let i = 0; i < nv.length; i += 4) {
+      const l = this.latestEntry(idOf[nv[i]!]!);
+      const c = nv[i + 1]!;
+      const t = nv[i + 2]!;
+      if (!(l.ts[c]! > t)) {
+        l.ts[c] = t;
+        l.v[c] = nv[i + 3]!;
+      }
+    }
+    this.latestChanged = true;
     this.written(b.rows * (b.cols.length + 2) * 8);
   }
 
@@ -421,8 +564,12 @@ export class DuckDbStore implements TelemetryStore {
     if (!this.ck || this.checkpoint || this.walBytes < CHECKPOINT_BYTES) return;
     const ck = this.ck;
     this.walBytes = 0;
-    this.checkpoint = ck
-      .run('CHECKPOINT')
+    // The newest-values snapshot goes first (queued behind the writes, on the write connection), so
+    // the checkpoint carries it and recovery on open has little to read back.
+    this.checkpoint = this.lock
+      .run(() => (this.closed ? Promise.resolve() : this.snapshotLatest()))
+      .catch(() => undefined)
+      .then(() => ck.run('CHECKPOINT'))
       .then(
         () => undefined,
         // A checkpoint refused while a transaction is open is tried again after the next writes.
@@ -480,11 +627,8 @@ export class DuckDbStore implements TelemetryStore {
     const where = `device = ${dev} AND ts >= ${start}`;
     // Parameters the device has ever reported (kept at write time): no scan of the range to find them;
     // one absent from the range only yields empty aggregates, which are left out.
-    const present = new Set(
-      (await this.rows(this.w, `SELECT param FROM latest_values WHERE device = ${dev}`)).map(
-        (r) => r[0] as string,
-      ),
-    );
+    const l = this.latestOf.get(dev);
+    const present = new Set(STORED.filter((_, c) => l && !Number.isNaN(l.ts[c]!)));
     const aggNames = AGG_NAMES.filter((n) => {
       const comb = combinedParamDef(n);
       return comb ? comb.of.some((p) => present.has(p)) : present.has(n);
@@ -560,6 +704,7 @@ export class DuckDbStore implements TelemetryStore {
       }
       await this.exec(`UPDATE rollup_state SET dirty_from = NULL WHERE device = ${dev}`);
       await this.exec('COMMIT');
+      this.dirty.delete(dev);
     } catch (e) {
       await this.w.run('ROLLBACK').catch(() => undefined);
       throw new StoreError(`rollup refresh failed: ${(e as Error).message}`, true, 'internal', { cause: e });
@@ -631,21 +776,17 @@ export class DuckDbStore implements TelemetryStore {
   async latest(deviceKey: string): Promise<LatestValues | null> {
     this.assertOpen();
     const dev = this.ids.get(deviceKey);
-    if (dev === undefined) return null;
-    const rows = await this.rows(
-      this.r,
-      `SELECT param, ts::DOUBLE, v FROM latest_values WHERE device = ${dev}`,
-    );
-    if (rows.length === 0) return null;
+    const l = dev === undefined ? undefined : this.latestOf.get(dev);
+    if (!l) return null;
     let ts = Number.NEGATIVE_INFINITY;
     const values: Record<string, number> = {};
-    for (const [param, at, v] of [...rows].sort(
-      (x, y) => STORED.indexOf(x[0] as string) - STORED.indexOf(y[0] as string),
-    )) {
-      values[param as string] = v as number;
-      if ((at as number) > ts) ts = at as number;
+    for (let c = 0; c < STORED.length; c++) {
+      const at = l.ts[c]!;
+      if (Number.isNaN(at)) continue;
+      values[STORED[c]!] = l.v[c]!;
+      if (at > ts) ts = at;
     }
-    return { ts, values };
+    return Number.isFinite(ts) ? { ts, values } : null;
   }
 
   // ---------------------------------------------------------------- bucketed queries
@@ -896,6 +1037,9 @@ export class DuckDbStore implements TelemetryStore {
         throw new StoreError(`delete failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
       }
       this.newest.delete(dev);
+      this.latestOf.delete(dev);
+      this.dirty.delete(dev);
+      this.latestChanged = true;
     });
   }
 
@@ -921,6 +1065,7 @@ export class DuckDbStore implements TelemetryStore {
   async close(): Promise<void> {
     if (this.closed) return;
     await this.lock.run(async () => {
+      await this.snapshotLatest().catch(() => undefined);
       this.closed = true;
     });
     await this.checkpoint;
