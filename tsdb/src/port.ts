@@ -153,6 +153,14 @@ export interface TelemetryStore {
    */
   write(readings: readonly Reading[]): Promise<WriteResult>;
 
+  /**
+   * Optional bulk load of history (demo data, imports): many batches in few, large transactions, beside
+   * the ongoing `write`s rather than queued between them. A (device, timestamp) already stored is kept
+   * as it is. Resolves once everything is committed; a failure may leave a prefix of the batches stored
+   * (running the same load again completes it). Engines without it take the batches through `write`.
+   */
+  writeBulk?(batches: AsyncIterable<readonly Reading[]>): Promise<WriteResult>;
+
   /** Raw readings in time order, paged (data log). */
   readRaw(query: RawQuery): Promise<RawPage>;
 

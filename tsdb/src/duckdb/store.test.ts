@@ -115,6 +115,74 @@ describe('DuckDB engine', () => {
     await again.close();
   });
 
+  it('bulk-loads history beside live writes: keeps stored readings, lists devices, rolls up, survives a reopen', async () => {
+    const path = join(dir, 'bulk.duckdb');
+    let store = await createDuckDbStore({ path });
+    const devs = ['b01c00000001', 'b01c00000002', 'b01c00000003'];
+    // A live reading inside the history's range and one after it.
+    await store.write([
+      { deviceKey: devs[0]!, ts: T0 + 10 * MIN, values: { vave1: 199 } },
+      { deviceKey: devs[0]!, ts: T0 + 200_000 * MIN, values: { vave1: 240, eai1: 5000 } },
+    ]);
+    const minutes = 100_000; // 300,000 readings: two bulk transactions
+    async function* history() {
+      for (let m0 = 0; m0 < minutes; m0 += 20_000) {
+        const batch: Reading[] = [];
+        for (let m = m0; m < m0 + 20_000; m++)
+          for (const [i, d] of devs.entries())
+            batch.push({ deviceKey: d, ts: T0 + m * MIN, values: { vave1: 220 + i, eai1: m / 100 } });
+        yield batch;
+      }
+    }
+    let live = 0;
+    const bulk = store.writeBulk!(history());
+    // Live writes commit while the bulk load runs.
+    for (let k = 0; k < 5; k++) {
+      await store.write([{ deviceKey: devs[1]!, ts: T0 + (300_000 + k) * MIN, values: { vave1: 230 } }]);
+      live++;
+    }
+    expect(await bulk).toEqual({ written: 300_000 });
+    expect(live).toBe(5);
+    const check = async () => {
+      expect(await store.devices()).toEqual(devs);
+      // The reading stored before the load is kept as it was.
+      const kept = await store.readRaw({
+        deviceKey: devs[0]!,
+        from: T0 + 10 * MIN,
+        to: T0 + 11 * MIN,
+        limit: 5,
+      });
+      expect(kept.items).toEqual([{ ts: T0 + 10 * MIN, values: { vave1: 199 } }]);
+      expect(await store.latest(devs[0]!)).toEqual({
+        ts: T0 + 200_000 * MIN,
+        values: { vave1: 240, eai1: 5000 },
+      });
+      expect(await store.latest(devs[2]!)).toEqual({
+        ts: T0 + (minutes - 1) * MIN,
+        values: { vave1: 222, eai1: (minutes - 1) / 100 },
+      });
+      const all = await store.readRaw({ deviceKey: devs[2]!, from: T0, to: T0 + minutes * MIN, limit: 1 });
+      expect(all.items[0]).toEqual({ ts: T0, values: { vave1: 222, eai1: 0 } });
+    };
+    await check();
+    await store.refreshRollups(T0 + 400_000 * MIN);
+    const q = {
+      deviceKey: devs[2]!,
+      counters: ['eai1'],
+      from: T0,
+      to: T0 + 1440 * MIN * 10,
+      interval: '1d',
+      tz: 'UTC',
+    } as const;
+    const fromRollups = await store.energy(q);
+    expect(fromRollups.energy.eai1![0]).toBeCloseTo(14.39, 9);
+    expect(fromRollups).toEqual(await store.energy({ ...q, source: 'raw' }));
+    await store.close();
+    store = await createDuckDbStore({ path });
+    await check();
+    await store.close();
+  });
+
   it('writes a large batch in one call and reads it all back', async () => {
     const store = await createDuckDbStore();
     const dev = 'b1b2c3d4e5f6';
