@@ -50,18 +50,6 @@ interface RouteCase {
   title: string[];
 }
 
-/**
- * Serious violations found on screens this suite does not own, each named here so it stays visible (it is
- * printed on every run) without hiding anything else on the same screen. Remove an entry once fixed.
- */
-const KNOWN_VIOLATIONS: { path: RegExp; violation: RegExp }[] = [
-  // OverviewPage: the notification-settings yes/no badges use Mantine's light green (below 4.5:1 on white).
-  {
-    path: /^\/device\/overview\//,
-    violation: /^color-contrast: [^,]*Badge-root\[data-variant="light"\][^,]*$/,
-  },
-];
-
 describe.skipIf(skip !== null)('every route for the demo user', () => {
   let api: RunningApi;
   let browser: Browser;
@@ -195,11 +183,7 @@ describe.skipIf(skip !== null)('every route for the demo user', () => {
       if (where !== route.path) failures.push(`${route.path}: ended at ${where}`);
       if (!route.title.some((t) => title.includes(t)))
         failures.push(`${route.path}: heading "${title}" names none of ${JSON.stringify(route.title)}`);
-      const violations = (await seriousViolations(page)).filter((v) => {
-        const known = KNOWN_VIOLATIONS.find((k) => k.path.test(route.path) && k.violation.test(v));
-        if (known) console.warn(`${route.path}: known accessibility violation left to fix: ${v}`);
-        return !known;
-      });
+      const violations = await seriousViolations(page);
       if (violations.length) failures.push(`${route.path}: axe ${violations.join('; ')}`);
       const errors = unforgivenErrors(consoleErrors, shed);
       if (errors.length) failures.push(`${route.path}: console ${errors.join('; ')}`);

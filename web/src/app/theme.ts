@@ -29,9 +29,25 @@ export const theme = createTheme({
 /** Light, dark or system ("auto"), stored locally under the theme-mode key; default system. */
 export const colorSchemeManager = localStorageColorSchemeManager({ key: STORAGE_KEYS.themeMode });
 
-/** Mantine's default dimmed grey is below AA contrast on white; a shade darker passes. */
+/**
+ * Colours that reach WCAG AA (4.5:1) in both schemes where Mantine's defaults do not: dimmed grey, the
+ * error red of field messages, the text of light-variant green and grey badges, and the brand orange
+ * used as text (`--kw-brand-text`: dark orange on white, light orange on the dark body).
+ */
 export const cssVariablesResolver: CSSVariablesResolver = () => ({
   variables: {},
-  light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)' },
-  dark: { '--mantine-color-dimmed': 'var(--mantine-color-dark-1)' },
+  light: {
+    '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
+    '--mantine-color-error': 'var(--mantine-color-red-9)',
+    '--mantine-color-green-light-color': 'var(--mantine-color-green-9)',
+    '--mantine-color-gray-light-color': 'var(--mantine-color-gray-8)',
+    '--kw-brand-text': 'var(--mantine-color-orange-8)',
+  },
+  dark: {
+    '--mantine-color-dimmed': 'var(--mantine-color-dark-1)',
+    '--mantine-color-error': 'var(--mantine-color-red-4)',
+    '--mantine-color-green-light-color': 'var(--mantine-color-green-3)',
+    '--mantine-color-gray-light-color': 'var(--mantine-color-gray-3)',
+    '--kw-brand-text': 'var(--mantine-color-orange-4)',
+  },
 });

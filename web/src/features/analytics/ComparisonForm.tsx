@@ -6,7 +6,6 @@ import { ApiError } from '../../api/client.ts';
 import type { Device } from '../../api/schemas.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { type ComparisonDraft, type MemberDraft, toRequest, validateDraft } from './comparisonForm.ts';
-import { useErrorStyles } from './errorColor.ts';
 import { HEATMAP_PARAMS } from './heatmapScale.ts';
 
 const PARAM_OPTIONS = HEATMAP_PARAMS.map((p) => ({ value: p, label: unitOf(p) ? `${p} (${unitOf(p)})` : p }));
@@ -33,7 +32,6 @@ export function ComparisonForm({
   onCancel: () => void;
 }) {
   const { t } = useT();
-  const errorStyles = useErrorStyles();
   const [draft, setDraft] = useState<ComparisonDraft>(() => draftOf(initial));
   const [touched, setTouched] = useState(false);
   const [serverErrors, setServerErrors] = useState<Record<string, string[]>>({});
@@ -84,7 +82,6 @@ export function ComparisonForm({
           onBlur={() => setTouched(true)}
           error={errors.name ? t(errors.name) : serverError('name')}
           maxLength={60}
-          styles={errorStyles.styles}
           data-testid="comparison-name"
           data-autofocus
         />
@@ -131,7 +128,7 @@ export function ComparisonForm({
             </Group>
           ))}
           {(errors.members || serverError('members')) && (
-            <Text size="sm" c={errorStyles.color} role="alert" data-testid="members-error">
+            <Text size="sm" c="var(--mantine-color-error)" role="alert" data-testid="members-error">
               {errors.members ? t(errors.members) : serverError('members')}
             </Text>
           )}

@@ -18,7 +18,6 @@ import { useT } from '../../i18n/i18n.ts';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { bucketLabel, buildConsumptionTable, formatKwh } from './consumptionTable.ts';
 import { lastDays, rangeOfDays } from './dates.ts';
-import { useErrorStyles } from './errorColor.ts';
 import { useAnalyticsSearch } from './useAnalyticsSearch.ts';
 
 export function selectedDeviceIds(
@@ -43,7 +42,6 @@ export function ConsumptionSection({
   const { t } = useT();
   const tz = displayTimeZone();
   const [search, setSearch] = useAnalyticsSearch();
-  const errorStyles = useErrorStyles();
   const ids = selectedDeviceIds(search, devices);
   const interval: ConsumptionInterval = search.interval ?? '1d';
   const defaults = useMemo(() => lastDays(30, tz), [tz]);
@@ -86,7 +84,6 @@ export function ConsumptionSection({
             value={days.from}
             onChange={(e) => setSearch({ cfrom: e.currentTarget.value })}
             error={range ? undefined : t('val.dateRange')}
-            styles={errorStyles.styles}
           />
           <TextInput
             type="date"

@@ -18,7 +18,6 @@ import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { HEATMAP_DEFAULT_DAYS, lastDays, rangeOfDays } from './dates.ts';
-import { useErrorStyles } from './errorColor.ts';
 import { HEATMAP_PARAMS, valueDomain } from './heatmapScale.ts';
 import { HEATMAP_KIND_VALUES } from './search.ts';
 import { useAnalyticsSearch } from './useAnalyticsSearch.ts';
@@ -30,7 +29,6 @@ export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
   const tz = displayTimeZone();
   const theme = useChartTheme();
   const [search, setSearch] = useAnalyticsSearch();
-  const errorStyles = useErrorStyles();
   const kind: HeatmapKind = search.kind ?? 'daily';
   const deviceId = search.device ? Number(search.device) : devices[0] ? Number(devices[0].id) : null;
   const param = search.param ?? 'eai';
@@ -77,7 +75,6 @@ export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
             value={days.from}
             onChange={(e) => setSearch({ from: e.currentTarget.value })}
             error={range ? undefined : t('val.dateRange')}
-            styles={errorStyles.styles}
             data-testid="heatmap-from"
           />
           <TextInput

@@ -19,7 +19,7 @@ export default function SignInLayout() {
       </Group>
       <Center component="main" id="main" px="sm" pb="xl">
         <Paper withBorder shadow="md" p={{ base: 'md', xs: 'xl' }} radius="lg" w="100%" maw={420}>
-          <Text fw={800} fz={28} c="orange.8" ta="center" mb="xs">
+          <Text fw={800} fz={28} c="var(--kw-brand-text)" ta="center" mb="xs">
             ⚡ {t('app.name')}
           </Text>
           <Outlet />

@@ -15,11 +15,10 @@ import {
   Stack,
   Text,
   TextInput,
-  useComputedColorScheme,
 } from '@mantine/core';
 import { useMediaQuery } from '@mantine/hooks';
 import { useQueries } from '@tanstack/react-query';
-import { type CSSProperties, type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { ApiError } from '../../api/client.ts';
 import { useCreateExport } from '../../api/exports/create-export.ts';
 import { downloadExport, saveFile } from '../../api/exports/download-export.ts';
@@ -186,13 +185,8 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
   };
 
   const running = job !== null && !isTerminal(job.status);
-  // Mantine's default error red is below WCAG AA contrast on white; a darker one in light theme passes.
-  const dark = useComputedColorScheme('light') === 'dark';
   // Below the mobile breakpoint (SPEC.md §9: 576 px) the dialog takes the whole screen.
   const mobile = useMediaQuery('(max-width: 36em)') ?? false;
-  const errorColor = {
-    '--mantine-color-error': dark ? 'var(--mantine-color-red-4)' : 'var(--mantine-color-red-9)',
-  } as CSSProperties;
 
   return (
     <>
@@ -249,7 +243,7 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
             </Group>
           </Stack>
         ) : (
-          <form onSubmit={(e) => void submit(e)} noValidate data-testid="export-form" style={errorColor}>
+          <form onSubmit={(e) => void submit(e)} noValidate data-testid="export-form">
             <Stack gap="sm">
               {deviceIds.length > 1 && (
                 <Text size="sm" c="dimmed">

@@ -9,7 +9,6 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
-import { useErrorColor } from './errorColor.ts';
 import {
   type FieldError,
   type LocationField,
@@ -36,7 +35,6 @@ function valuesOf(l: Location | undefined): LocationValues {
 
 function LocationForm({ location }: { location: Location | undefined }) {
   const { t } = useT();
-  const errorColor = useErrorColor();
   const id = location ? String(location.id) : null;
   const save = useSaveLocation(id);
   const tariffs = useTariffs(id ?? '', id !== null);
@@ -89,7 +87,7 @@ function LocationForm({ location }: { location: Location | undefined }) {
   );
 
   return (
-    <Card withBorder maw={640} component="form" onSubmit={submit} noValidate style={errorColor}>
+    <Card withBorder maw={640} component="form" onSubmit={submit} noValidate>
       <Stack gap="sm">
         {text('name', t('col.name'), true)}
         {text('code', t('places.location.code'))}

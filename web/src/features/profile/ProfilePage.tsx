@@ -5,7 +5,6 @@ import { useUserInfo } from '../../api/account/user-info.ts';
 import type { User } from '../../api/schemas.ts';
 import { activateLanguage, isLanguage, LANGUAGE_NAMES, LANGUAGES, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
-import { useErrorColor } from '../locations/errorColor.ts';
 import { timeZoneOptions } from '../locations/forms.ts';
 import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
 import {
@@ -18,7 +17,6 @@ import {
 
 function ProfileForm({ user }: { user: User }) {
   const { t, locale } = useT();
-  const errorColor = useErrorColor();
   const update = useUpdateProfile();
   const [values, setValues] = useState<ProfileValues>(() => ({
     fullName: user.fullName ?? '',
@@ -59,7 +57,7 @@ function ProfileForm({ user }: { user: User }) {
   };
 
   return (
-    <Card withBorder maw={640} component="form" onSubmit={submit} noValidate style={errorColor}>
+    <Card withBorder maw={640} component="form" onSubmit={submit} noValidate>
       <Stack gap="sm">
         <Select
           label={t('lang.label')}

@@ -78,7 +78,7 @@ export default function Shell() {
               to="/dashboard"
               fw={800}
               fz="lg"
-              c="orange.8"
+              c="var(--kw-brand-text)"
               style={{ textDecoration: 'none' }}
             >
               ⚡ {t('app.name')}

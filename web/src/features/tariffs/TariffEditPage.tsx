@@ -23,7 +23,6 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
-import { useErrorColor } from '../locations/errorColor.ts';
 import type { FieldError } from '../locations/forms.ts';
 import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
 import { ScheduleGrid } from './ScheduleGrid.tsx';
@@ -46,7 +45,6 @@ const PRICE_FIELDS: Record<Zone, TariffField> = { 1: 'zone1Price', 2: 'zone2Pric
 
 function TariffForm({ location, tariff }: { location: Location; tariff: Tariff | undefined }) {
   const { t } = useT();
-  const errorColor = useErrorColor();
   const locationId = String(location.id);
   const save = useSaveTariff(locationId, tariff ? String(tariff.id) : null);
   const saveLocation = useSaveLocation(locationId);
@@ -115,7 +113,7 @@ function TariffForm({ location, tariff }: { location: Location; tariff: Tariff |
   };
 
   return (
-    <Card withBorder component="form" onSubmit={submit} noValidate style={errorColor}>
+    <Card withBorder component="form" onSubmit={submit} noValidate>
       <Stack gap="sm">
         <SimpleGrid cols={{ base: 1, sm: 2 }} spacing="sm">
           <TextInput label={t('col.name')} required {...field('name')} />

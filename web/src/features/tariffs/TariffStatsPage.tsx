@@ -27,7 +27,6 @@ import {
 } from '../../api/tariffs/get-tariff-stats.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
-import { useErrorColor } from '../locations/errorColor.ts';
 import { ScrollTable } from '../locations/ScrollTable.tsx';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { formatKwh, formatMoney } from './format.ts';
@@ -240,7 +239,6 @@ export default function TariffStatsPage() {
   }, [range, tz, deviceId]);
   const stats = useTariffStats(id, query);
   const compare = useTariffComparison(query);
-  const errorColor = useErrorColor();
   const deviceOptions = (devices.data ?? []).map((d) => ({ value: String(d.id), label: d.name }));
 
   return (
@@ -250,7 +248,7 @@ export default function TariffStatsPage() {
         {tariffName ? `: ${tariffName}` : ''}
       </Title>
       <SimulatedNote />
-      <Card withBorder style={errorColor}>
+      <Card withBorder>
         <SimpleGrid cols={{ base: 1, sm: 3 }} spacing="sm">
           <Select
             label={t('places.stats.device')}
