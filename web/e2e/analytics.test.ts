@@ -161,7 +161,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await page.goto(`${api.url}/analytics`);
     await page.getByRole('heading', { name: 'Comparative analysis' }).waitFor();
     await page.getByTestId('tab-heatmap').waitFor();
-    expect(await seriousViolations(page, 'no-header')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('draws a heatmap of each kind on a canvas, with the unit in the legend', {
@@ -202,7 +202,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await page.reload();
     await page.getByTestId('heatmap-canvas').locator('canvas').waitFor();
     expect(new URL(page.url()).searchParams.get('kind')).toBe('yearly');
-    expect(await seriousViolations(page, 'no-header')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('shows a cell’s value, unit and time in its tooltip', async () => {
@@ -227,7 +227,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await shot('analytics-heatmap-light');
     await setTheme('Dark');
     expect(await colouredPixels(canvas)).toBeGreaterThan(100);
-    expect(await seriousViolations(page, 'no-header')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await shot('analytics-heatmap-dark');
     await setTheme('Light');
   });
@@ -272,7 +272,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
       (n) => document.querySelectorAll('[data-testid=consumption-row]').length < n,
       buckets.size,
     );
-    expect(await seriousViolations(page, 'no-header')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('validates, saves and shows a comparison grouped and separate', { timeout: 120_000 }, async () => {
@@ -296,7 +296,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await page.getByTestId('comparison-save').click();
     await form.getByText('The comparison name must be between 3 and 30 characters.').waitFor();
     expect(await form.getByText('Select at least one parameter to compare.').count()).toBe(0);
-    expect(await seriousViolations(page, 'no-header')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await page.getByTestId('comparison-name').fill('Two meters');
     await page.getByTestId('comparison-save').click();
     await page.getByText('Data has been successfully saved.').first().waitFor();
@@ -324,7 +324,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
       await charts.nth(i).locator('canvas').waitFor();
       expect(await colouredPixels(charts.nth(i).locator('canvas')), `member ${i}`).toBeGreaterThan(100);
     }
-    expect(await seriousViolations(page, 'no-header')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('renames a comparison (kept across a reload) and deletes it after confirmation', async () => {
@@ -367,7 +367,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
       await page.waitForLoadState('networkidle');
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow, path).toBeLessThanOrEqual(0);
-      expect(await seriousViolations(page, 'no-header'), path).toEqual([]);
+      expect(await seriousViolations(page), path).toEqual([]);
     }
     await page.setViewportSize({ width: 1280, height: 900 });
   });

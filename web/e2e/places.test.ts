@@ -115,11 +115,11 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
       .getByRole('link', { name: /G12w/ })
       .waitFor();
     await page.getByRole('heading', { name: 'Locations', level: 1 }).waitFor();
-    expect(await seriousViolations(page, 'main')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await setTheme('Light');
     await shot('locations-light');
     await setTheme('Dark');
-    expect(await seriousViolations(page, 'main')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await shot('locations-dark');
     await setTheme('Light');
   });
@@ -137,7 +137,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     expect(here).toBeGreaterThan(0);
     await page.getByTestId('location-device').first().waitFor();
     expect(await page.getByTestId('location-device').count()).toBe(here);
-    expect(await seriousViolations(page, 'main')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('edits a location, checks the form and keeps the change across a reload', async () => {
@@ -153,7 +153,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     await page.getByTestId('location-city').fill('Sopot');
     await page.getByTestId('location-code').fill('SOP-01');
     await choose('location-timezone', 'Europe/Warsaw', 'Warsaw');
-    expect(await seriousViolations(page, 'main')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     const answer = page.waitForResponse(
       (r) =>
         r.request().method() === 'PUT' && r.url().endsWith(`/api/locations/${home.id}`) && r.status() !== 503,
@@ -242,10 +242,10 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
 
     await page.getByTestId('tariff-validTo').fill('');
     await page.getByTestId('tariff-zone2Price').fill('0,55');
-    expect(await seriousViolations(page, 'main')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await shot('tariff-edit-light');
     await setTheme('Dark');
-    expect(await seriousViolations(page, 'main')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await shot('tariff-edit-dark');
     await setTheme('Light');
     await page.getByTestId('save-tariff').click();
@@ -310,7 +310,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     await page.getByText('not a basis for claims').first().waitFor();
     const total = await page.getByTestId('stats-total-cost').textContent();
     expect(total).toMatch(/\d/);
-    expect(await seriousViolations(page, 'main')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await shot('tariff-stats-light');
   });
 
@@ -326,7 +326,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     await page.getByTestId('save-profile').click();
     await page.getByText('Unable to save data. Check form.').first().waitFor();
     await choose('profile-country', 'Poland (PL)', 'Poland');
-    expect(await seriousViolations(page, 'main')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await shot('profile-light');
 
     await choose('profile-language', 'Polski');
@@ -342,7 +342,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     await page.getByRole('heading', { name: 'Kullanıcı profili', level: 1 }).waitFor();
     await page.getByRole('button', { name: 'Kaydet' }).waitFor();
     await page.getByText('Ülke').first().waitFor();
-    expect(await seriousViolations(page, 'main')).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await page.goto(`${api.url}/location/index`);
     await page.getByRole('heading', { name: 'Konumlar', level: 1 }).waitFor();
 
@@ -385,7 +385,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
       await page.waitForFunction(() => document.querySelectorAll('.mantine-Skeleton-root').length === 0);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow, path).toBeLessThanOrEqual(0);
-      expect(await seriousViolations(page, 'main'), path).toEqual([]);
+      expect(await seriousViolations(page), path).toEqual([]);
     }
     // The mobile breakpoint (SPEC.md §9): still no sideways scroll of the page.
     await page.setViewportSize({ width: 576, height: 800 });

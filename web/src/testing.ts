@@ -213,25 +213,13 @@ export async function startApi(opts: {
   throw new Error(`the API did not become healthy in time:\n${log}`);
 }
 
-/**
- * Serious or critical axe findings on the page. `darkScope` narrows the check in the dark theme only:
- * `main` checks the screen's own content, `no-header` leaves the shell's header out.
- */
-export async function seriousViolations(page: Page, darkScope?: 'main' | 'no-header'): Promise<string[]> {
+/** Serious or critical axe findings on the whole page, in whichever colour scheme it shows. */
+export async function seriousViolations(page: Page): Promise<string[]> {
   // Evaluated through the debugging protocol: the API's Content-Security-Policy forbids inline scripts.
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axe.source);
-  const result = await page.evaluate((scope) => {
-    const dark = document.documentElement.getAttribute('data-mantine-color-scheme') === 'dark';
-    const context =
-      dark && scope === 'main'
-        ? { include: [['main']] }
-        : dark && scope === 'no-header'
-          ? { exclude: [['header']] }
-          : document;
-    return (window as unknown as { axe: typeof axe }).axe.run(context as never, {
-      resultTypes: ['violations'],
-    });
-  }, darkScope);
+  const result = await page.evaluate(() =>
+    (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
+  );
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);

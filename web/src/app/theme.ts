@@ -31,7 +31,7 @@ export const colorSchemeManager = localStorageColorSchemeManager({ key: STORAGE_
 
 /**
  * Colours that reach WCAG AA (4.5:1) in both schemes where Mantine's defaults do not: dimmed grey, the
- * error red of field messages, the text of light-variant green and grey badges, and the brand orange
+ * error red of field messages, the text of light-variant green (badges, alerts), and the brand orange
  * used as text (`--kw-brand-text`: dark orange on white, light orange on the dark body).
  */
 export const cssVariablesResolver: CSSVariablesResolver = () => ({
@@ -39,15 +39,13 @@ export const cssVariablesResolver: CSSVariablesResolver = () => ({
   light: {
     '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
     '--mantine-color-error': 'var(--mantine-color-red-9)',
-    '--mantine-color-green-light-color': 'var(--mantine-color-green-9)',
-    '--mantine-color-gray-light-color': 'var(--mantine-color-gray-8)',
+    // green.9 on green.1 (light badges, alerts) is 3.8:1; this green is 5.4:1.
+    '--mantine-color-green-light-color': '#1f6f30',
     '--kw-brand-text': 'var(--mantine-color-orange-8)',
   },
   dark: {
     '--mantine-color-dimmed': 'var(--mantine-color-dark-1)',
     '--mantine-color-error': 'var(--mantine-color-red-4)',
-    '--mantine-color-green-light-color': 'var(--mantine-color-green-3)',
-    '--mantine-color-gray-light-color': 'var(--mantine-color-gray-3)',
     '--kw-brand-text': 'var(--mantine-color-orange-4)',
   },
 });
