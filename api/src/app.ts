@@ -127,9 +127,25 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   return app;
 }
 
-/** The built client, with SPA fallback to index.html for every non-/api GET. */
+/**
+ * The built client, with SPA fallback to index.html for every non-/api GET. Files under `assets/` carry
+ * a content hash in their name, so browsers keep them for a year without asking again; everything else
+ * (index.html above all) is revalidated on every load, so a new release is picked up at once.
+ */
 async function serveWebClient(app: FastifyInstance, root: string): Promise<void> {
-  await app.register(fastifyStatic, { root, wildcard: false, index: ['index.html'] });
+  const assets = path.join(root, 'assets') + path.sep;
+  await app.register(fastifyStatic, {
+    root,
+    wildcard: false,
+    index: ['index.html'],
+    cacheControl: false,
+    setHeaders: (res, file) => {
+      res.header(
+        'cache-control',
+        file.startsWith(assets) ? 'public, max-age=31536000, immutable' : 'no-cache',
+      );
+    },
+  });
   app.get('/*', { schema: { hide: true } }, (request, reply) => {
     const url = request.url.split('?')[0] ?? '/';
     if (url.startsWith('/api/') || url === '/api')

@@ -27,8 +27,18 @@ import { configFromEnv } from './config.ts';
 import { ensureDemoAccount } from './demo.ts';
 import { createLocalLiveSource } from './hub/live-source.ts';
 
-const YEAR_MS = 365 * 86_400_000;
-const RECENT_HISTORY_MS = 2 * 86_400_000;
+const DAY_MS = 86_400_000;
+const RECENT_HISTORY_MS = 2 * DAY_MS;
+
+/** Days of demo history (`KW_DEMO_HISTORY_DAYS`, default a year). */
+function demoHistoryDays(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 365;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 3660)
+    throw new Error(`KW_DEMO_HISTORY_DAYS must be a whole number of days from 1 to 3660 (got "${raw}")`);
+  return n;
+}
+const HISTORY_MS = demoHistoryDays(process.env.KW_DEMO_HISTORY_DAYS) * DAY_MS;
 
 const config = configFromEnv();
 const logger = {
@@ -66,15 +76,15 @@ async function writeDemoHistory(store: TelemetryStore, http: FastifyInstance): P
   const marker = path.join(config.dataDir, 'demo-history.done');
   if (existsSync(marker)) return;
   const to = Math.floor(Date.now() / 60_000) * 60_000;
-  const recentFrom = to - RECENT_HISTORY_MS;
+  const recentFrom = to - Math.min(RECENT_HISTORY_MS, HISTORY_MS);
   http.log.info(
-    `writing a year of demo history for ${DEMO_DEVICES.length} simulated meters (once, in the background)…`,
+    `writing ${HISTORY_MS / DAY_MS} days of demo history for ${DEMO_DEVICES.length} simulated meters (once, in the background)…`,
   );
   const recent = await backfillHistory(store, DEMO_DEVICES, { from: recentFrom, to });
   await store.refreshRollups();
   demoHistoryState = 'recent';
   http.log.info(`demo history: the last two days are written (${recent.readings} readings)`);
-  const older = await backfillHistory(store, DEMO_DEVICES, { from: to - YEAR_MS, to: recentFrom });
+  const older = await backfillHistory(store, DEMO_DEVICES, { from: to - HISTORY_MS, to: recentFrom });
   await store.refreshRollups();
   await writeFile(marker, new Date().toISOString());
   http.log.info(`demo history written: ${recent.readings + older.readings} readings`);

@@ -33,6 +33,7 @@ describe('serving the built web client', () => {
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.body).toContain('<div id="root">');
       expect(res.headers['x-app-version']).toBeDefined();
+      expect(res.headers['cache-control']).toBe('no-cache');
     },
   );
 
@@ -41,6 +42,8 @@ describe('serving the built web client', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/javascript/);
     expect(res.body).toContain('kilowatch');
+    // Hashed names: kept by the browser for a year, never asked for again.
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
   });
 
   it('keeps unknown /api paths as JSON 404s, not the page', async () => {
