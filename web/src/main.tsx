@@ -8,7 +8,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { RouterProvider } from '@tanstack/react-router';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { ApiError } from './api/client.ts';
+import { retryRead } from './api/client.ts';
 import { buildRouter } from './app/router.tsx';
 import { colorSchemeManager, cssVariablesResolver, theme } from './app/theme.ts';
 import { HubProvider } from './hub/live.tsx';
@@ -19,7 +19,7 @@ const queryClient = new QueryClient({
     queries: {
       staleTime: 15_000,
       refetchOnWindowFocus: false,
-      retry: (count, err) => err instanceof ApiError && err.retryable && count < 2,
+      ...retryRead,
     },
   },
 });

@@ -26,6 +26,25 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A busy server turns requests away (503 with Retry-After, 429) before handling them, so trying again
+ * cannot apply a save twice: shed requests are tried up to four more times, waiting 1, 2, 4 and 8 s,
+ * which rides out a demo-history write or a burst. Reads also try a lost connection twice more; any
+ * other failure is reported at once.
+ */
+export const retryShed = {
+  retry: (count: number, err: unknown) =>
+    count < 4 && err instanceof ApiError && (err.status === 503 || err.status === 429),
+  retryDelay: (attempt: number) => Math.min(1000 * 2 ** attempt, 8000),
+} as const;
+
+/** Query retries: shed answers as `retryShed`, network failures twice. */
+export const retryRead = {
+  retry: (count: number, err: unknown) =>
+    retryShed.retry(count, err) || (count < 2 && err instanceof ApiError && err.status === 0),
+  retryDelay: retryShed.retryDelay,
+} as const;
+
 export const MESSAGES = {
   internal: 'Internal server error. Please contact with server administrator.',
   network: 'Network connection problem',

@@ -1,8 +1,7 @@
 import type { UpdateUserRequest } from '@kilowatch/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { saveUser } from '../../auth/session.ts';
-import { request } from '../client.ts';
-import { retryShedSave } from '../locations/retry.ts';
+import { request, retryShed } from '../client.ts';
 import { type User, UserSchema } from '../schemas.ts';
 
 /** Saves the profile (email is read-only) and makes it the session's profile, time zone included. */
@@ -15,7 +14,7 @@ export async function updateProfile(body: UpdateUserRequest): Promise<User> {
 export function useUpdateProfile() {
   const qc = useQueryClient();
   return useMutation({
-    ...retryShedSave,
+    ...retryShed,
     mutationFn: updateProfile,
     onSuccess: (user) => qc.setQueryData(['account', 'userInfo'], user),
   });

@@ -2,7 +2,7 @@
 import { type Comparison, type ComparisonRequest, ComparisonSchema } from '@kilowatch/core';
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import * as v from 'valibot';
-import { ApiError, request } from '../client.ts';
+import { request, retryShed } from '../client.ts';
 
 export type { Comparison, ComparisonRequest };
 
@@ -31,19 +31,11 @@ export function deleteComparison(id: number): Promise<void> {
   return request('DELETE', `/comparisons/${id}`, { notFoundPage: false });
 }
 
-/**
- * A busy server turns requests away (503 with Retry-After) before handling them, so trying a save or a
- * delete again then cannot apply it twice.
- */
-const retryBusy = (count: number, err: unknown) => err instanceof ApiError && err.status === 503 && count < 2;
-const BUSY_RETRY_MS = 1_000;
-
 /** Create (no id) or change (with id); the list is refreshed either way. */
 export function useSaveComparison() {
   const qc = useQueryClient();
   return useMutation({
-    retry: retryBusy,
-    retryDelay: BUSY_RETRY_MS,
+    ...retryShed,
     mutationFn: ({ id, body }: { id?: number; body: ComparisonRequest }) =>
       id === undefined ? createComparison(body) : updateComparison(id, body),
     // The list only: a comparison's data is keyed by its members and refetched when they change.
@@ -54,8 +46,7 @@ export function useSaveComparison() {
 export function useDeleteComparison() {
   const qc = useQueryClient();
   return useMutation({
-    retry: retryBusy,
-    retryDelay: BUSY_RETRY_MS,
+    ...retryShed,
     mutationFn: (id: number) => deleteComparison(id),
     onSuccess: (_done, id) => {
       // Never ask for the data of a comparison that no longer exists.

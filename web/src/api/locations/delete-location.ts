@@ -1,6 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { request } from '../client.ts';
-import { retryShedSave } from './retry.ts';
+import { request, retryShed } from '../client.ts';
 
 export async function deleteLocation(id: string): Promise<void> {
   await request('DELETE', `/locations/${encodeURIComponent(id)}`, { notFoundPage: false });
@@ -9,7 +8,7 @@ export async function deleteLocation(id: string): Promise<void> {
 export function useDeleteLocation() {
   const qc = useQueryClient();
   return useMutation({
-    ...retryShedSave,
+    ...retryShed,
     mutationFn: (id: string) => deleteLocation(id),
     onSuccess: (_, id) => {
       qc.removeQueries({ queryKey: ['locations', id] });

@@ -1,6 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { request } from '../client.ts';
-import { retryShedSave } from './retry.ts';
+import { request, retryShed } from '../client.ts';
 
 export async function deleteTariff(locationId: string, tariffId: string): Promise<void> {
   await request(
@@ -13,7 +12,7 @@ export async function deleteTariff(locationId: string, tariffId: string): Promis
 export function useDeleteTariff(locationId: string) {
   const qc = useQueryClient();
   return useMutation({
-    ...retryShedSave,
+    ...retryShed,
     mutationFn: (tariffId: string) => deleteTariff(locationId, tariffId),
     onSuccess: (_, tariffId) => {
       qc.removeQueries({ queryKey: ['locations', locationId, 'tariffs', tariffId] });

@@ -1,7 +1,6 @@
 import { type Location, type LocationRequest, LocationSchema } from '@kilowatch/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { request } from '../client.ts';
-import { retryShedSave } from './retry.ts';
+import { request, retryShed } from '../client.ts';
 
 /** Creates a location when `id` is null, else replaces it. */
 export function saveLocation(id: string | null, body: LocationRequest): Promise<Location> {
@@ -13,7 +12,7 @@ export function saveLocation(id: string | null, body: LocationRequest): Promise<
 export function useSaveLocation(id: string | null) {
   const qc = useQueryClient();
   return useMutation({
-    ...retryShedSave,
+    ...retryShed,
     mutationFn: (body: LocationRequest) => saveLocation(id, body),
     onSuccess: (location) => {
       qc.setQueryData(['locations', String(location.id)], location);

@@ -1,7 +1,6 @@
 import { type Tariff, type TariffRequest, TariffSchema } from '@kilowatch/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { request } from '../client.ts';
-import { retryShedSave } from './retry.ts';
+import { request, retryShed } from '../client.ts';
 
 /** Adds a tariff version to a location when `tariffId` is null, else replaces that version. */
 export function saveTariff(
@@ -18,7 +17,7 @@ export function saveTariff(
 export function useSaveTariff(locationId: string, tariffId: string | null) {
   const qc = useQueryClient();
   return useMutation({
-    ...retryShedSave,
+    ...retryShed,
     mutationFn: (body: TariffRequest) => saveTariff(locationId, tariffId, body),
     onSuccess: (tariff) => {
       qc.setQueryData(['locations', locationId, 'tariffs', String(tariff.id)], tariff);
