@@ -25,7 +25,7 @@ const log = (s: string) => process.stderr.write(`render: ${s}\n`);
 
 export default async function render(args: string[]): Promise<object> {
   const points = arg(args, 'points', 35_040);
-  const rounds = arg(args, 'rounds', 7);
+  const rounds = arg(args, 'rounds', 31);
   // `--no-dashboard`: only the chart comparison and the bundle size (the dashboard part waits for the demo year).
   const dashboard = !args.includes('--no-dashboard');
   const noChromium = chromiumUnavailable();

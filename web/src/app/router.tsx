@@ -14,7 +14,7 @@ import { verifyToken } from '../api/account/verify-token.ts';
 import { setNavigator } from '../api/client.ts';
 import { clearAuth, isSignedIn } from '../auth/session.ts';
 import { RouteError, RoutePending } from '../features/shell/RouteStates.tsx';
-import { SCREENS } from './screens.ts';
+import { SCREENS, screenFor } from './screens.ts';
 
 const root = createRootRouteWithContext<{ queryClient: QueryClient }>()({
   component: Outlet,
@@ -43,6 +43,8 @@ const signInRoutes = ['/sign-in', '/sign-in-fox'].map((path) =>
   }),
 );
 
+const shell = lazyRouteComponent(() => import('../features/shell/Shell.tsx'));
+
 const appLayout = createRoute({
   getParentRoute: () => root,
   id: 'app',
@@ -50,12 +52,19 @@ const appLayout = createRoute({
   beforeLoad: async ({ location }) => {
     const back = location.href === '/' || location.pathname === '/404' ? undefined : location.href;
     if (!isSignedIn()) throw redirect({ to: '/sign-in', search: { redirect: back } });
+    // The router fetches route chunks only once every beforeLoad has resolved; start the shell's and the
+    // screen's now so they download while the token is checked (a first visit saves a round of requests).
+    // A failed download is left to the router, which loads them again and shows its error state.
+    shell.preload?.()?.catch(() => undefined);
+    screenFor(location.pathname === '/' ? '/dashboard' : location.pathname)
+      ?.load()
+      .catch(() => undefined);
     if (!(await verifyToken())) {
       clearAuth();
       throw redirect({ to: '/sign-in', search: { redirect: back } });
     }
   },
-  component: lazyRouteComponent(() => import('../features/shell/Shell.tsx')),
+  component: shell,
 });
 
 const index = createRoute({

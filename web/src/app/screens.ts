@@ -131,3 +131,15 @@ export const SCREENS: readonly Screen[] = [
 
 /** The menu: navigation entries in declaration order. */
 export const NAVIGATION = SCREENS.filter((s) => s.nav).map((s) => ({ to: s.path, label: s.title }));
+
+/** The screen whose path matches `pathname` (`$param` segments match any one segment). */
+export function screenFor(pathname: string): Screen | undefined {
+  const parts = pathname.replace(/\/+$/, '').split('/');
+  return SCREENS.find((screen) => {
+    const pattern = screen.path.split('/');
+    return (
+      pattern.length === parts.length &&
+      pattern.every((seg, i) => (seg.startsWith('$') ? parts[i] !== '' : seg === parts[i]))
+    );
+  });
+}

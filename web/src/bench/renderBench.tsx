@@ -62,10 +62,19 @@ function BenchChart({ answer, onDraw }: { answer: SeriesColumns; onDraw: () => v
 let root: Root | null = null;
 let setChart: ((node: ReactNode) => void) | null = null;
 
-function Host() {
+/** Holds the chart below the provider, so mounting one re-renders the slot only, as in the app. */
+function Slot() {
   const [node, set] = useState<ReactNode>(null);
   setChart = set;
-  return <MantineProvider>{node}</MantineProvider>;
+  return node;
+}
+
+function Host() {
+  return (
+    <MantineProvider>
+      <Slot />
+    </MantineProvider>
+  );
 }
 
 let round = 0;

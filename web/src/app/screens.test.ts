@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { screenFor } from './screens.ts';
+
+describe('screenFor', () => {
+  it.each([
+    ['/dashboard', '/dashboard'],
+    ['/dashboard/', '/dashboard'],
+    ['/device-details/12', '/device-details/$id'],
+    ['/solar-device-details/abc', '/solar-device-details/$id'],
+    ['/device/overview/7', '/device/overview/$id'],
+    ['/device/data-log', '/device/data-log'],
+    ['/location/tariff-edit/3/9', '/location/tariff-edit/$locationId/$tariffId'],
+    ['/404', '/404'],
+  ])('%s → %s', (pathname, path) => {
+    expect(screenFor(pathname)?.path).toBe(path);
+  });
+
+  it.each(['/nowhere', '/device-details', '/device-details/1/2', '/location/tariff-edit/3', '/sign-in'])(
+    '%s matches no screen',
+    (pathname) => {
+      expect(screenFor(pathname)).toBeUndefined();
+    },
+  );
+});
