@@ -90,3 +90,109 @@ describe('local days across DST', () => {
     expect(calendarBucketStarts(from, to, 'year', WAW)).toHaveLength(2);
   });
 });
+
+describe('localParts against Intl', () => {
+  const formatters = new Map<string, Intl.DateTimeFormat>();
+  const oracle = (ts: number, tz: string) => {
+    let f = formatters.get(tz);
+    if (!f) {
+      f = new Intl.DateTimeFormat('en-US', {
+        timeZone: tz,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+        weekday: 'short',
+      });
+      formatters.set(tz, f);
+    }
+    const p = Object.fromEntries(f.formatToParts(new Date(ts)).map((x) => [x.type, x.value]));
+    const weekday = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(p.weekday!) + 1;
+    return {
+      year: Number(p.year),
+      month: Number(p.month),
+      day: Number(p.day),
+      hour: Number(p.hour),
+      minute: Number(p.minute),
+      second: Number(p.second),
+      weekday,
+    };
+  };
+
+  // Whole-hour DST (Warsaw, New York), half-hour offset (Kolkata), half-hour DST (Lord Howe),
+  // quarter-hour offset with DST (Chatham), southern-hemisphere DST (Sydney), a zone that dropped DST
+  // (Istanbul) and one that moved across the date line (Apia, 2011-12-30 skipped).
+  const zones = [
+    'Europe/Warsaw',
+    'America/New_York',
+    'Asia/Kolkata',
+    'Australia/Lord_Howe',
+    'Pacific/Chatham',
+    'Australia/Sydney',
+    'Europe/Istanbul',
+    'Pacific/Apia',
+    'UTC',
+  ];
+
+  it.each(zones)('matches Intl every 61 min 13 s through 2011 and 2026 in %s', (tz) => {
+    for (const year of [2011, 2026]) {
+      const from = Date.UTC(year, 0, 1);
+      const to = Date.UTC(year + 1, 0, 1);
+      for (let ts = from; ts < to; ts += 3_673_000) {
+        const got = localParts(ts, tz);
+        const want = oracle(ts, tz);
+        if (got.hour !== want.hour || got.day !== want.day || got.minute !== want.minute)
+          expect({ ts, ...got }).toEqual({ ts, ...want });
+      }
+    }
+  });
+
+  const offsetOf = (ts: number, tz: string) => {
+    const p = oracle(ts, tz);
+    return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - ts;
+  };
+  const dstZones = new Set([
+    'Europe/Warsaw',
+    'America/New_York',
+    'Australia/Lord_Howe',
+    'Pacific/Chatham',
+    'Australia/Sydney',
+  ]);
+
+  it.each(zones)('matches Intl second by second around each 2026 offset change in %s', (tz) => {
+    const changes: number[] = [];
+    let prev = offsetOf(Date.UTC(2026, 0, 1), tz);
+    for (let ts = Date.UTC(2026, 0, 1); ts < Date.UTC(2027, 0, 1); ts += 900_000) {
+      const now = offsetOf(ts, tz);
+      if (now !== prev) changes.push(ts);
+      prev = now;
+    }
+    expect(changes).toHaveLength(dstZones.has(tz) ? 2 : 0);
+    for (const at of changes)
+      for (let ts = at - 1_800_000; ts <= at + 1_800_000; ts += 1000) {
+        const got = localParts(ts, tz);
+        const want = oracle(ts, tz);
+        if (
+          got.hour !== want.hour ||
+          got.minute !== want.minute ||
+          got.second !== want.second ||
+          got.day !== want.day
+        )
+          expect({ at: new Date(ts).toISOString(), ...got }).toEqual({
+            at: new Date(ts).toISOString(),
+            ...want,
+          });
+      }
+  });
+
+  it('gives the same fields on every call (the cache agrees with its first answer)', () => {
+    const ts = Date.UTC(2026, 2, 29, 0, 59, 59);
+    const first = localParts(ts, 'Europe/Warsaw');
+    expect(localParts(ts, 'Europe/Warsaw')).toEqual(first);
+    expect(first).toEqual({ year: 2026, month: 3, day: 29, hour: 1, minute: 59, second: 59, weekday: 7 });
+    expect(localParts(ts + 1000, 'Europe/Warsaw')).toMatchObject({ hour: 3, minute: 0, second: 0 });
+  });
+});

@@ -57,8 +57,8 @@ export function isValidTimeZone(tz: string): boolean {
 
 const WEEKDAYS: Record<string, number> = { Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6, Sun: 7 };
 
-/** Wall-clock fields of an instant in a zone. */
-export function localParts(ts: number, tz: string): LocalParts {
+/** Wall-clock fields of an instant from Intl (exact, ~10 µs a call). */
+function intlParts(ts: number, tz: string): LocalParts {
   const out: LocalParts = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0, weekday: 0 };
   for (const p of formatter(tz).formatToParts(new Date(ts))) {
     switch (p.type) {
@@ -86,6 +86,52 @@ export function localParts(ts: number, tz: string): LocalParts {
     }
   }
   return out;
+}
+
+function intlOffsetMs(ts: number, tz: string): number {
+  const p = intlParts(ts, tz);
+  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - Math.floor(ts / 1000) * 1000;
+}
+
+/**
+ * The zone's offset per UTC day, asked of Intl once at each end of the day: when both agree the offset
+ * holds all day (zones change offset at most once a day), otherwise the day is marked NaN and its
+ * instants go to Intl one by one. A year of hourly buckets then costs ~730 Intl calls instead of 8,760.
+ */
+const dayOffsets = new Map<string, Map<number, number>>();
+const MAX_CACHED_DAYS = 200_000;
+
+function cachedOffsetMs(ts: number, tz: string): number {
+  let days = dayOffsets.get(tz);
+  if (!days) {
+    days = new Map();
+    dayOffsets.set(tz, days);
+  }
+  const day = Math.floor(ts / DAY_MS);
+  let o = days.get(day);
+  if (o === undefined) {
+    const start = intlOffsetMs(day * DAY_MS, tz);
+    o = start === intlOffsetMs(day * DAY_MS + DAY_MS - 1000, tz) ? start : Number.NaN;
+    if (days.size >= MAX_CACHED_DAYS) days.clear();
+    days.set(day, o);
+  }
+  return o;
+}
+
+/** Wall-clock fields of an instant in a zone. */
+export function localParts(ts: number, tz: string): LocalParts {
+  const o = cachedOffsetMs(ts, tz);
+  if (Number.isNaN(o)) return intlParts(ts, tz);
+  const d = new Date(ts + o);
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+    weekday: d.getUTCDay() || 7,
+  };
 }
 
 /** UTC offset of the zone at an instant, in minutes (Warsaw summer: +120). */
