@@ -1087,10 +1087,7 @@ export class DuckDbStore implements TelemetryStore {
           : `SELECT (ts // ${ROLLUP_STEP_MS[query.interval]} * ${ROLLUP_STEP_MS[query.interval]})::DOUBLE AS b, ${agg} FROM (${inner}) x GROUP BY b`;
     } else {
       const inList = params.map((p) => `'${p}'`).join(', ');
-      // One row per (bucket, param) comes back; spread it into one row per bucket.
-      const spread = params
-        .map((p) => ['a', 'mi', 'ma'].map((x) => `max(${x}) FILTER (WHERE param = '${p}')`).join(', '))
-        .join(', ');
+      // One row per (bucket, param) comes back, the param as its position in `params`.
       const long =
         query.interval === '1d'
           ? `SELECT d.s AS b, r.param, sum(r.sum) / nullif(sum(r.cnt), 0) AS a, min(r.min) AS mi, max(r.max) AS ma
@@ -1099,9 +1096,12 @@ export class DuckDbStore implements TelemetryStore {
              GROUP BY d.s, r.param`
           : `SELECT bucket AS b, param, sum / nullif(cnt, 0) AS a, min AS mi, max AS ma FROM rollup_${query.interval}
              WHERE device = ${dev} AND param IN (${inList}) AND bucket >= ${s0} AND bucket < ${end}`;
-      sql = `SELECT b::DOUBLE, ${spread} FROM (${long}) t GROUP BY b`;
+      sql = `SELECT b::DOUBLE, (list_position([${inList}], param) - 1)::DOUBLE, a, mi, ma FROM (${long}) t`;
     }
-    // Column vectors are read in place (no row arrays): a year of hourly buckets is 8,760 rows × 10 values.
+    // Column vectors are read in place (no row arrays): a year of hourly buckets is 8,760 rows per
+    // parameter. Rollups answer one row per (bucket, param): bucket, param position, avg, min, max; raw
+    // readings one row per bucket: bucket, then avg, min, max of each param.
+    const wide = query.source === 'raw';
     const outs = params.flatMap((p) =>
       (['avg', 'min', 'max'] as const).map((s) => (stats.includes(s) ? series[p]![s]! : null)),
     );
@@ -1113,9 +1113,17 @@ export class DuckDbStore implements TelemetryStore {
         let i = step > 0 ? (t - s0) / step : -1;
         if (starts[i] !== t) i = index.get(t) ?? -1;
         if (i < 0) continue;
-        for (let k = 0; k < outs.length; k++) {
-          const out = outs[k];
-          if (out) out[i] = asNum(cols[k + 1]!.getItem(r));
+        if (wide) {
+          for (let k = 0; k < outs.length; k++) {
+            const out = outs[k];
+            if (out) out[i] = asNum(cols[k + 1]!.getItem(r));
+          }
+        } else {
+          const k = 3 * (cols[1]!.getItem(r) as number);
+          for (let j = 0; j < 3; j++) {
+            const out = outs[k + j];
+            if (out) out[i] = asNum(cols[j + 2]!.getItem(r));
+          }
         }
       }
     });
