@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Reading } from '@kilowatch/core';
@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { describeTelemetryStoreConformance } from '../conformance.ts';
 import { createDuckDbStore } from '../index.ts';
 import { CRASH_DEVICES, CRASH_T0, crashBatches } from './test/crashBatches.ts';
+import { bigBatch, JOURNAL_DEVICE, JOURNAL_T0, MARKED_DEVICE, marked } from './test/journalBatches.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'kilowatch-tsdb-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -392,6 +393,50 @@ describe('DuckDB engine', () => {
     }
     expect(rows).toBe(60_000);
     expect(sum).toBe((60_000 * 59_999) / 2);
+    await store.close();
+  });
+
+  it('acknowledges writes made while a checkpoint runs from its journal; reads see them, the journal empties', async () => {
+    const path = join(dir, 'journal.duckdb');
+    const store = await createDuckDbStore({ path });
+    let b = 0;
+    for (; b < 40 && !store.writeStats().checkpointing; b++) await store.write(bigBatch(b));
+    expect(store.writeStats().checkpointing).toBe(true);
+    await store.write(marked);
+    expect(store.writeStats()).toMatchObject({ journaledBatches: 1 });
+    // The read waits for the checkpoint and the journaled batch.
+    const page = await store.readRaw({ deviceKey: MARKED_DEVICE, from: 0, to: 2 ** 50, limit: 10 });
+    expect(page.items.map((r) => r.values.vave1)).toEqual([231, 232, 233]);
+    expect(await store.latest(MARKED_DEVICE)).toEqual({
+      ts: marked[2]!.ts,
+      values: { vave1: 233, eai1: 12 },
+    });
+    expect(store.writeStats()).toMatchObject({ checkpointing: false, pendingBatches: 0 });
+    expect(statSync(`${path}.journal`).size).toBe(0);
+    // Writes commit directly again.
+    await store.write(bigBatch(b));
+    expect(store.writeStats().journaledBatches).toBe(1);
+    const all = await store.readRaw({ deviceKey: JOURNAL_DEVICE, from: JOURNAL_T0, to: 2 ** 50, limit: 1 });
+    expect(all.items[0]?.values.pave1).toBe(0);
+    await store.close();
+  });
+
+  it('after a crash with journaled writes (SIGKILL during a checkpoint) applies them on open', async () => {
+    const path = join(dir, 'journal-crash.duckdb');
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'test/journalWriter.ts'), path],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    expect(child.signal).toBe('SIGKILL');
+    const said = JSON.parse(child.stdout) as { journaledBatches: number; journalBytes: number };
+    // The marked batch was acknowledged from the journal, not from a DuckDB commit.
+    expect(said.journaledBatches).toBe(1);
+    expect(said.journalBytes).toBeGreaterThan(0);
+    const store = await createDuckDbStore({ path });
+    const page = await store.readRaw({ deviceKey: MARKED_DEVICE, from: 0, to: 2 ** 50, limit: 10 });
+    expect(page.items).toEqual(marked.map((r) => ({ ts: r.ts, values: r.values })));
+    expect(statSync(`${path}.journal`).size).toBe(0);
     await store.close();
   });
 

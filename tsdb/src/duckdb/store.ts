@@ -12,6 +12,9 @@
  * had readings. A batch that lands at or before a device's newest reading (late data, redeliveries) or
  * that brings a new device still updates `latest_values` in its own commit. On open, whatever was written
  * after a device's snapshot (`ts > newest`) is read back from `readings`, so a crash loses nothing.
+ *
+ * The store checkpoints itself every 16 MiB written. While a checkpoint runs, writes are acknowledged from
+ * a journal file beside the database and applied when it ends (journal.ts), so no commit waits for it.
  */
 import {
   DOUBLE,
@@ -62,6 +65,7 @@ import {
 import { type ColumnBatch, columnize } from './batch.ts';
 import { calendarBuckets } from './calendar.ts';
 import { counterStepsSql } from './counters.ts';
+import { Journal } from './journal.ts';
 import { AGG_NAMES, COUNTERS, q, SCHEMA, SCHEMA_VERSION, STORED, valueExpr } from './schema.ts';
 
 export interface DuckDbStoreOptions {
@@ -80,6 +84,8 @@ const LV = `(SELECT device, [${STORED.map((n) => `'${n}'`).join(', ')}][col + 1]
 /** Bytes committed between checkpoints (DuckDB's default threshold is 16 MiB of WAL). */
 const CHECKPOINT_BYTES = 16 * 1024 * 1024;
 const MAX_PAGE = 10_000;
+/** Readings the journal takes while a checkpoint runs before writes are refused as busy (backpressure). */
+const MAX_PARKED_ROWS = 200_000;
 /** Rows per bulk-load transaction: above DuckDB's row-group size (122,880). */
 const BULK_ROWS = 250_000;
 
@@ -133,6 +139,15 @@ export class DuckDbStore implements TelemetryStore {
   private lvReady = false;
   private walBytes = 0;
   private checkpoint: Promise<void> | null = null;
+  /** Write journal (file databases): takes the writes that arrive while a checkpoint runs. */
+  private journal: Journal | null = null;
+  /** From a checkpoint's scheduling until what arrived meanwhile is applied: writes go to the journal. */
+  private parking = false;
+  /** Journaled batches not yet applied to DuckDB, in arrival order. */
+  private readonly parked: ColumnBatch[] = [];
+  private parkedRows = 0;
+  private journaledBatches = 0;
+  private applyError: string | null = null;
   private closed = false;
   private readonly rulesOf: (counter: string) => CounterRules;
 
@@ -196,6 +211,7 @@ export class DuckDbStore implements TelemetryStore {
     }
     const store = new DuckDbStore(instance, w, r, ck, opts.rules);
     await store.load();
+    if (opts.path) await store.openJournal(`${opts.path}.journal`);
     return store;
   }
 
@@ -353,6 +369,10 @@ export class DuckDbStore implements TelemetryStore {
     // with the commit of the batch ahead. A bad batch is refused whole.
     const batch = columnize(readings);
     if (batch.rows === 0) return { written: readings.length };
+    if (this.parking && this.journal) {
+      await this.park(readings, batch, this.journal);
+      return { written: readings.length };
+    }
     return this.lock.run(async () => {
       this.assertOpen();
       try {
@@ -363,6 +383,103 @@ export class DuckDbStore implements TelemetryStore {
       }
       return { written: readings.length };
     });
+  }
+
+  /** Applies what the journal still holds (a crash before it was applied), then empties it. */
+  private async openJournal(path: string): Promise<void> {
+    let opened: Awaited<ReturnType<typeof Journal.open>>;
+    try {
+      opened = await Journal.open(path);
+    } catch (e) {
+      throw new StoreError(
+        `cannot open the write journal ${path}: ${(e as Error).message}`,
+        false,
+        'configuration',
+        {
+          cause: e,
+        },
+      );
+    }
+    await this.lock.run(async () => {
+      for (const readings of opened.pending) {
+        const b = columnize(readings);
+        if (b.rows > 0) await this.writeLocked(b);
+      }
+    });
+    if (opened.pending.length > 0) await opened.journal.clear();
+    this.journal = opened.journal;
+  }
+
+  /** A write while a checkpoint runs: durable in the journal, acknowledged, applied when it ends. */
+  private async park(readings: readonly Reading[], batch: ColumnBatch, journal: Journal): Promise<void> {
+    if (this.parkedRows + batch.rows > MAX_PARKED_ROWS)
+      throw new StoreError(
+        `DuckDB is checkpointing and ${this.parkedRows} readings wait for it; try again shortly`,
+        true,
+        'unavailable',
+      );
+    this.parked.push(batch);
+    this.parkedRows += batch.rows;
+    try {
+      await journal.append(readings);
+    } catch (e) {
+      // Not durable, so not acknowledged: the sender tries again (applying it anyway is harmless).
+      const i = this.parked.indexOf(batch);
+      if (i >= 0) {
+        this.parked.splice(i, 1);
+        this.parkedRows -= batch.rows;
+      }
+      throw new StoreError(`write journal failed: ${(e as Error).message}`, true, 'unavailable', {
+        cause: e,
+      });
+    }
+    this.journaledBatches++;
+  }
+
+  /**
+   * Applies the journaled batches in order (holding the write lock), then lets writes commit directly
+   * again and empties the journal. A batch DuckDB refuses stays first in line and in the journal; the
+   * store tries again a second later and writes keep going to the journal (up to `MAX_PARKED_ROWS`).
+   */
+  private async applyParked(): Promise<void> {
+    while (this.parked.length > 0) {
+      const b = this.parked[0]!;
+      try {
+        await this.writeLocked(b);
+      } catch (e) {
+        this.applyError = (e as Error).message;
+        if (!this.closed) setTimeout(() => this.retryApply(), 1000).unref();
+        return;
+      }
+      this.parked.shift();
+      this.parkedRows -= b.rows;
+    }
+    this.applyError = null;
+    this.parking = false;
+    await this.journal?.clear().catch(() => undefined);
+  }
+
+  private retryApply(): void {
+    if (this.closed || this.checkpoint || this.parked.length === 0) return;
+    this.checkpoint = this.lock
+      .run(() => this.applyParked())
+      .finally(() => {
+        this.checkpoint = null;
+      });
+  }
+
+  /** Reads see every acknowledged write: journaled batches are applied first (after the checkpoint). */
+  private async applied(): Promise<void> {
+    if (this.parked.length > 0) await this.checkpoint;
+  }
+
+  /** Counters of the write path (for tests and metrics). */
+  writeStats(): { checkpointing: boolean; journaledBatches: number; pendingBatches: number } {
+    return {
+      checkpointing: this.parking,
+      journaledBatches: this.journaledBatches,
+      pendingBatches: this.parked.length,
+    };
   }
 
   /** Staging table for a set of columns (and the newest-values table), created outside any transaction. */
@@ -772,19 +889,23 @@ export class DuckDbStore implements TelemetryStore {
     if (!this.ck || this.checkpoint || this.walBytes < CHECKPOINT_BYTES) return;
     const ck = this.ck;
     this.walBytes = 0;
+    // From here until the checkpoint is over and what arrived meanwhile is applied, writes go to the
+    // journal and are acknowledged from there (see journal.ts): no commit waits for the checkpoint.
+    this.parking = this.journal !== null;
     // The newest-values snapshot goes first (queued behind the writes, on the write connection), so
-    // the checkpoint carries it and recovery on open has little to read back.
+    // the checkpoint carries it and recovery on open has little to read back. The checkpoint holds the
+    // write lock: a commit would wait for it anyway.
     this.checkpoint = this.lock
-      .run(() => (this.closed ? Promise.resolve() : this.snapshotLatest()))
-      .catch(() => undefined)
-      .then(() => ck.run('CHECKPOINT'))
-      .then(
-        () => undefined,
-        // A checkpoint refused while a transaction is open is tried again after the next writes.
-        () => {
-          this.walBytes = CHECKPOINT_BYTES / 2;
-        },
-      )
+      .run(async () => {
+        if (!this.closed) {
+          await this.snapshotLatest().catch(() => undefined);
+          // A checkpoint refused while a transaction is open (a bulk load) is tried again later.
+          await ck.run('CHECKPOINT').catch(() => {
+            this.walBytes = CHECKPOINT_BYTES / 2;
+          });
+        }
+        await this.applyParked();
+      })
       .finally(() => {
         this.checkpoint = null;
       });
@@ -936,6 +1057,7 @@ export class DuckDbStore implements TelemetryStore {
 
   async readRaw(query: RawQuery): Promise<RawPage> {
     this.assertOpen();
+    await this.applied();
     this.checkRange(query.from, query.to);
     if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE)
       throw rejected(`limit must be 1..${MAX_PAGE}`);
@@ -983,6 +1105,7 @@ export class DuckDbStore implements TelemetryStore {
 
   async latest(deviceKey: string): Promise<LatestValues | null> {
     this.assertOpen();
+    await this.applied();
     const dev = this.ids.get(deviceKey);
     const l = dev === undefined ? undefined : this.latestOf.get(dev);
     if (!l) return null;
@@ -1031,6 +1154,7 @@ export class DuckDbStore implements TelemetryStore {
 
   async series(query: SeriesQuery): Promise<SeriesResult> {
     this.assertOpen();
+    await this.applied();
     this.checkRange(query.from, query.to);
     const tz = this.checkTz(query.tz);
     const params = [...new Set(query.params)];
@@ -1132,6 +1256,7 @@ export class DuckDbStore implements TelemetryStore {
 
   async energy(query: EnergyQuery): Promise<EnergyResult> {
     this.assertOpen();
+    await this.applied();
     this.checkRange(query.from, query.to);
     const tz = this.checkTz(query.tz);
     if (!['15m', '30m', '1h', '1d', '1mo'].includes(query.interval))
@@ -1282,6 +1407,7 @@ export class DuckDbStore implements TelemetryStore {
 
   async devices(): Promise<string[]> {
     this.assertOpen();
+    await this.applied();
     const rows = await this.rows(
       this.r,
       'SELECT k.key FROM rollup_state s JOIN device_keys k ON k.id = s.device WHERE s.newest IS NOT NULL ORDER BY k.key',
@@ -1291,6 +1417,12 @@ export class DuckDbStore implements TelemetryStore {
 
   async health(): Promise<StoreHealth> {
     if (this.closed) return { ok: false, engine: 'duckdb', detail: 'closed' };
+    if (this.applyError)
+      return {
+        ok: false,
+        engine: 'duckdb',
+        detail: `${this.parkedRows} journaled readings not yet applied: ${this.applyError}`,
+      };
     try {
       await this.r.run('SELECT 1');
       return { ok: true, engine: 'duckdb' };
@@ -1301,11 +1433,15 @@ export class DuckDbStore implements TelemetryStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.checkpoint;
     await this.lock.run(async () => {
+      // What the journal holds is applied now, or kept for the next open if DuckDB refuses it.
+      await this.applyParked();
       await this.snapshotLatest().catch(() => undefined);
       this.closed = true;
     });
     await this.checkpoint;
+    await this.journal?.close().catch(() => undefined);
     // The last checkpoint off the event loop (closing would otherwise take it synchronously).
     if (this.ck) await this.ck.run('CHECKPOINT').catch(() => undefined);
     this.bulkConn?.closeSync();
