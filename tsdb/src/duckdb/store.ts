@@ -370,7 +370,7 @@ export class DuckDbStore implements TelemetryStore {
     const batch = columnize(readings);
     if (batch.rows === 0) return { written: readings.length };
     if (this.parking && this.journal) {
-      await this.park(readings, batch, this.journal);
+      await this.park(batch, this.journal);
       return { written: readings.length };
     }
     return this.lock.run(async () => {
@@ -401,17 +401,14 @@ export class DuckDbStore implements TelemetryStore {
       );
     }
     await this.lock.run(async () => {
-      for (const readings of opened.pending) {
-        const b = columnize(readings);
-        if (b.rows > 0) await this.writeLocked(b);
-      }
+      for (const b of opened.pending) if (b.rows > 0) await this.writeLocked(b);
     });
     if (opened.pending.length > 0) await opened.journal.clear();
     this.journal = opened.journal;
   }
 
   /** A write while a checkpoint runs: durable in the journal, acknowledged, applied when it ends. */
-  private async park(readings: readonly Reading[], batch: ColumnBatch, journal: Journal): Promise<void> {
+  private async park(batch: ColumnBatch, journal: Journal): Promise<void> {
     if (this.parkedRows + batch.rows > MAX_PARKED_ROWS)
       throw new StoreError(
         `DuckDB is checkpointing and ${this.parkedRows} readings wait for it; try again shortly`,
@@ -421,7 +418,7 @@ export class DuckDbStore implements TelemetryStore {
     this.parked.push(batch);
     this.parkedRows += batch.rows;
     try {
-      await journal.append(readings);
+      await journal.append(batch);
     } catch (e) {
       // Not durable, so not acknowledged: the sender tries again (applying it anyway is harmless).
       const i = this.parked.indexOf(batch);
@@ -474,11 +471,17 @@ export class DuckDbStore implements TelemetryStore {
   }
 
   /** Counters of the write path (for tests and metrics). */
-  writeStats(): { checkpointing: boolean; journaledBatches: number; pendingBatches: number } {
+  writeStats(): {
+    checkpointing: boolean;
+    journaledBatches: number;
+    pendingBatches: number;
+    pendingRows: number;
+  } {
     return {
       checkpointing: this.parking,
       journaledBatches: this.journaledBatches,
       pendingBatches: this.parked.length,
+      pendingRows: this.parkedRows,
     };
   }
 
