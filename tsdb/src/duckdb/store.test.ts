@@ -421,6 +421,28 @@ describe('DuckDB engine', () => {
     await store.close();
   });
 
+  it('past a full journal, writes wait for DuckDB and still land in the order they were made', async () => {
+    const path = join(dir, 'journal-full.duckdb');
+    const store = await createDuckDbStore({ path, journalMaxRows: 4 });
+    for (let b = 0; b < 40 && !store.writeStats().checkpointing; b++) await store.write(bigBatch(b));
+    expect(store.writeStats().checkpointing).toBe(true);
+    // Ten writes of the same two readings with rising values, all at once: two fit the journal.
+    const ts = JOURNAL_T0 + 400 * 86_400_000;
+    await Promise.all(
+      Array.from({ length: 10 }, (_, k) =>
+        store.write([
+          { deviceKey: MARKED_DEVICE, ts, values: { vave1: 200 + k } },
+          { deviceKey: MARKED_DEVICE, ts: ts + MIN, values: { vave1: 300 + k } },
+        ]),
+      ),
+    );
+    expect(store.writeStats().journaledBatches).toBe(2);
+    const page = await store.readRaw({ deviceKey: MARKED_DEVICE, from: ts, to: ts + 2 * MIN, limit: 10 });
+    expect(page.items.map((r) => r.values.vave1)).toEqual([209, 309]);
+    expect(store.writeStats()).toMatchObject({ checkpointing: false, pendingBatches: 0 });
+    await store.close();
+  });
+
   it('after a crash with journaled writes (SIGKILL during a checkpoint) applies them on open', async () => {
     const path = join(dir, 'journal-crash.duckdb');
     const child = spawnSync(

@@ -73,6 +73,8 @@ export interface DuckDbStoreOptions {
   path?: string;
   /** Overrides of the counter rules (jitter tolerance, maximum plausible power) for every counter. */
   rules?: Partial<CounterRules>;
+  /** Readings the write journal holds at most while a checkpoint runs (default 200,000). */
+  journalMaxRows?: number;
 }
 
 const STEP_15M = ROLLUP_STEP_MS['15m'];
@@ -84,7 +86,7 @@ const LV = `(SELECT device, [${STORED.map((n) => `'${n}'`).join(', ')}][col + 1]
 /** Bytes committed between checkpoints (DuckDB's default threshold is 16 MiB of WAL). */
 const CHECKPOINT_BYTES = 16 * 1024 * 1024;
 const MAX_PAGE = 10_000;
-/** Readings the journal takes while a checkpoint runs before writes are refused as busy (backpressure). */
+/** Readings the journal takes while a checkpoint runs; past it, writes wait for DuckDB (backpressure). */
 const MAX_PARKED_ROWS = 200_000;
 /** Rows per bulk-load transaction: above DuckDB's row-group size (122,880). */
 const BULK_ROWS = 250_000;
@@ -146,6 +148,9 @@ export class DuckDbStore implements TelemetryStore {
   /** Journaled batches not yet applied to DuckDB, in arrival order. */
   private readonly parked: ColumnBatch[] = [];
   private parkedRows = 0;
+  /** Set when the journal was full: writes queue for DuckDB, in order, until the journal is applied. */
+  private overflow = false;
+  private readonly maxParkedRows: number;
   private journaledBatches = 0;
   private applyError: string | null = null;
   private closed = false;
@@ -158,8 +163,10 @@ export class DuckDbStore implements TelemetryStore {
     /** Checkpoints run here, beside the writes (file databases only). */
     private readonly ck: DuckDBConnection | null,
     rules: Partial<CounterRules> | undefined,
+    maxParkedRows: number,
   ) {
     this.rulesOf = (c) => counterRules(c, rules ?? {});
+    this.maxParkedRows = maxParkedRows;
   }
 
   static async open(opts: DuckDbStoreOptions = {}): Promise<DuckDbStore> {
@@ -209,7 +216,7 @@ export class DuckDbStore implements TelemetryStore {
       await w.run(`INSERT INTO meta VALUES ('latest_values', 'built')`);
       await w.run('COMMIT');
     }
-    const store = new DuckDbStore(instance, w, r, ck, opts.rules);
+    const store = new DuckDbStore(instance, w, r, ck, opts.rules, opts.journalMaxRows ?? MAX_PARKED_ROWS);
     await store.load();
     if (opts.path) await store.openJournal(`${opts.path}.journal`);
     return store;
@@ -369,9 +376,14 @@ export class DuckDbStore implements TelemetryStore {
     // with the commit of the batch ahead. A bad batch is refused whole.
     const batch = columnize(readings);
     if (batch.rows === 0) return { written: readings.length };
-    if (this.parking && this.journal) {
-      await this.park(batch, this.journal);
-      return { written: readings.length };
+    if (this.parking && this.journal && !this.overflow) {
+      if (this.parkedRows + batch.rows <= this.maxParkedRows) {
+        await this.park(batch, this.journal);
+        return { written: readings.length };
+      }
+      // Full: this write and every later one until the journal is applied wait for DuckDB, in order
+      // (none may be applied ahead of an earlier one).
+      this.overflow = true;
     }
     return this.lock.run(async () => {
       this.assertOpen();
@@ -409,12 +421,6 @@ export class DuckDbStore implements TelemetryStore {
 
   /** A write while a checkpoint runs: durable in the journal, acknowledged, applied when it ends. */
   private async park(batch: ColumnBatch, journal: Journal): Promise<void> {
-    if (this.parkedRows + batch.rows > MAX_PARKED_ROWS)
-      throw new StoreError(
-        `DuckDB is checkpointing and ${this.parkedRows} readings wait for it; try again shortly`,
-        true,
-        'unavailable',
-      );
     this.parked.push(batch);
     this.parkedRows += batch.rows;
     try {
@@ -436,7 +442,7 @@ export class DuckDbStore implements TelemetryStore {
   /**
    * Applies the journaled batches in order (holding the write lock), then lets writes commit directly
    * again and empties the journal. A batch DuckDB refuses stays first in line and in the journal; the
-   * store tries again a second later and writes keep going to the journal (up to `MAX_PARKED_ROWS`).
+   * store tries again a second later, and writes keep going to the journal until it is full.
    */
   private async applyParked(): Promise<void> {
     while (this.parked.length > 0) {
@@ -453,6 +459,7 @@ export class DuckDbStore implements TelemetryStore {
     }
     this.applyError = null;
     this.parking = false;
+    this.overflow = false;
     await this.journal?.clear().catch(() => undefined);
   }
 
