@@ -403,19 +403,25 @@ describe('DuckDB engine', () => {
     for (; b < 40 && !store.writeStats().checkpointing; b++) await store.write(bigBatch(b));
     expect(store.writeStats().checkpointing).toBe(true);
     await store.write(marked);
-    expect(store.writeStats()).toMatchObject({ journaledBatches: 1 });
-    // The read waits for the checkpoint and the journaled batch.
+    // The same readings again with new voltages: applied together with the first, the later one wins.
+    await store.write(marked.map((r) => ({ ...r, values: { vave1: r.values.vave1! + 100 } })));
+    expect(store.writeStats()).toMatchObject({ journaledBatches: 2 });
+    // The read waits for the checkpoint and the journaled batches.
     const page = await store.readRaw({ deviceKey: MARKED_DEVICE, from: 0, to: 2 ** 50, limit: 10 });
-    expect(page.items.map((r) => r.values.vave1)).toEqual([231, 232, 233]);
+    expect(page.items.map((r) => r.values)).toEqual([
+      { vave1: 331, eai1: 10 },
+      { vave1: 332, eai1: 11 },
+      { vave1: 333, eai1: 12 },
+    ]);
     expect(await store.latest(MARKED_DEVICE)).toEqual({
       ts: marked[2]!.ts,
-      values: { vave1: 233, eai1: 12 },
+      values: { vave1: 333, eai1: 12 },
     });
     expect(store.writeStats()).toMatchObject({ checkpointing: false, pendingBatches: 0 });
     expect(statSync(`${path}.journal`).size).toBe(0);
     // Writes commit directly again.
     await store.write(bigBatch(b));
-    expect(store.writeStats().journaledBatches).toBe(1);
+    expect(store.writeStats().journaledBatches).toBe(2);
     const all = await store.readRaw({ deviceKey: JOURNAL_DEVICE, from: JOURNAL_T0, to: 2 ** 50, limit: 1 });
     expect(all.items[0]?.values.pave1).toBe(0);
     await store.close();

@@ -93,6 +93,16 @@ const BULK_ROWS = 250_000;
 
 type Row = DuckDBValue[];
 
+/** A journaled batch waiting for DuckDB; `readings` (the caller's, kept by reference) lets consecutive
+ * ones be applied as one transaction. Batches replayed from the journal file have only columns. */
+interface Parked {
+  batch: ColumnBatch;
+  readings: readonly Reading[] | null;
+}
+
+/** Readings applied together from the journal in one transaction. */
+const APPLY_READINGS = 20_000;
+
 function rejected(message: string): StoreError {
   return new StoreError(message, false, 'rejected');
 }
@@ -146,7 +156,7 @@ export class DuckDbStore implements TelemetryStore {
   /** From a checkpoint's scheduling until what arrived meanwhile is applied: writes go to the journal. */
   private parking = false;
   /** Journaled batches not yet applied to DuckDB, in arrival order. */
-  private readonly parked: ColumnBatch[] = [];
+  private readonly parked: Parked[] = [];
   private parkedRows = 0;
   /** Set when the journal was full: writes queue for DuckDB, in order, until the journal is applied. */
   private overflow = false;
@@ -378,7 +388,7 @@ export class DuckDbStore implements TelemetryStore {
     if (batch.rows === 0) return { written: readings.length };
     if (this.parking && this.journal && !this.overflow) {
       if (this.parkedRows + batch.rows <= this.maxParkedRows) {
-        await this.park(batch, this.journal);
+        await this.park(batch, readings, this.journal);
         return { written: readings.length };
       }
       // Full: this write and every later one until the journal is applied wait for DuckDB, in order
@@ -414,20 +424,22 @@ export class DuckDbStore implements TelemetryStore {
     }
     await this.lock.run(async () => {
       for (const b of opened.pending) if (b.rows > 0) await this.writeLocked(b);
+      // (Replayed batches are applied one by one: only their columns were kept.)
     });
     if (opened.pending.length > 0) await opened.journal.clear();
     this.journal = opened.journal;
   }
 
   /** A write while a checkpoint runs: durable in the journal, acknowledged, applied when it ends. */
-  private async park(batch: ColumnBatch, journal: Journal): Promise<void> {
-    this.parked.push(batch);
+  private async park(batch: ColumnBatch, readings: readonly Reading[], journal: Journal): Promise<void> {
+    const entry: Parked = { batch, readings };
+    this.parked.push(entry);
     this.parkedRows += batch.rows;
     try {
       await journal.append(batch);
     } catch (e) {
       // Not durable, so not acknowledged: the sender tries again (applying it anyway is harmless).
-      const i = this.parked.indexOf(batch);
+      const i = this.parked.indexOf(entry);
       if (i >= 0) {
         this.parked.splice(i, 1);
         this.parkedRows -= batch.rows;
@@ -446,7 +458,18 @@ export class DuckDbStore implements TelemetryStore {
    */
   private async applyParked(): Promise<void> {
     while (this.parked.length > 0) {
-      const b = this.parked[0]!;
+      // Consecutive batches (small ones, acknowledged one by one while the checkpoint ran) go to DuckDB
+      // together, laid out again as one batch: in arrival order, so a later value for a (device, ts) wins.
+      let take = 1;
+      let b = this.parked[0]!.batch;
+      let n = this.parked[0]!.readings?.length ?? APPLY_READINGS;
+      while (take < this.parked.length) {
+        const next = this.parked[take]!.readings;
+        if (!next || n + next.length > APPLY_READINGS) break;
+        n += next.length;
+        take++;
+      }
+      if (take > 1) b = columnize(this.parked.slice(0, take).flatMap((p) => p.readings!));
       try {
         await this.writeLocked(b);
       } catch (e) {
@@ -454,8 +477,7 @@ export class DuckDbStore implements TelemetryStore {
         if (!this.closed) setTimeout(() => this.retryApply(), 1000).unref();
         return;
       }
-      this.parked.shift();
-      this.parkedRows -= b.rows;
+      for (const p of this.parked.splice(0, take)) this.parkedRows -= p.batch.rows;
     }
     this.applyError = null;
     this.parking = false;
