@@ -92,34 +92,12 @@ describe('local days across DST', () => {
 });
 
 describe('localParts against Intl', () => {
-  const formatters = new Map<string, Intl.DateTimeFormat>();
+  // An independent reading of the wall clock: the Swedish locale prints "YYYY-MM-DD HH:MM:SS".
   const oracle = (ts: number, tz: string) => {
-    let f = formatters.get(tz);
-    if (!f) {
-      f = new Intl.DateTimeFormat('en-US', {
-        timeZone: tz,
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: 'numeric',
-        day: 'numeric',
-        hour: 'numeric',
-        minute: 'numeric',
-        second: 'numeric',
-        weekday: 'short',
-      });
-      formatters.set(tz, f);
-    }
-    const p = Object.fromEntries(f.formatToParts(new Date(ts)).map((x) => [x.type, x.value]));
-    const weekday = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(p.weekday!) + 1;
-    return {
-      year: Number(p.year),
-      month: Number(p.month),
-      day: Number(p.day),
-      hour: Number(p.hour),
-      minute: Number(p.minute),
-      second: Number(p.second),
-      weekday,
-    };
+    const text = new Date(ts).toLocaleString('sv-SE', { timeZone: tz, hourCycle: 'h23' });
+    const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0] = text.split(/[-: ]/).map(Number);
+    const weekday = new Date(Date.UTC(year, month - 1, day)).getUTCDay() || 7;
+    return { year, month, day, hour, minute, second, weekday };
   };
 
   // Whole-hour DST (Warsaw, New York), half-hour offset (Kolkata), half-hour DST (Lord Howe),
