@@ -40,8 +40,9 @@ export function apiUnavailable(): string | null {
   return existsSync(API_ENTRY) ? null : `the API entry ${API_ENTRY} does not exist yet`;
 }
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+/** Debian's Chromium, headless; `extraArgs` adds flags (the render bench exposes `gc`). */
+export function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
 
 export function freePort(): Promise<number> {

@@ -79,6 +79,16 @@ function Host() {
 
 let round = 0;
 
+/**
+ * Before each timed draw, both sides alike: the previous chart's teardown is laid out and painted (two
+ * animation frames) and garbage is collected (Chromium started with `--expose-gc`), so a round is charged
+ * with its own work only.
+ */
+async function settle(): Promise<void> {
+  await new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
 async function drawOurs(answer: SeriesColumns): Promise<number> {
   if (!root) {
     root = createRoot(document.getElementById('ours')!);
@@ -86,6 +96,7 @@ async function drawOurs(answer: SeriesColumns): Promise<number> {
   }
   flushSync(() => setChart!(null));
   round++;
+  await settle();
   return new Promise((resolve) => {
     let t0 = 0;
     const onDraw = () => resolve(performance.now() - t0);
@@ -99,8 +110,10 @@ let bare: uPlot | null = null;
 async function drawBare(answer: SeriesColumns): Promise<number> {
   const el = document.getElementById('bare')!;
   bare?.destroy();
+  bare = null;
   // Bare uPlot gets the columns as they are, already aligned.
   const data = [answer.t, ...SPECS.map((s) => answer.series[s.param]!.avg!)] as uPlot.AlignedData;
+  await settle();
   return new Promise((resolve) => {
     const t0 = performance.now();
     bare = new uPlot(
