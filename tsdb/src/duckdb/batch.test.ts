@@ -1,6 +1,6 @@
 import type { Reading } from '@kilowatch/core';
 import { describe, expect, it } from 'vitest';
-import { columnize } from './batch.ts';
+import { type ColumnBatch, columnize, concatBatches } from './batch.ts';
 import { STORED } from './schema.ts';
 
 const col = (name: string) => STORED.indexOf(name);
@@ -84,5 +84,39 @@ describe('columnize', () => {
     expect(Array.from({ length: 200 }, (_, r) => bit(b.valid[i]!, r))).toEqual(
       Array.from({ length: 200 }, (_, r) => (r % 3 === 0 ? 1 : 0)),
     );
+  });
+});
+
+describe('concatBatches', () => {
+  const plain = (b: ColumnBatch) => ({
+    ...b,
+    dev: [...b.dev.subarray(0, b.rows)],
+    ts: [...b.ts.subarray(0, b.rows)],
+    values: b.values.map((v) => [...v.subarray(0, b.rows)]),
+    valid: b.valid.map((v, c) => (b.full[c] ? 'full' : [...v.subarray(0, Math.ceil(b.rows / 64) * 2)])),
+    newest: [...Array(b.newest.length / 4).keys()]
+      .map((i) => b.newest.slice(4 * i, 4 * i + 4).join(' '))
+      .sort(),
+  });
+  const first: Reading[] = [
+    { deviceKey: 'aa', ts: 1, values: { vave1: 230, eai1: 1 } },
+    { deviceKey: 'bb', ts: 1, values: { vave2: 231 } },
+    ...Array.from({ length: 70 }, (_, i) => ({ deviceKey: 'aa', ts: 2 + i, values: { vave1: 200 + i } })),
+  ];
+  const second: Reading[] = [
+    { deviceKey: 'cc', ts: 5, values: { pave1: 10 } },
+    { deviceKey: 'aa', ts: 100, values: { eai1: 2, vave1: 240 } },
+    { deviceKey: 'bb', ts: 2, values: { vave2: 232, vave1: 1 } },
+  ];
+
+  it('joins batches whose devices only move forward into the batch of all their readings', () => {
+    const joined = concatBatches([columnize(first), columnize(second)]);
+    expect(joined).not.toBeNull();
+    expect(plain(joined!)).toEqual(plain(columnize([...first, ...second])));
+  });
+
+  it('refuses when a device repeats or goes back a timestamp', () => {
+    expect(concatBatches([columnize(second), columnize(first)])).toBeNull();
+    expect(concatBatches([columnize(first), columnize([first[0]!])])).toBeNull();
   });
 });

@@ -175,3 +175,89 @@ export function columnize(readings: readonly Reading[], merged = false): ColumnB
     newest,
   };
 }
+
+/**
+ * Several laid-out batches as one, when every device's readings only move forward from one batch to the
+ * next (so no (device, ts) repeats across them); otherwise null, and the caller lays the readings out
+ * again. The journal applies the batches acknowledged during a checkpoint together this way.
+ */
+export function concatBatches(batches: readonly ColumnBatch[]): ColumnBatch | null {
+  const keys: string[] = [];
+  const keyIndex = new Map<string, number>();
+  const minByDev: number[] = [];
+  const maxByDev: number[] = [];
+  let rows = 0;
+  const maps: Int32Array[] = [];
+  for (const b of batches) {
+    const map = new Int32Array(b.keys.length);
+    for (let d = 0; d < b.keys.length; d++) {
+      const key = b.keys[d]!;
+      let k = keyIndex.get(key);
+      if (k === undefined) {
+        k = keys.length;
+        keys.push(key);
+        keyIndex.set(key, k);
+        minByDev.push(b.minByDev[d]!);
+        maxByDev.push(b.maxByDev[d]!);
+      } else {
+        if (b.minByDev[d]! <= maxByDev[k]!) return null;
+        maxByDev[k] = b.maxByDev[d]!;
+      }
+      map[d] = k;
+    }
+    maps.push(map);
+    rows += b.rows;
+  }
+  const words = Math.ceil(rows / 64) * 2;
+  const dev = new Int32Array(rows);
+  const ts = new Float64Array(rows);
+  const present = new Set<number>();
+  for (const b of batches) for (const c of b.cols) present.add(c);
+  const cols = [...present].sort((x, y) => x - y);
+  const slot = new Map(cols.map((c, i) => [c, i]));
+  const values = cols.map(() => new Float64Array(rows));
+  const valid = cols.map(() => new Uint32Array(words));
+  const counts = new Int32Array(cols.length);
+  /** Newest entry per (device, parameter): the last batch holding one is the newest. */
+  const newestAt = new Map<number, number[]>();
+  let off = 0;
+  batches.forEach((b, bi) => {
+    const map = maps[bi]!;
+    for (let r = 0; r < b.rows; r++) dev[off + r] = map[b.dev[r]!]!;
+    ts.set(b.ts.subarray(0, b.rows), off);
+    b.cols.forEach((c, j) => {
+      const s = slot.get(c)!;
+      values[s]!.set(b.values[j]!.subarray(0, b.rows), off);
+      const bits = valid[s]!;
+      const src = b.valid[j]!;
+      for (let r = 0; r < b.rows; r++) {
+        if (b.full[j] || (src[r >>> 5]! & (1 << (r & 31))) !== 0) {
+          const at = off + r;
+          bits[at >>> 5]! |= 1 << (at & 31);
+          counts[s]!++;
+        }
+      }
+    });
+    for (let i = 0; i < b.newest.length; i += 4) {
+      const d = map[b.newest[i]!]!;
+      const c = b.newest[i + 1]!;
+      newestAt.set(d * STORED.length + c, [d, c, b.newest[i + 2]!, b.newest[i + 3]!]);
+    }
+    off += b.rows;
+  });
+  return {
+    rows,
+    keys,
+    dev,
+    ts,
+    cols,
+    values,
+    valid,
+    full: cols.map((_, s) => counts[s] === rows),
+    minTs: Math.min(...batches.map((b) => b.minTs)),
+    maxTs: Math.max(...batches.map((b) => b.maxTs)),
+    minByDev,
+    maxByDev,
+    newest: [...newestAt.values()].flat(),
+  };
+}

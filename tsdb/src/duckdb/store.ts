@@ -62,7 +62,7 @@ import {
   type TelemetryStore,
   type WriteResult,
 } from '../port.ts';
-import { type ColumnBatch, columnize } from './batch.ts';
+import { type ColumnBatch, columnize, concatBatches } from './batch.ts';
 import { calendarBuckets } from './calendar.ts';
 import { counterStepsSql } from './counters.ts';
 import { Journal } from './journal.ts';
@@ -93,8 +93,8 @@ const BULK_ROWS = 250_000;
 
 type Row = DuckDBValue[];
 
-/** A journaled batch waiting for DuckDB; `readings` (the caller's, kept by reference) lets consecutive
- * ones be applied as one transaction. Batches replayed from the journal file have only columns. */
+/** A journaled batch waiting for DuckDB, with the caller's readings (kept by reference) for when
+ * consecutive batches must be laid out again to be applied together. */
 interface Parked {
   batch: ColumnBatch;
   readings: readonly Reading[] | null;
@@ -424,7 +424,6 @@ export class DuckDbStore implements TelemetryStore {
     }
     await this.lock.run(async () => {
       for (const b of opened.pending) if (b.rows > 0) await this.writeLocked(b);
-      // (Replayed batches are applied one by one: only their columns were kept.)
     });
     if (opened.pending.length > 0) await opened.journal.clear();
     this.journal = opened.journal;
@@ -462,14 +461,21 @@ export class DuckDbStore implements TelemetryStore {
       // together, laid out again as one batch: in arrival order, so a later value for a (device, ts) wins.
       let take = 1;
       let b = this.parked[0]!.batch;
-      let n = this.parked[0]!.readings?.length ?? APPLY_READINGS;
-      while (take < this.parked.length) {
-        const next = this.parked[take]!.readings;
-        if (!next || n + next.length > APPLY_READINGS) break;
-        n += next.length;
+      let n = b.rows;
+      while (take < this.parked.length && n + this.parked[take]!.batch.rows <= APPLY_READINGS) {
+        n += this.parked[take]!.batch.rows;
         take++;
       }
-      if (take > 1) b = columnize(this.parked.slice(0, take).flatMap((p) => p.readings!));
+      if (take > 1) {
+        // Joined column by column when each device only moves forward; otherwise laid out again from
+        // the readings (a repeated (device, ts) merges, the later one winning), or applied one by one.
+        const group = this.parked.slice(0, take);
+        const joined =
+          concatBatches(group.map((p) => p.batch)) ??
+          (group.every((p) => p.readings) ? columnize(group.flatMap((p) => p.readings!)) : null);
+        if (joined) b = joined;
+        else take = 1;
+      }
       try {
         await this.writeLocked(b);
       } catch (e) {
