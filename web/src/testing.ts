@@ -148,9 +148,10 @@ export async function startApi(opts: {
   const port = await freePort();
   const mqttPort = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'kw-e2e-data-'));
-  const tsx = join(REPO_DIR, 'node_modules/.bin/tsx');
   let log = '';
-  const child: ChildProcess = spawn(tsx, [API_ENTRY], {
+  // Node itself with tsx's loader, not the tsx launcher: the launcher runs the API in a child process of
+  // its own, and a launcher killed after the grace period would leave that child running.
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', API_ENTRY], {
     cwd: REPO_DIR,
     env: {
       ...process.env,
