@@ -96,6 +96,8 @@ let demoHistoryState: 'none' | 'writing' | 'recent' | 'done' | 'failed' = 'none'
 
 async function main(): Promise<void> {
   const stops: (() => Promise<unknown>)[] = [];
+  /** Set once a shutdown starts. */
+  let stopping = false;
   const store = await openStore();
   stops.unshift(() => store.close());
 
@@ -207,7 +209,12 @@ async function main(): Promise<void> {
           },
           (err: unknown) => {
             demoHistoryState = 'failed';
-            http.log.error({ err }, 'demo history failed; it is written again at the next start');
+            // Cut short by a shutdown: expected, not an error.
+            if (stopping)
+              http.log.info(
+                'demo history interrupted by the shutdown; it is written again at the next start',
+              );
+            else http.log.error({ err }, 'demo history failed; it is written again at the next start');
           },
         );
       }
@@ -216,7 +223,6 @@ async function main(): Promise<void> {
   stops.unshift(() => http.close());
   await http.listen({ port: config.port, host: config.host });
 
-  let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
