@@ -1,11 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Reading } from '@kilowatch/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeTelemetryStoreConformance } from '../conformance.ts';
 import { createDuckDbStore } from '../index.ts';
+import { columnize } from './batch.ts';
+import { journalRecord } from './journal.ts';
 import { CRASH_DEVICES, CRASH_T0, crashBatches } from './test/crashBatches.ts';
 import { bigBatch, JOURNAL_DEVICE, JOURNAL_T0, MARKED_DEVICE, marked } from './test/journalBatches.ts';
 
@@ -465,6 +467,20 @@ describe('DuckDB engine', () => {
     const page = await store.readRaw({ deviceKey: MARKED_DEVICE, from: 0, to: 2 ** 50, limit: 10 });
     expect(page.items).toEqual(marked.map((r) => ({ ts: r.ts, values: r.values })));
     expect(statSync(`${path}.journal`).size).toBe(0);
+    await store.close();
+  });
+
+  it('empties a journal left with only a torn record, so later records are replayed', async () => {
+    const path = join(dir, 'journal-torn.duckdb');
+    writeFileSync(`${path}.journal`, Buffer.from([9, 0, 0, 0, 1, 2]));
+    let store = await createDuckDbStore({ path });
+    expect(statSync(`${path}.journal`).size).toBe(0);
+    await store.close();
+    // A record appended after opening is found by the next open (the torn bytes are gone).
+    appendFileSync(`${path}.journal`, journalRecord(columnize(marked)));
+    store = await createDuckDbStore({ path });
+    const page = await store.readRaw({ deviceKey: MARKED_DEVICE, from: 0, to: 2 ** 50, limit: 10 });
+    expect(page.items.map((r) => r.values.vave1)).toEqual([231, 232, 233]);
     await store.close();
   });
 

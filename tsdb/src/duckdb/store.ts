@@ -425,7 +425,9 @@ export class DuckDbStore implements TelemetryStore {
     await this.lock.run(async () => {
       for (const b of opened.pending) if (b.rows > 0) await this.writeLocked(b);
     });
-    if (opened.pending.length > 0) await opened.journal.clear();
+    // Always emptied: a torn record at the end (no complete one before it) must not stay in front of
+    // the next appends, or a later replay would stop at it.
+    await opened.journal.clear();
     this.journal = opened.journal;
   }
 
