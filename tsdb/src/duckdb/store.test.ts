@@ -12,6 +12,13 @@ import { CRASH_DEVICES, CRASH_T0, crashBatches } from './test/crashBatches.ts';
 import { bigBatch, JOURNAL_DEVICE, JOURNAL_T0, MARKED_DEVICE, marked } from './test/journalBatches.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'kilowatch-tsdb-'));
+
+/** Runs a writer script (under `test/`) on the database at `path` in a child process that kills itself. */
+const runChild = (script: string, path: string) =>
+  spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, script), path], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describeTelemetryStoreConformance('duckdb in memory', () => createDuckDbStore());
@@ -68,14 +75,7 @@ describe('DuckDB engine', () => {
 
   it('after a crash (SIGKILL, no close) keeps every committed reading, newest value and pending rollup', async () => {
     const path = join(dir, 'crash.duckdb');
-    const child = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', join(import.meta.dirname, 'test/crashWriter.ts'), path],
-      {
-        encoding: 'utf8',
-        timeout: 60_000,
-      },
-    );
+    const child = runChild('test/crashWriter.ts', path);
     expect(child.stdout).toBe('written\n');
     expect(child.signal).toBe('SIGKILL');
 
@@ -453,11 +453,7 @@ describe('DuckDB engine', () => {
 
   it('after a crash with journaled writes (SIGKILL during a checkpoint) applies them on open', async () => {
     const path = join(dir, 'journal-crash.duckdb');
-    const child = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', join(import.meta.dirname, 'test/journalWriter.ts'), path],
-      { encoding: 'utf8', timeout: 120_000 },
-    );
+    const child = runChild('test/journalWriter.ts', path);
     expect(child.signal).toBe('SIGKILL');
     const said = JSON.parse(child.stdout) as { journaledBatches: number; journalBytes: number };
     // The marked batch was acknowledged from the journal, not from a DuckDB commit.
