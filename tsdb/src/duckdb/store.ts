@@ -97,7 +97,7 @@ type Row = DuckDBValue[];
  * consecutive batches must be laid out again to be applied together. */
 interface Parked {
   batch: ColumnBatch;
-  readings: readonly Reading[] | null;
+  readings: readonly Reading[];
 }
 
 /** Readings applied together from the journal in one transaction. */
@@ -460,24 +460,19 @@ export class DuckDbStore implements TelemetryStore {
   private async applyParked(): Promise<void> {
     while (this.parked.length > 0) {
       // Consecutive batches (small ones, acknowledged one by one while the checkpoint ran) go to DuckDB
-      // together, laid out again as one batch: in arrival order, so a later value for a (device, ts) wins.
+      // together, in arrival order: joined column by column when each device only moves forward, else
+      // laid out again from their readings (a repeated (device, ts) merges, the later one winning).
       let take = 1;
-      let b = this.parked[0]!.batch;
-      let n = b.rows;
+      let n = this.parked[0]!.batch.rows;
       while (take < this.parked.length && n + this.parked[take]!.batch.rows <= APPLY_READINGS) {
         n += this.parked[take]!.batch.rows;
         take++;
       }
-      if (take > 1) {
-        // Joined column by column when each device only moves forward; otherwise laid out again from
-        // the readings (a repeated (device, ts) merges, the later one winning), or applied one by one.
-        const group = this.parked.slice(0, take);
-        const joined =
-          concatBatches(group.map((p) => p.batch)) ??
-          (group.every((p) => p.readings) ? columnize(group.flatMap((p) => p.readings!)) : null);
-        if (joined) b = joined;
-        else take = 1;
-      }
+      const group = this.parked.slice(0, take);
+      const b =
+        take === 1
+          ? group[0]!.batch
+          : (concatBatches(group.map((p) => p.batch)) ?? columnize(group.flatMap((p) => p.readings)));
       try {
         await this.writeLocked(b);
       } catch (e) {
@@ -485,7 +480,14 @@ export class DuckDbStore implements TelemetryStore {
         if (!this.closed) setTimeout(() => this.retryApply(), 1000).unref();
         return;
       }
-      for (const p of this.parked.splice(0, take)) this.parkedRows -= p.batch.rows;
+      // By identity: a batch whose journal append failed meanwhile has already left the line.
+      for (const p of group) {
+        const i = this.parked.indexOf(p);
+        if (i >= 0) {
+          this.parked.splice(i, 1);
+          this.parkedRows -= p.batch.rows;
+        }
+      }
     }
     this.applyError = null;
     this.parking = false;
