@@ -88,9 +88,13 @@ function intlParts(ts: number, tz: string): LocalParts {
   return out;
 }
 
-function intlOffsetMs(ts: number, tz: string): number {
-  const p = intlParts(ts, tz);
+/** How far the wall clock `p` runs ahead of UTC at the instant `ts` (whole seconds), in ms. */
+function offsetOf(p: LocalParts, ts: number): number {
   return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - Math.floor(ts / 1000) * 1000;
+}
+
+function intlOffsetMs(ts: number, tz: string): number {
+  return offsetOf(intlParts(ts, tz), ts);
 }
 
 /**
@@ -136,9 +140,7 @@ export function localParts(ts: number, tz: string): LocalParts {
 
 /** UTC offset of the zone at an instant, in minutes (Warsaw summer: +120). */
 export function offsetMinutes(ts: number, tz: string): number {
-  const p = localParts(ts, tz);
-  const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
-  return Math.round((asUtc - Math.floor(ts / 1000) * 1000) / MINUTE_MS);
+  return Math.round(offsetOf(localParts(ts, tz), ts) / MINUTE_MS);
 }
 
 /**

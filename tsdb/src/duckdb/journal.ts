@@ -15,6 +15,7 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import type { ColumnBatch } from './batch.ts';
+import { Mutex } from './mutex.ts';
 import { STORED } from './schema.ts';
 
 const HEADER = 8;
@@ -130,54 +131,35 @@ export function journalRecord(b: ColumnBatch): Buffer {
 
 export class Journal {
   /** Appends and truncations run one after another, in call order. */
-  private tail: Promise<unknown> = Promise.resolve();
-  private bytes = 0;
+  private readonly order = new Mutex();
 
-  private constructor(
-    private readonly fh: FileHandle,
-    readonly path: string,
-  ) {}
+  private constructor(private readonly fh: FileHandle) {}
 
   /** Opens (or creates) the journal and returns the batches it still holds. */
   static async open(path: string): Promise<{ journal: Journal; pending: ColumnBatch[] }> {
     const fh = await open(path, 'a+');
     const pending = parseJournal(await fh.readFile());
-    const journal = new Journal(fh, path);
-    return { journal, pending };
-  }
-
-  /** Size written since the last `clear` (bytes). */
-  get size(): number {
-    return this.bytes;
+    return { journal: new Journal(fh), pending };
   }
 
   /** Appends a batch and resolves once it is on disk. */
   append(batch: ColumnBatch): Promise<void> {
     const rec = journalRecord(batch);
-    return this.chain(async () => {
+    return this.order.run(async () => {
       await this.fh.write(rec);
       await this.fh.datasync();
-      this.bytes += rec.length;
     });
   }
 
   /** Empties the journal (everything in it has been applied). */
   clear(): Promise<void> {
-    return this.chain(async () => {
+    return this.order.run(async () => {
       await this.fh.truncate(0);
       await this.fh.datasync();
-      this.bytes = 0;
     });
   }
 
   async close(): Promise<void> {
-    await this.tail.catch(() => undefined);
-    await this.fh.close();
-  }
-
-  private chain(fn: () => Promise<void>): Promise<void> {
-    const next = this.tail.then(fn, fn);
-    this.tail = next.catch(() => undefined);
-    return next;
+    await this.order.run(() => this.fh.close());
   }
 }

@@ -66,6 +66,7 @@ import { type ColumnBatch, columnize, concatBatches } from './batch.ts';
 import { calendarBuckets } from './calendar.ts';
 import { counterStepsSql } from './counters.ts';
 import { Journal } from './journal.ts';
+import { Mutex } from './mutex.ts';
 import { AGG_NAMES, COUNTERS, q, SCHEMA, SCHEMA_VERSION, STORED, valueExpr } from './schema.ts';
 
 export interface DuckDbStoreOptions {
@@ -118,16 +119,6 @@ function asNum(v: DuckDBValue): number | null {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
   return Number(v);
-}
-
-/** Serializes async work (the write connection is used by one statement sequence at a time). */
-class Mutex {
-  private tail: Promise<unknown> = Promise.resolve();
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(fn, fn);
-    this.tail = result.catch(() => undefined);
-    return result;
-  }
 }
 
 export class DuckDbStore implements TelemetryStore {
