@@ -176,7 +176,8 @@ async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
 
 function quantile(sorted: number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+  // Nearest rank: the smallest sample with at least `q` of the samples at or below it.
+  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] as number;
 }
 
 async function runCase(

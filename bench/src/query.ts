@@ -1,5 +1,5 @@
 /**
- * `pnpm bench query [--devices 20] [--days 365] [--runs 20]`: analytics answers through the API (`inject`)
+ * `pnpm bench query [--devices 20] [--days 365] [--runs 100]`: analytics answers through the API (`inject`)
  * over a DuckDB file of 1-minute readings — a one-year chart at 1 h, a yearly heatmap, a one-day raw chart
  * and a comparison of 4 devices (at 1 h, and at the interval the analytics screen gets by not naming one) —
  * each timed again with `source=raw` (the same answer from raw readings).
@@ -18,9 +18,10 @@ export function arg(args: string[], name: string, fallback: number): number {
   return Number.isFinite(v) && v > 0 ? v : fallback;
 }
 
+/** Nearest-rank percentile: the smallest sample with at least `p` % of the samples at or below it. */
 export function percentile(samples: number[], p: number): number {
   const s = [...samples].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+  return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
 }
 
 const MINUTE = 60_000;
@@ -150,7 +151,7 @@ async function timeQuery(b: BenchApp, url: string, runs: number): Promise<{ p50:
 export default async function query(args: string[]): Promise<object> {
   const devices = Math.max(4, arg(args, 'devices', 20));
   const days = arg(args, 'days', 365);
-  const runs = arg(args, 'runs', 20);
+  const runs = arg(args, 'runs', 100);
   const from = Date.parse('2025-01-01T00:00:00Z');
   const to = from + days * 86_400_000;
   const b = await benchApp(devices, days, from);

@@ -16,7 +16,13 @@ import {
   zonedTimeToUtc,
 } from '@kilowatch/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EnergyQuery, RawRow, SeriesQuery, TelemetryStore } from './port.ts';
+import {
+  type EnergyQuery,
+  type RawRow,
+  type SeriesQuery,
+  seriesOfMany,
+  type TelemetryStore,
+} from './port.ts';
 
 const DAY = 24 * HOUR_MS;
 
@@ -185,6 +191,55 @@ export function describeTelemetryStoreConformance(label: string, open: () => Pro
       const raw = await q('raw');
       expect(raw.t).toEqual(readings.map((r) => r.ts));
       expect(raw.series.vave1!.avg).toEqual(readings.map((r) => r.values.vave1));
+    });
+
+    it('answers several series at once (a comparison) as each would be answered alone', async () => {
+      const [a, b, none] = [newKey(), newKey(), newKey()];
+      const tz = 'Europe/Warsaw';
+      // Across the spring-forward day (29 March 2026 in Warsaw is 23 hours long).
+      const start = Date.UTC(2026, 2, 27, 12);
+      const readings: Reading[] = [];
+      for (let t = start; t < start + 3 * DAY; t += 5 * MINUTE_MS) {
+        const m = (t - start) / MINUTE_MS;
+        readings.push({ deviceKey: a, ts: t, values: { vave1: 220 + (m % 17), vave2: 230, pave1: m % 50 } });
+        if (m % 3 !== 0) readings.push({ deviceKey: b, ts: t, values: { vave1: 240 - (m % 7), pave2: 5 } });
+      }
+      await store.write(readings);
+      await refresh();
+      const from = start + 7 * MINUTE_MS;
+      const to = start + 3 * DAY - 11 * MINUTE_MS;
+      for (const interval of ['15m', '1h', '1d'] as const)
+        for (const source of [undefined, 'raw'] as const) {
+          const base = { from, to, interval, tz, ...(source ? { source } : {}) };
+          const queries: SeriesQuery[] = [
+            { ...base, deviceKey: a, params: ['vave1'], stats: ['avg'] },
+            { ...base, deviceKey: b, params: ['vave1', 'pave'], stats: ['min', 'avg', 'max'] },
+            { ...base, deviceKey: a, params: ['vave1', 'vave'], stats: ['max'] }, // a repeated member
+            { ...base, deviceKey: none, params: ['vave1'], stats: ['avg'] }, // no data
+          ];
+          const many = await seriesOfMany(store, queries);
+          expect(many).toHaveLength(queries.length);
+          for (const [k, q] of queries.entries()) {
+            const one = await store.series(q);
+            const got = many[k]!;
+            expect(got.t, `${interval} ${source ?? 'rollups'} #${k}`).toEqual(one.t);
+            expect(Object.keys(got.series).sort()).toEqual(Object.keys(one.series).sort());
+            for (const p of Object.keys(one.series)) {
+              expect(Object.keys(got.series[p]!).sort()).toEqual(q.stats.slice().sort());
+              for (const st of q.stats) expectClose(got.series[p]![st], one.series[p]![st]!);
+            }
+          }
+          expect(many[3]!.series.vave1!.avg!.every((v) => v === null)).toBe(true);
+          if (interval === '1d') {
+            // 28 March is 24 hours long, 29 March (clocks forward) 23.
+            expect(many[0]!.t.slice(1, 3).map((t, i) => many[0]!.t[i + 2]! - t)).toEqual([
+              24 * HOUR_MS,
+              23 * HOUR_MS,
+            ]);
+            const bMax = many[1]!.series.vave1!.max!;
+            expect(bMax.filter((v) => v !== null).every((v) => v! <= 240 && v! >= 234)).toBe(true);
+          }
+        }
     });
 
     it('combines phases: voltages averaged, powers summed, per reading', async () => {

@@ -170,6 +170,13 @@ export interface TelemetryStore {
   /** Bucketed or raw series; bucketed answers come from rollups, never a long raw scan. */
   series(query: SeriesQuery): Promise<SeriesResult>;
 
+  /**
+   * Optional: several series at once (a comparison's members), one answer per query in order, each
+   * what `series` gives for it. Engines that read them in one pass implement it; callers go through
+   * `seriesOfMany`, which falls back to one `series` per query.
+   */
+  seriesMany?(queries: readonly SeriesQuery[]): Promise<SeriesResult[]>;
+
   /** Energy per bucket from counters. */
   energy(query: EnergyQuery): Promise<EnergyResult>;
 
@@ -188,4 +195,13 @@ export interface TelemetryStore {
   health(): Promise<StoreHealth>;
 
   close(): Promise<void>;
+}
+
+/** Several series from one store: in one pass where the engine offers `seriesMany`, else one by one. */
+export function seriesOfMany(
+  store: TelemetryStore,
+  queries: readonly SeriesQuery[],
+): Promise<SeriesResult[]> {
+  if (store.seriesMany && queries.length > 1) return store.seriesMany(queries);
+  return Promise.all(queries.map((q) => store.series(q)));
 }

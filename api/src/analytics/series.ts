@@ -10,7 +10,14 @@ import {
   isRangeTooLong,
   MESSAGES,
 } from '@kilowatch/core';
-import type { QuerySource, SeriesResult, Stat, TelemetryStore } from '@kilowatch/tsdb';
+import {
+  type QuerySource,
+  type SeriesQuery,
+  type SeriesResult,
+  type Stat,
+  seriesOfMany,
+  type TelemetryStore,
+} from '@kilowatch/tsdb';
 import { ValidationError } from '../errors.ts';
 import { type DeviceContext, type Range, rangeTooLong } from './context.ts';
 
@@ -36,22 +43,37 @@ export function resolveInterval(range: Range, interval?: ChartInterval): ChartIn
   return chosen;
 }
 
+function seriesQuery(ctx: DeviceContext, req: SeriesRequest, source?: QuerySource): SeriesQuery {
+  checkParams(req.params);
+  return {
+    deviceKey: ctx.deviceKey,
+    params: req.params,
+    from: req.from,
+    to: req.to,
+    interval: resolveInterval(req, req.interval),
+    stats: req.stats && req.stats.length > 0 ? req.stats : ['avg', 'min', 'max'],
+    tz: ctx.tz,
+    ...(source ? { source } : {}),
+  };
+}
+
 export async function seriesFor(
   store: TelemetryStore,
   ctx: DeviceContext,
   req: SeriesRequest,
   source?: QuerySource,
 ): Promise<SeriesResult> {
-  checkParams(req.params);
-  const interval = resolveInterval(req, req.interval);
-  return store.series({
-    deviceKey: ctx.deviceKey,
-    params: req.params,
-    from: req.from,
-    to: req.to,
-    interval,
-    stats: req.stats && req.stats.length > 0 ? req.stats : ['avg', 'min', 'max'],
-    tz: ctx.tz,
-    ...(source ? { source } : {}),
-  });
+  return store.series(seriesQuery(ctx, req, source));
+}
+
+/** Several devices' series (a comparison's members), read together where the store can. */
+export async function seriesForMany(
+  store: TelemetryStore,
+  members: readonly { ctx: DeviceContext; req: SeriesRequest }[],
+  source?: QuerySource,
+): Promise<SeriesResult[]> {
+  return seriesOfMany(
+    store,
+    members.map((m) => seriesQuery(m.ctx, m.req, source)),
+  );
 }

@@ -15,7 +15,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import * as v from 'valibot';
 import { createComparisonsRepository } from '../analytics/comparisons-repository.ts';
 import { contextOf, parseRange } from '../analytics/context.ts';
-import { resolveInterval, seriesFor } from '../analytics/series.ts';
+import { resolveInterval, seriesForMany } from '../analytics/series.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { errorResponse, noContent, numericColumnsSerializer, request, response } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
@@ -155,19 +155,26 @@ const comparisonRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         q.interval ?? chooseInterval(range.from, range.to),
       );
       const devices = new Map((await app.devices.list(req.session.userId)).map((d) => [d.id, d]));
-      const blocks = await Promise.all(
-        c.members.map(async (m) => {
-          const d = devices.get(m.deviceId);
-          if (!d) throw new NotFoundError();
-          const data = await seriesFor(
-            app.store,
-            contextOf(d),
-            { ...range, params: [m.param], interval, stats: ['avg'] },
-            q.source,
-          );
-          return { deviceId: m.deviceId, param: m.param, deviceName: d.friendlyName || d.name, data };
-        }),
+      const members = c.members.map((m) => {
+        const d = devices.get(m.deviceId);
+        if (!d) throw new NotFoundError();
+        return { m, d };
+      });
+      // The members are read together: one pass over the store for all of them.
+      const data = await seriesForMany(
+        app.store,
+        members.map(({ m, d }) => ({
+          ctx: contextOf(d),
+          req: { ...range, params: [m.param], interval, stats: ['avg'] as const },
+        })),
+        q.source,
       );
+      const blocks = members.map(({ m, d }, i) => ({
+        deviceId: m.deviceId,
+        param: m.param,
+        deviceName: d.friendlyName || d.name,
+        data: data[i]!,
+      }));
       return { interval, blocks };
     },
   );
