@@ -58,3 +58,24 @@ function trim(starts: number[], from: number): number[] {
   while (i + 1 < starts.length && starts[i + 1]! <= from) i++;
   return starts.slice(i);
 }
+
+/**
+ * SQL giving the start of the bucket (of `starts`, the last ending at `end`) that holds the epoch
+ * milliseconds in `col`, for values in [starts[0], end). Runs of equally long buckets (the 24-hour days
+ * between clock changes) share one arithmetic branch, so a year of local days is about five `WHEN`s —
+ * several times faster in DuckDB than an ASOF join against the list of starts.
+ */
+export function bucketStartSql(col: string, starts: readonly number[], end: number): string {
+  const runs: { s: number; e: number; len: number }[] = [];
+  for (let i = 0; i < starts.length; i++) {
+    const s = starts[i]!;
+    const e = i + 1 < starts.length ? starts[i + 1]! : end;
+    const run = runs[runs.length - 1];
+    if (run && run.e === s && run.len === e - s) run.e = e;
+    else runs.push({ s, e, len: e - s });
+  }
+  if (runs.length === 0) return 'NULL::BIGINT';
+  return `CASE ${runs
+    .map((r) => `WHEN ${col} < ${r.e} THEN ${r.s} + (${col} - ${r.s}) // ${r.len} * ${r.len}`)
+    .join(' ')} END`;
+}

@@ -63,7 +63,7 @@ import {
   type WriteResult,
 } from '../port.ts';
 import { type ColumnBatch, columnize, concatBatches } from './batch.ts';
-import { calendarBuckets } from './calendar.ts';
+import { bucketStartSql, calendarBuckets } from './calendar.ts';
 import { counterStepsSql } from './counters.ts';
 import { Journal } from './journal.ts';
 import { Mutex } from './mutex.ts';
@@ -1180,10 +1180,6 @@ export class DuckDbStore implements TelemetryStore {
     return starts.every((s) => s % HOUR_MS === 0) ? '1h' : '15m';
   }
 
-  private startsTable(starts: readonly number[]): string {
-    return `(SELECT unnest([${starts.join(', ')}]::BIGINT[]) AS s)`;
-  }
-
   private checkTz(tz: string | undefined): string {
     const z = tz ?? DEFAULT_TIMEZONE;
     if (!isValidTimeZone(z)) throw rejected(`unknown time zone "${z}"`);
@@ -1349,10 +1345,11 @@ export class DuckDbStore implements TelemetryStore {
     const agg = params
       .map((p) => `sum(${q(p)}) / nullif(count(${q(p)}), 0), min(${q(p)}), max(${q(p)})`)
       .join(', ');
-    const sql =
+    const bucket =
       interval === '1d'
-        ? `SELECT x.device::DOUBLE, d.s::DOUBLE AS b, ${agg} FROM (${inner}) x ASOF JOIN ${this.startsTable(starts)} d ON x.ts >= d.s GROUP BY x.device, d.s`
-        : `SELECT device::DOUBLE, (ts // ${ROLLUP_STEP_MS[interval]} * ${ROLLUP_STEP_MS[interval]})::DOUBLE AS b, ${agg} FROM (${inner}) x GROUP BY device, b`;
+        ? bucketStartSql('ts', starts, end)
+        : `ts // ${ROLLUP_STEP_MS[interval]} * ${ROLLUP_STEP_MS[interval]}`;
+    const sql = `SELECT device::DOUBLE, (${bucket})::DOUBLE AS b, ${agg} FROM (${inner}) x GROUP BY device, b`;
     const targets = DuckDbStore.targetsOf(slots);
     const step = interval === '1d' ? 0 : ROLLUP_STEP_MS[interval];
     const index = new Map(step === 0 ? starts.map((s, i) => [s, i]) : []);
@@ -1447,7 +1444,7 @@ export class DuckDbStore implements TelemetryStore {
   /**
    * Local days from hourly (or 15-minute) rollup rows, folded in JS: each row goes to the day holding
    * its bucket (days are 23–25 h long across DST; the day of each fine bucket is looked up, not
-   * searched). The same sums as an ASOF join in SQL, at a fifth of its time for a year.
+   * searched) as the chunks are read, with no second pass in SQL.
    */
   private async foldDays(
     sql: string,
@@ -1534,8 +1531,8 @@ export class DuckDbStore implements TelemetryStore {
           rules: this.rulesOf,
         });
         const bucketed = calendar
-          ? `SELECT d.s AS b, counter, sum(delta) AS e FROM st ASOF JOIN ${this.startsTable(starts)} d ON st.ts >= d.s
-             WHERE st.ts >= ${s0} GROUP BY d.s, counter`
+          ? `SELECT ${bucketStartSql('ts', starts, end)} AS b, counter, sum(delta) AS e FROM st
+             WHERE ts >= ${s0} GROUP BY ALL`
           : `SELECT ts // ${ROLLUP_STEP_MS[query.interval as RollupInterval]} * ${ROLLUP_STEP_MS[query.interval as RollupInterval]} AS b, counter, sum(delta) AS e
              FROM st WHERE ts >= ${s0} GROUP BY ALL`;
         const all = await this.rows(
@@ -1555,8 +1552,8 @@ export class DuckDbStore implements TelemetryStore {
         // The counter comes back as its position in `counters` (no string per row).
         const pos = (col: string) => `(list_position([${inList}], ${col}) - 1)::DOUBLE`;
         const sql = calendar
-          ? `SELECT d.s::DOUBLE AS b, ${pos('r.param')}, sum(r.e) FROM rollup_${table} r ASOF JOIN ${this.startsTable(starts)} d ON r.bucket >= d.s
-             WHERE r.device = ${dev} AND r.param IN (${inList}) AND r.bucket >= ${s0} AND r.bucket < ${end} GROUP BY d.s, r.param`
+          ? `SELECT (${bucketStartSql('bucket', starts, end)})::DOUBLE AS b, ${pos('param')}, sum(e) FROM rollup_${table}
+             WHERE device = ${dev} AND param IN (${inList}) AND bucket >= ${s0} AND bucket < ${end} GROUP BY ALL`
           : `SELECT bucket::DOUBLE AS b, ${pos('param')}, e FROM rollup_${table}
              WHERE device = ${dev} AND param IN (${inList}) AND bucket >= ${s0} AND bucket < ${end}`;
         const arrays = counters.map((c) => perCounter.get(c)!);
