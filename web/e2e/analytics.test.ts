@@ -20,6 +20,7 @@ import {
   startApi,
   WEB_DIR,
 } from '../src/testing.ts';
+import { explainFailures } from './explain.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
 if (skip) console.warn(`web e2e (analytics) skipped: ${skip}`);
@@ -51,6 +52,7 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
   let meters: ApiDevice[] = [];
   const consoleErrors: string[] = [];
   const serverErrors: string[] = [];
+  explainFailures(() => ({ page, api, notes: () => [...serverErrors, ...consoleErrors] }));
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -337,6 +339,9 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await page.getByTestId('comparison-grouped').click();
     await page.getByTestId('comparison-save').click();
     await form.waitFor({ state: 'detached' });
+    // The form closes only once the API has the change: saved first, then shown after a reload.
+    const [renamed] = await get<{ name: string; grouped: boolean }[]>('/comparisons');
+    expect(renamed).toMatchObject({ name: 'Renamed meters', grouped: false });
     await page.reload();
     await page.getByTestId('comparison-row').getByText('Renamed meters').waitFor();
     await page.getByTestId('comparison-title').getByText('Renamed meters').waitFor();

@@ -25,6 +25,7 @@ import {
   seriousViolations,
   startApi,
 } from '../src/testing.ts';
+import { explainFailures } from './explain.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
 if (skip) console.warn(`web e2e skipped: ${skip}`);
@@ -44,6 +45,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
   let page: Page;
   let devices: ApiDevice[] = [];
   const consoleErrors: string[] = [];
+  explainFailures(() => ({ page, api, notes: () => consoleErrors }));
 
   beforeAll(async () => {
     api = await startApi({ webDist: inject('webDist') });
@@ -280,6 +282,41 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     expect(page.url()).toMatch(/\/dashboard$/);
     expect(refreshes).toHaveLength(1);
     expect(await token()).not.toBe('expired.token.value');
+  });
+
+  it('keeps the session when the server is too busy to refresh it at first', async () => {
+    // The API sheds load with 503 + Retry-After (under-pressure); here the first two refreshes get
+    // that answer, the third reaches the API.
+    let shed = 0;
+    const refreshes: number[] = [];
+    const loggedBefore = consoleErrors.length;
+    await page.route('**/api/account/refreshtoken', async (route) => {
+      refreshes.push(Date.now());
+      if (shed < 2) {
+        shed++;
+        await route.fulfill({
+          status: 503,
+          headers: { 'retry-after': '10', 'content-type': 'application/json' },
+          body: JSON.stringify({ message: 'The server is busy. Try again later.' }),
+        });
+      } else await route.continue();
+    });
+    try {
+      await page.evaluate(() => localStorage.setItem('kw.token', 'expired.token.value'));
+      await page.goto(`${api.url}/dashboard`);
+      await page.getByTestId('device-row').first().waitFor();
+      expect(page.url()).toMatch(/\/dashboard$/);
+      expect(refreshes).toHaveLength(3);
+      // Asked again after a pause (1 s, then 2 s), not at once.
+      expect(refreshes[2]! - refreshes[0]!).toBeGreaterThanOrEqual(2900);
+      expect(await token()).not.toBe('expired.token.value');
+      expect(await token()).not.toBeNull();
+    } finally {
+      await page.unroute('**/api/account/refreshtoken');
+      // The browser logs the two answers shed on purpose here; any other error stays.
+      const logged = consoleErrors.splice(loggedBefore);
+      consoleErrors.push(...logged.filter((m) => !/status of 503/.test(m)));
+    }
   });
 
   it('shows the not-found page for an unknown path', async () => {

@@ -25,6 +25,7 @@ import {
   startApi,
   unforgivenErrors,
 } from '../src/testing.ts';
+import { explainFailures } from './explain.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
 if (skip) console.warn(`web e2e (export) skipped: ${skip}`);
@@ -94,6 +95,7 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
   let tz = DEFAULT_TIMEZONE;
   let yesterday = '';
   const consoleErrors: string[] = [];
+  explainFailures(() => ({ page, api, notes: () => consoleErrors }));
   let shed = 0;
 
   const token = () => page.evaluate(() => localStorage.getItem('kw.token'));

@@ -18,6 +18,7 @@ import {
   startApi,
   WEB_DIR,
 } from '../src/testing.ts';
+import { explainFailures } from './explain.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
 if (skip) console.warn(`places e2e skipped: ${skip}`);
@@ -48,6 +49,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
   let page: Page;
   let home: ApiLocation;
   const consoleErrors: string[] = [];
+  explainFailures(() => ({ page, api, notes: () => consoleErrors }));
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });

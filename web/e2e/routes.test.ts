@@ -21,6 +21,7 @@ import {
   startApi,
   unforgivenErrors,
 } from '../src/testing.ts';
+import { explainFailures } from './explain.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
 if (skip) console.warn(`web e2e (routes) skipped: ${skip}`);
@@ -57,6 +58,7 @@ describe.skipIf(skip !== null)('every route for the demo user', () => {
   let page: Page;
   const routes: RouteCase[] = [];
   let consoleErrors: string[] = [];
+  explainFailures(() => ({ page, api, notes: () => consoleErrors }));
   let shed = 0;
   let detailsPath = '';
 

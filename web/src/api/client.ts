@@ -1,6 +1,6 @@
 /**
  * The one way to the Kilowatch API (API.md §Conventions, SPEC.md §4): bearer token, one transparent
- * retry after a token refresh on 401, the not-found page on 404, a reload when the server's
+ * retry after a token refresh on 401 (a busy or unreachable server never signs anyone out), the not-found page on 404, a reload when the server's
  * `X-App-Version` changes on a GET, and every failure turned into an `ApiError` with a readable message.
  */
 import * as v from 'valibot';
@@ -49,6 +49,7 @@ export const MESSAGES = {
   internal: 'Internal server error. Please contact with server administrator.',
   network: 'Network connection problem',
   notFound: 'Seems there is nothing here',
+  busy: 'The server is busy. Try again later.',
 } as const;
 
 interface Navigator {
@@ -77,32 +78,73 @@ export interface RequestOptions<T> {
   notFoundPage?: boolean;
 }
 
-let refreshing: Promise<boolean> | null = null;
+/**
+ * How a token refresh ended: a new token, a refusal (the refresh token is no good, so the user must
+ * sign in again), or no answer at all (a lost connection or a server too busy to answer, which says
+ * nothing about the session and must never sign anyone out).
+ */
+export type RefreshOutcome = 'refreshed' | 'refused' | 'unavailable';
 
-/** One refresh at a time: concurrent 401s share it. */
-export function refreshSession(): Promise<boolean> {
+/** Waits before each further refresh attempt after a 503, 429 or lost connection (as `retryShed`). */
+export const REFRESH_WAITS_MS = [1000, 2000, 4000, 8000] as const;
+
+let refreshing: Promise<RefreshOutcome> | null = null;
+/** The status of the last refresh that got no usable answer (0 for a lost connection). */
+let unansweredStatus = 0;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function refreshOnce(refreshToken: string): Promise<RefreshOutcome | number> {
+  let res: Response;
+  try {
+    res = await fetch('/api/account/refreshtoken', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      credentials: 'include',
+      body: JSON.stringify({ refreshToken }),
+    });
+  } catch {
+    return 0;
+  }
+  if (res.status === 503 || res.status === 429) return res.status;
+  if (!res.ok) return 'refused';
+  const parsed = v.safeParse(AuthDataSchema, await res.json().catch(() => null));
+  if (!parsed.success) return 'refused';
+  saveAuth(parsed.output);
+  return 'refreshed';
+}
+
+/**
+ * One refresh at a time: concurrent 401s share it. A busy server (503, 429) or a lost connection is
+ * tried again after 1, 2, 4 and 8 s; only a real refusal ends the session.
+ */
+export function refreshSession(): Promise<RefreshOutcome> {
   if (!refreshing) {
-    refreshing = (async () => {
+    refreshing = (async (): Promise<RefreshOutcome> => {
       const refreshToken = getSession().refreshToken;
-      if (!refreshToken) return false;
-      try {
-        const res = await fetch('/api/account/refreshtoken', {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-          credentials: 'include',
-          body: JSON.stringify({ refreshToken }),
-        });
-        if (!res.ok) return false;
-        saveAuth(v.parse(AuthDataSchema, await res.json()));
-        return true;
-      } catch {
-        return false;
+      if (!refreshToken) return 'refused';
+      for (let attempt = 0; ; attempt++) {
+        const outcome = await refreshOnce(refreshToken);
+        if (typeof outcome === 'string') return outcome;
+        const wait = REFRESH_WAITS_MS[attempt];
+        if (wait === undefined) {
+          unansweredStatus = outcome;
+          return 'unavailable';
+        }
+        await sleep(wait);
       }
     })().finally(() => {
       refreshing = null;
     });
   }
   return refreshing;
+}
+
+/** The error for a request whose 401 could not be refreshed because nobody answered. */
+export function unrefreshedError(): ApiError {
+  return unansweredStatus === 0
+    ? new ApiError(MESSAGES.network, 0)
+    : new ApiError(MESSAGES.busy, unansweredStatus);
 }
 
 function buildUrl(path: string, query?: RequestOptions<unknown>['query']): string {
@@ -170,9 +212,9 @@ export async function request<T = unknown>(
   if (res.status === 401 && opts.auth !== false && path !== '/account/login') {
     // A token refreshed meanwhile (by a concurrent request) is simply retried; else refresh once.
     const current = getSession().token;
-    if ((current !== null && current !== sentWith) || (await refreshSession())) {
-      res = await send(method, url, opts, getSession().token);
-    }
+    const outcome = current !== null && current !== sentWith ? 'refreshed' : await refreshSession();
+    if (outcome === 'unavailable') throw unrefreshedError();
+    if (outcome === 'refreshed') res = await send(method, url, opts, getSession().token);
     if (res.status === 401) {
       clearAuth();
       navigator.toSignIn();

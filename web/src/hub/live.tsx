@@ -68,11 +68,19 @@ function applyStatus(qc: QueryClient, msg: Extract<HubMessage, { type: 'status' 
   }
 }
 
+/**
+ * The hub reconnects after a refresh unless the refresh token was refused: a busy or unreachable server
+ * is simply tried again by the hub's own back-off.
+ */
+async function reconnectAfterRefresh(): Promise<boolean> {
+  return (await refreshSession()) !== 'refused';
+}
+
 export function HubProvider({ children }: { children: ReactNode }) {
   const qc = useQueryClient();
   const { token, verified } = useSession();
   const hub = useMemo(
-    () => new HubClient({ url: hubUrl, token: () => getSession().token, refresh: refreshSession }),
+    () => new HubClient({ url: hubUrl, token: () => getSession().token, refresh: reconnectAfterRefresh }),
     [],
   );
   // Connects once the token is known good, so a stale token never reaches the hub.

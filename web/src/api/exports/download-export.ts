@@ -5,7 +5,7 @@
 import * as v from 'valibot';
 import { getSession } from '../../auth/session.ts';
 import { fileNameFromDisposition } from '../../features/export/fileName.ts';
-import { ApiError, MESSAGES, refreshSession } from '../client.ts';
+import { ApiError, MESSAGES, refreshSession, unrefreshedError } from '../client.ts';
 import { ApiErrorBodySchema } from '../schemas.ts';
 
 export const DOWNLOAD_TIMEOUT_MS = 7_200_000;
@@ -35,9 +35,9 @@ export async function downloadExport(id: number, fallbackName: string): Promise<
   let res = await post(id, sentWith, signal);
   if (res.status === 401) {
     const current = getSession().token;
-    if ((current !== null && current !== sentWith) || (await refreshSession())) {
-      res = await post(id, getSession().token, signal);
-    }
+    const outcome = current !== null && current !== sentWith ? 'refreshed' : await refreshSession();
+    if (outcome === 'unavailable') throw unrefreshedError();
+    if (outcome === 'refreshed') res = await post(id, getSession().token, signal);
   }
   if (!res.ok) {
     let message: string = res.status >= 500 ? MESSAGES.internal : `${res.status} ${res.statusText}`;

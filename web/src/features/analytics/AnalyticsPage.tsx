@@ -21,7 +21,7 @@ export default function AnalyticsPage() {
       <Title order={1} fz="h2">
         {t('page.analytics')}
       </Title>
-      {devices.isError ? (
+      {devices.isError && devices.data === undefined ? (
         <ErrorState error={devices.error} onRetry={() => void devices.refetch()} />
       ) : devices.isPending ? (
         <Loader role="status" aria-label={t('common.loading')} />

@@ -140,7 +140,7 @@ export function ComparisonsSection({
             {t('analytics.newComparison')}
           </Button>
         </Group>
-        {list.isError ? (
+        {list.isError && list.data === undefined ? (
           <ErrorState error={list.error} onRetry={() => void list.refetch()} />
         ) : list.isPending ? (
           <Loader m="md" role="status" aria-label={t('common.loading')} />

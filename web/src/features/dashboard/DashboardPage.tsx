@@ -108,7 +108,7 @@ export default function DashboardPage() {
               <Skeleton key={i} height={28} />
             ))}
           </Stack>
-        ) : devices.isError ? (
+        ) : devices.isError && devices.data === undefined ? (
           <ErrorState error={devices.error} onRetry={() => void devices.refetch()} />
         ) : list.length === 0 ? (
           <Text c="dimmed" ta="center" py="xl" data-testid="devices-empty">

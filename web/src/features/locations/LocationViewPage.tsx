@@ -70,7 +70,7 @@ function Devices({ locationId }: { locationId: number }) {
       </Title>
       {devices.isPending ? (
         <Skeleton height={60} />
-      ) : devices.isError ? (
+      ) : devices.isError && devices.data === undefined ? (
         <ErrorState error={devices.error} onRetry={() => void devices.refetch()} />
       ) : list.length === 0 ? (
         <Text c="dimmed" size="sm">
@@ -198,7 +198,7 @@ function Tariffs({ location }: { location: Location }) {
       </Group>
       {tariffs.isPending ? (
         <Skeleton height={60} />
-      ) : tariffs.isError ? (
+      ) : tariffs.isError && tariffs.data === undefined ? (
         <ErrorState error={tariffs.error} onRetry={() => void tariffs.refetch()} />
       ) : tariffs.data.length === 0 ? (
         <Text c="dimmed" size="sm">

@@ -97,7 +97,7 @@ export default function LocationsPage() {
       </Group>
       {locations.isPending ? (
         <Skeleton height={160} />
-      ) : locations.isError ? (
+      ) : locations.isError && locations.data === undefined ? (
         <ErrorState error={locations.error} onRetry={() => void locations.refetch()} />
       ) : list.length === 0 ? (
         <Card withBorder>

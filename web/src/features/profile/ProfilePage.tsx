@@ -140,7 +140,7 @@ export default function ProfilePage() {
       </Title>
       {user.isPending ? (
         <RoutePending />
-      ) : user.isError ? (
+      ) : user.isError && user.data === undefined ? (
         <ErrorState error={user.error} onRetry={() => void user.refetch()} />
       ) : (
         <ProfileForm key={String(user.data.id)} user={user.data} />
