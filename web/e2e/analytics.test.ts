@@ -56,7 +56,11 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    api = await startApi({ webDist: inject('webDist'), env: { KW_DEMO_HISTORY_DAYS: '40' } });
+    api = await startApi({
+      webDist: inject('webDist'),
+      env: { KW_DEMO_HISTORY_DAYS: '40' },
+      demoHistory: 'complete',
+    });
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();

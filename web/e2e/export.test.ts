@@ -106,7 +106,11 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
   };
 
   beforeAll(async () => {
-    api = await startApi({ webDist: inject('webDist'), env: { KW_DEMO_HISTORY_DAYS: '40' } });
+    api = await startApi({
+      webDist: inject('webDist'),
+      env: { KW_DEMO_HISTORY_DAYS: '40' },
+      demoHistory: 'complete',
+    });
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     page = await context.newPage();

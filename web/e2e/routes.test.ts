@@ -85,7 +85,11 @@ describe.skipIf(skip !== null)('every route for the demo user', () => {
   }
 
   beforeAll(async () => {
-    api = await startApi({ webDist: inject('webDist'), env: { KW_DEMO_HISTORY_DAYS: '40' } });
+    api = await startApi({
+      webDist: inject('webDist'),
+      env: { KW_DEMO_HISTORY_DAYS: '40' },
+      demoHistory: 'complete',
+    });
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();

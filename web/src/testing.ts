@@ -138,12 +138,18 @@ export interface RunningApi {
   stop: () => Promise<void>;
 }
 
-/** Starts `tsx api/src/main.ts` (embedded deployment with the demo) and waits for /api/health. */
+/**
+ * Starts `tsx api/src/main.ts` (embedded deployment with the demo) and waits for /api/health, and with
+ * `demoHistory: 'complete'` also for the demo's whole history (written in the background, so on a busy
+ * machine a test would otherwise read totals of a history still being written).
+ */
 export async function startApi(opts: {
   webDist: string;
   timeoutMs?: number;
   /** Extra environment for the API process (e.g. `KW_DEMO_HISTORY_DAYS`). */
   env?: Record<string, string>;
+  /** `complete`: wait until /api/health reports the demo history `done` (default: the API answers). */
+  demoHistory?: 'complete' | 'started';
 }): Promise<RunningApi> {
   const port = await freePort();
   const mqttPort = await freePort();
@@ -204,8 +210,15 @@ export async function startApi(opts: {
     try {
       // Healthy, and serving the client (the demo's history backfill can keep it busy, answering 503).
       const res = await fetch(`${url}/api/health`);
-      if (res.ok && (await fetch(`${url}/`)).ok)
-        return { url, port, mqttPort, dataDir, output: () => log, stop };
+      if (res.ok && (await fetch(`${url}/`)).ok) {
+        const state = ((await res.json()) as { demoHistory?: { state?: string } }).demoHistory?.state;
+        if (state === 'failed') {
+          await stop();
+          throw new Error(`the demo history failed to write:\n${log}`);
+        }
+        if (opts.demoHistory !== 'complete' || state === 'done')
+          return { url, port, mqttPort, dataDir, output: () => log, stop };
+      }
     } catch {
       // not listening yet
     }
