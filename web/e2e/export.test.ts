@@ -109,7 +109,7 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
     api = await startApi({
       webDist: inject('webDist'),
       env: { KW_DEMO_HISTORY_DAYS: '40' },
-      demoHistory: 'complete',
+      waitForDemoHistory: true,
     });
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });

@@ -88,7 +88,7 @@ describe.skipIf(skip !== null)('every route for the demo user', () => {
     api = await startApi({
       webDist: inject('webDist'),
       env: { KW_DEMO_HISTORY_DAYS: '40' },
-      demoHistory: 'complete',
+      waitForDemoHistory: true,
     });
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

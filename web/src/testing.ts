@@ -140,7 +140,7 @@ export interface RunningApi {
 
 /**
  * Starts `tsx api/src/main.ts` (embedded deployment with the demo) and waits for /api/health, and with
- * `demoHistory: 'complete'` also for the demo's whole history (written in the background, so on a busy
+ * `waitForDemoHistory` also for the demo's whole history (written in the background, so on a busy
  * machine a test would otherwise read totals of a history still being written).
  */
 export async function startApi(opts: {
@@ -148,8 +148,8 @@ export async function startApi(opts: {
   timeoutMs?: number;
   /** Extra environment for the API process (e.g. `KW_DEMO_HISTORY_DAYS`). */
   env?: Record<string, string>;
-  /** `complete`: wait until /api/health reports the demo history `done` (default: the API answers). */
-  demoHistory?: 'complete' | 'started';
+  /** Wait until /api/health reports the demo history `done` (default: until the API answers). */
+  waitForDemoHistory?: boolean;
 }): Promise<RunningApi> {
   const port = await freePort();
   const mqttPort = await freePort();
@@ -207,20 +207,21 @@ export async function startApi(opts: {
       await stop();
       throw new Error(`the API exited with ${exited} before it was healthy:\n${log}`);
     }
+    let history: string | undefined;
     try {
       // Healthy, and serving the client (the demo's history backfill can keep it busy, answering 503).
       const res = await fetch(`${url}/api/health`);
       if (res.ok && (await fetch(`${url}/`)).ok) {
-        const state = ((await res.json()) as { demoHistory?: { state?: string } }).demoHistory?.state;
-        if (state === 'failed') {
-          await stop();
-          throw new Error(`the demo history failed to write:\n${log}`);
-        }
-        if (opts.demoHistory !== 'complete' || state === 'done')
+        history = ((await res.json()) as { demoHistory?: { state?: string } }).demoHistory?.state ?? 'none';
+        if (!opts.waitForDemoHistory || history === 'done')
           return { url, port, mqttPort, dataDir, output: () => log, stop };
       }
     } catch {
       // not listening yet
+    }
+    if (history === 'failed') {
+      await stop();
+      throw new Error(`the demo history could not be written:\n${log}`);
     }
     await new Promise((r) => setTimeout(r, 250));
   }

@@ -1,7 +1,8 @@
 /**
  * The one way to the Kilowatch API (API.md §Conventions, SPEC.md §4): bearer token, one transparent
- * retry after a token refresh on 401 (a busy or unreachable server never signs anyone out), the not-found page on 404, a reload when the server's
- * `X-App-Version` changes on a GET, and every failure turned into an `ApiError` with a readable message.
+ * retry after a token refresh on 401 (a busy or unreachable server never signs anyone out), the
+ * not-found page on 404, a reload when the server's `X-App-Version` changes on a GET, and every failure
+ * turned into an `ApiError` with a readable message.
  */
 import * as v from 'valibot';
 import { clearAuth, getSession, saveAuth } from '../auth/session.ts';
@@ -140,11 +141,20 @@ export function refreshSession(): Promise<RefreshOutcome> {
   return refreshing;
 }
 
-/** The error for a request whose 401 could not be refreshed because nobody answered. */
-export function unrefreshedError(): ApiError {
-  return unansweredStatus === 0
-    ? new ApiError(MESSAGES.network, 0)
-    : new ApiError(MESSAGES.busy, unansweredStatus);
+/**
+ * After a 401 to a request sent with `sentWith`: true when it should be sent again with the current
+ * token (refreshed meanwhile by a concurrent request, or now), false when the refresh was refused. When
+ * the refresh got no answer it throws the network or busy error, and the session stays.
+ */
+export async function renewAfterUnauthorized(sentWith: string | null): Promise<boolean> {
+  const current = getSession().token;
+  const outcome = current !== null && current !== sentWith ? 'refreshed' : await refreshSession();
+  if (outcome === 'unavailable') {
+    throw unansweredStatus === 0
+      ? new ApiError(MESSAGES.network, 0)
+      : new ApiError(MESSAGES.busy, unansweredStatus);
+  }
+  return outcome === 'refreshed';
 }
 
 function buildUrl(path: string, query?: RequestOptions<unknown>['query']): string {
@@ -210,11 +220,7 @@ export async function request<T = unknown>(
   const sentWith = getSession().token;
   let res = await send(method, url, opts, sentWith);
   if (res.status === 401 && opts.auth !== false && path !== '/account/login') {
-    // A token refreshed meanwhile (by a concurrent request) is simply retried; else refresh once.
-    const current = getSession().token;
-    const outcome = current !== null && current !== sentWith ? 'refreshed' : await refreshSession();
-    if (outcome === 'unavailable') throw unrefreshedError();
-    if (outcome === 'refreshed') res = await send(method, url, opts, getSession().token);
+    if (await renewAfterUnauthorized(sentWith)) res = await send(method, url, opts, getSession().token);
     if (res.status === 401) {
       clearAuth();
       navigator.toSignIn();

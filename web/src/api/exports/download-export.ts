@@ -5,7 +5,7 @@
 import * as v from 'valibot';
 import { getSession } from '../../auth/session.ts';
 import { fileNameFromDisposition } from '../../features/export/fileName.ts';
-import { ApiError, MESSAGES, refreshSession, unrefreshedError } from '../client.ts';
+import { ApiError, MESSAGES, renewAfterUnauthorized } from '../client.ts';
 import { ApiErrorBodySchema } from '../schemas.ts';
 
 export const DOWNLOAD_TIMEOUT_MS = 7_200_000;
@@ -33,11 +33,8 @@ export async function downloadExport(id: number, fallbackName: string): Promise<
   const signal = AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS);
   const sentWith = getSession().token;
   let res = await post(id, sentWith, signal);
-  if (res.status === 401) {
-    const current = getSession().token;
-    const outcome = current !== null && current !== sentWith ? 'refreshed' : await refreshSession();
-    if (outcome === 'unavailable') throw unrefreshedError();
-    if (outcome === 'refreshed') res = await post(id, getSession().token, signal);
+  if (res.status === 401 && (await renewAfterUnauthorized(sentWith))) {
+    res = await post(id, getSession().token, signal);
   }
   if (!res.ok) {
     let message: string = res.status >= 500 ? MESSAGES.internal : `${res.status} ${res.statusText}`;
