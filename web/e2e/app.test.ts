@@ -319,6 +319,41 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     }
   });
 
+  it('stays signed in while the server sheds every refresh for longer than the client waits', async () => {
+    // Five refreshes shed (the client's first try and its waits of 1, 2, 4 and 8 s): the refresh gives up
+    // without an answer, which must not end the session; the next one reaches the API.
+    let shed = 0;
+    const seen: string[] = [];
+    const loggedBefore = consoleErrors.length;
+    const onNavigated = (frame: { url: () => string }) => seen.push(frame.url());
+    page.on('framenavigated', onNavigated);
+    await page.route('**/api/account/refreshtoken', async (route) => {
+      if (shed < 5) {
+        shed++;
+        await route.fulfill({
+          status: 503,
+          headers: { 'retry-after': '10', 'content-type': 'application/json' },
+          body: JSON.stringify({ message: 'The server is busy. Try again later.' }),
+        });
+      } else await route.continue();
+    });
+    try {
+      await page.evaluate(() => localStorage.setItem('kw.token', 'expired.token.value'));
+      await page.goto(`${api.url}/dashboard`);
+      await page.getByTestId('device-row').first().waitFor({ timeout: 45_000 });
+      expect(shed).toBe(5);
+      expect(seen.filter((u) => u.includes('/sign-in'))).toEqual([]);
+      expect(page.url()).toMatch(/\/dashboard$/);
+      expect(await token()).not.toBe('expired.token.value');
+      expect(await token()).not.toBeNull();
+    } finally {
+      page.off('framenavigated', onNavigated);
+      await page.unroute('**/api/account/refreshtoken');
+      const logged = consoleErrors.splice(loggedBefore);
+      consoleErrors.push(...logged.filter((m) => !/status of 503/.test(m)));
+    }
+  }, 90_000);
+
   it('shows the not-found page for an unknown path', async () => {
     await page.goto(`${api.url}/no/such/page`);
     await page.waitForURL(/\/404$/);
