@@ -4,6 +4,7 @@
  * not-found page on 404, a reload when the server's `X-App-Version` changes on a GET, and every failure
  * turned into an `ApiError` with a readable message.
  */
+import { MESSAGES as CATALOGUE } from '@kilowatch/core';
 import * as v from 'valibot';
 import { clearAuth, getSession, saveAuth } from '../auth/session.ts';
 import { readStored, STORAGE_KEYS, writeStored } from '../lib/storage.ts';
@@ -46,11 +47,12 @@ export const retryRead = {
   retryDelay: retryShed.retryDelay,
 } as const;
 
+/** The client's own failure messages; those the server also sends come from the shared catalogue. */
 export const MESSAGES = {
-  internal: 'Internal server error. Please contact with server administrator.',
+  internal: CATALOGUE.internal,
   network: 'Network connection problem',
-  notFound: 'Seems there is nothing here',
-  busy: 'The server is busy. Try again later.',
+  notFound: CATALOGUE.notFound,
+  busy: CATALOGUE.busy,
 } as const;
 
 interface Navigator {
