@@ -67,6 +67,41 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
   const token = () => page.evaluate(() => localStorage.getItem('kw.token'));
 
   /**
+   * Leaves the first refreshes unanswered, one per entry of `answers` (503 load shed, 429 rate limit, a
+   * dropped connection), then lets them reach the API. `done` removes the route and the console errors
+   * those answers caused on purpose; any other error stays.
+   */
+  async function unansweredRefreshes(answers: readonly ('503' | '429' | 'drop')[]) {
+    const times: number[] = [];
+    let shed = 0;
+    const loggedBefore = consoleErrors.length;
+    await page.route('**/api/account/refreshtoken', async (route) => {
+      const answer = answers[times.length];
+      times.push(Date.now());
+      if (answer === undefined) return route.continue();
+      shed++;
+      if (answer === 'drop') return route.abort('connectionreset');
+      await route.fulfill({
+        status: Number(answer),
+        headers: { 'retry-after': '10', 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'The server is busy. Try again later.' }),
+      });
+    });
+    return {
+      times,
+      /** Refreshes left unanswered so far. */
+      get shed() {
+        return shed;
+      },
+      async done() {
+        await page.unroute('**/api/account/refreshtoken');
+        const logged = consoleErrors.splice(loggedBefore);
+        consoleErrors.push(...logged.filter((m) => !/status of (503|429)|ERR_CONNECTION_RESET/.test(m)));
+      },
+    };
+  }
+
+  /**
    * The demo's history is written in the background after the API reports healthy; wait (bounded)
    * until the last seven days of `param` have data (the view the test selects).
    */
@@ -287,20 +322,8 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
   it('keeps the session when the server is too busy to refresh it at first', async () => {
     // The API sheds load with 503 + Retry-After (under-pressure); here the first two refreshes get
     // that answer, the third reaches the API.
-    let shed = 0;
-    const refreshes: number[] = [];
-    const loggedBefore = consoleErrors.length;
-    await page.route('**/api/account/refreshtoken', async (route) => {
-      refreshes.push(Date.now());
-      if (shed < 2) {
-        shed++;
-        await route.fulfill({
-          status: 503,
-          headers: { 'retry-after': '10', 'content-type': 'application/json' },
-          body: JSON.stringify({ message: 'The server is busy. Try again later.' }),
-        });
-      } else await route.continue();
-    });
+    const shed = await unansweredRefreshes(['503', '503']);
+    const refreshes = shed.times;
     try {
       await page.evaluate(() => localStorage.setItem('kw.token', 'expired.token.value'));
       await page.goto(`${api.url}/dashboard`);
@@ -312,48 +335,30 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
       expect(await token()).not.toBe('expired.token.value');
       expect(await token()).not.toBeNull();
     } finally {
-      await page.unroute('**/api/account/refreshtoken');
-      // The browser logs the two answers shed on purpose here; any other error stays.
-      const logged = consoleErrors.splice(loggedBefore);
-      consoleErrors.push(...logged.filter((m) => !/status of 503/.test(m)));
+      await shed.done();
     }
   });
 
   it('stays signed in while refreshes go unanswered (503, 429, dropped) for longer than the client waits', async () => {
     // Five refreshes go unanswered (the client's first try and its waits of 1, 2, 4 and 8 s): the refresh
     // gives up, which must not end the session; the next one reaches the API.
-    let shed = 0;
     const seen: string[] = [];
-    const loggedBefore = consoleErrors.length;
     const onNavigated = (frame: { url: () => string }) => seen.push(frame.url());
     page.on('framenavigated', onNavigated);
     // Each kind of no-answer the client waits out: load shed (503), rate limit (429), a dropped connection.
-    const answers = ['503', '429', 'drop', '503', 'drop'] as const;
-    await page.route('**/api/account/refreshtoken', async (route) => {
-      const answer = answers[shed];
-      if (answer === undefined) return route.continue();
-      shed++;
-      if (answer === 'drop') return route.abort('connectionreset');
-      await route.fulfill({
-        status: Number(answer),
-        headers: { 'retry-after': '10', 'content-type': 'application/json' },
-        body: JSON.stringify({ message: 'The server is busy. Try again later.' }),
-      });
-    });
+    const unanswered = await unansweredRefreshes(['503', '429', 'drop', '503', 'drop']);
     try {
       await page.evaluate(() => localStorage.setItem('kw.token', 'expired.token.value'));
       await page.goto(`${api.url}/dashboard`);
       await page.getByTestId('device-row').first().waitFor({ timeout: 45_000 });
-      expect(shed).toBe(5);
+      expect(unanswered.shed).toBe(5);
       expect(seen.filter((u) => u.includes('/sign-in'))).toEqual([]);
       expect(page.url()).toMatch(/\/dashboard$/);
       expect(await token()).not.toBe('expired.token.value');
       expect(await token()).not.toBeNull();
     } finally {
       page.off('framenavigated', onNavigated);
-      await page.unroute('**/api/account/refreshtoken');
-      const logged = consoleErrors.splice(loggedBefore);
-      consoleErrors.push(...logged.filter((m) => !/status of (503|429)|ERR_CONNECTION_RESET/.test(m)));
+      await unanswered.done();
     }
   }, 90_000);
 

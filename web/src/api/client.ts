@@ -88,8 +88,8 @@ export interface RequestOptions<T> {
  */
 export type RefreshOutcome = 'refreshed' | 'refused' | 'unavailable';
 
-/** Waits before each further refresh attempt after a 503, 429 or lost connection (as `retryShed`). */
-export const REFRESH_WAITS_MS = [1000, 2000, 4000, 8000] as const;
+/** Further refresh attempts after a 503, 429 or lost connection, spaced as `retryShed` (1, 2, 4, 8 s). */
+const REFRESH_RETRIES = 4;
 
 let refreshing: Promise<RefreshOutcome> | null = null;
 /** The status of the last refresh that got no usable answer (0 for a lost connection). */
@@ -129,12 +129,11 @@ export function refreshSession(): Promise<RefreshOutcome> {
       for (let attempt = 0; ; attempt++) {
         const outcome = await refreshOnce(refreshToken);
         if (typeof outcome === 'string') return outcome;
-        const wait = REFRESH_WAITS_MS[attempt];
-        if (wait === undefined) {
+        if (attempt >= REFRESH_RETRIES) {
           unansweredStatus = outcome;
           return 'unavailable';
         }
-        await sleep(wait);
+        await sleep(retryShed.retryDelay(attempt));
       }
     })().finally(() => {
       refreshing = null;
