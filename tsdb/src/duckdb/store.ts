@@ -1376,8 +1376,8 @@ export class DuckDbStore implements TelemetryStore {
   /**
    * Buckets from rollups for (device, parameter) slots, all in one query. Column vectors are read in
    * place (no row arrays): a year of hourly buckets is 8,760 rows per slot, each row coming back as
-   * bucket, slot key (device × parameters + parameter position), then avg, min, max — or, for calendar
-   * days, the sums and counts that `foldDays` folds.
+   * bucket, slot key (device × parameters + parameter position), then avg, min, max; calendar days are
+   * summed from the fine rollup in SQL, one row per (slot, day).
    */
   private async seriesFromRollups(
     interval: Exclude<SeriesInterval, 'raw'>,
@@ -1390,100 +1390,38 @@ export class DuckDbStore implements TelemetryStore {
     const inList = params.map((p) => `'${p}'`).join(', ');
     const key = `(device * ${params.length} + list_position([${inList}], param) - 1)::DOUBLE`;
     const where = `WHERE device IN (${devs.join(', ')}) AND param IN (${inList}) AND bucket >= ${s0} AND bucket < ${end}`;
-    if (interval === '1d') {
-      const table = this.fineTable(starts);
-      const days = await this.foldDays(
-        `SELECT bucket::DOUBLE, ${key}, sum, cnt, min, max FROM rollup_${table} ${where}`,
-        starts,
-        end,
-        ROLLUP_STEP_MS[table],
-        slotOf,
-        slots.length,
-      );
-      slots.forEach((slot, k) => {
-        for (const out of slot.outs)
-          for (let i = 0; i < starts.length; i++) {
-            const j = k * starts.length + i;
-            if (days.cnt[j] === 0) continue;
-            if (out.avg) out.avg[i] = days.sum[j]! / days.cnt[j]!;
-            if (out.min) out.min[i] = days.min[j]!;
-            if (out.max) out.max[i] = days.max[j]!;
-          }
-      });
-      return;
-    }
-    const step = ROLLUP_STEP_MS[interval];
+    const step = interval === '1d' ? 0 : ROLLUP_STEP_MS[interval];
     const targets = DuckDbStore.targetsOf(slots);
-    await this.eachChunk(
-      this.r,
-      `SELECT bucket::DOUBLE, ${key}, sum / nullif(cnt, 0), min, max FROM rollup_${interval} ${where}`,
-      (cols, n) => {
-        const [bv, kv, av, miv, mav] = cols as DuckDBVector[];
-        for (let r = 0; r < n; r++) {
-          const i = ((bv!.getItem(r) as number) - s0) / step;
-          const slot = slotOf.get(kv!.getItem(r) as number);
-          if (slot === undefined || !(i >= 0 && i < starts.length && (i | 0) === i)) continue;
-          const t = targets[slot]!;
-          if (t.avg.length > 0) {
-            const v = asNum(av!.getItem(r));
-            for (const out of t.avg) out[i] = v;
-          }
-          if (t.min.length > 0) {
-            const v = asNum(miv!.getItem(r));
-            for (const out of t.min) out[i] = v;
-          }
-          if (t.max.length > 0) {
-            const v = asNum(mav!.getItem(r));
-            for (const out of t.max) out[i] = v;
-          }
-        }
-      },
-    );
-  }
-
-  /**
-   * Local days from hourly (or 15-minute) rollup rows, folded in JS: each row goes to the day holding
-   * its bucket (days are 23–25 h long across DST; the day of each fine bucket is looked up, not
-   * searched) as the chunks are read, with no second pass in SQL.
-   */
-  private async foldDays(
-    sql: string,
-    starts: readonly number[],
-    end: number,
-    step: number,
-    slotOf: ReadonlyMap<number, number>,
-    slots: number,
-  ): Promise<{ sum: Float64Array; cnt: Float64Array; min: Float64Array; max: Float64Array }> {
-    const days = starts.length;
-    const s0 = starts[0]!;
-    // Day of every fine bucket in range (days start on the fine grid: `fineTable` chose it so).
-    const dayOf = new Int32Array(Math.ceil((end - s0) / step));
-    for (let d = 0; d < days; d++) {
-      const to = d + 1 < days ? starts[d + 1]! : end;
-      for (let t = starts[d]!; t < to; t += step) dayOf[(t - s0) / step] = d;
-    }
-    const sum = new Float64Array(days * slots);
-    const cnt = new Float64Array(days * slots);
-    const min = new Float64Array(days * slots).fill(Number.POSITIVE_INFINITY);
-    const max = new Float64Array(days * slots).fill(Number.NEGATIVE_INFINITY);
+    // Local days (23–25 h across DST) are summed from the finest rollup whose grid they start on, in SQL:
+    // a run-length CASE maps each fine bucket to its day, so only one row per (member, day) comes back.
+    const sql =
+      interval === '1d'
+        ? `SELECT (${bucketStartSql('bucket', starts, end)})::DOUBLE AS b, ${key} AS k, sum(sum) / nullif(sum(cnt), 0),
+             min(min), max(max) FROM rollup_${this.fineTable(starts)} ${where} AND cnt > 0 GROUP BY b, k`
+        : `SELECT bucket::DOUBLE, ${key}, sum / nullif(cnt, 0), min, max FROM rollup_${interval} ${where}`;
+    const index = new Map(step === 0 ? starts.map((s, i) => [s, i]) : []);
     await this.eachChunk(this.r, sql, (cols, n) => {
-      const [bv, kv, sv, cv, miv, mav] = cols as DuckDBVector[];
+      const [bv, kv, av, miv, mav] = cols as DuckDBVector[];
       for (let r = 0; r < n; r++) {
-        const i = ((bv!.getItem(r) as number) - s0) / step;
+        const b = bv!.getItem(r) as number;
+        const i = step > 0 ? (b - s0) / step : (index.get(b) ?? -1);
         const slot = slotOf.get(kv!.getItem(r) as number);
-        if (slot === undefined || !(i >= 0 && i < dayOf.length && (i | 0) === i)) continue;
-        const j = slot * days + dayOf[i]!;
-        const c = asNum(cv!.getItem(r)) ?? 0;
-        if (c <= 0) continue;
-        sum[j]! += asNum(sv!.getItem(r)) ?? 0;
-        cnt[j]! += c;
-        const mi = asNum(miv!.getItem(r));
-        const ma = asNum(mav!.getItem(r));
-        if (mi !== null && mi < min[j]!) min[j] = mi;
-        if (ma !== null && ma > max[j]!) max[j] = ma;
+        if (slot === undefined || !(i >= 0 && i < starts.length && (i | 0) === i)) continue;
+        const t = targets[slot]!;
+        if (t.avg.length > 0) {
+          const v = asNum(av!.getItem(r));
+          for (const out of t.avg) out[i] = v;
+        }
+        if (t.min.length > 0) {
+          const v = asNum(miv!.getItem(r));
+          for (const out of t.min) out[i] = v;
+        }
+        if (t.max.length > 0) {
+          const v = asNum(mav!.getItem(r));
+          for (const out of t.max) out[i] = v;
+        }
       }
     });
-    return { sum, cnt, min, max };
   }
 
   async energy(query: EnergyQuery): Promise<EnergyResult> {
