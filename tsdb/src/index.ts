@@ -1,3 +1,10 @@
+export {
+  type ColumnBatch,
+  checkBatch,
+  columnize,
+  concatBatches,
+  readingsOf,
+} from './columns.ts';
 export type { DuckDbStore, DuckDbStoreOptions } from './duckdb/store.ts';
 export * from './port.ts';
 

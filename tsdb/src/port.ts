@@ -154,6 +154,13 @@ export interface TelemetryStore {
   write(readings: readonly Reading[]): Promise<WriteResult>;
 
   /**
+   * Optional: the same write for readings already laid out in columns by `columnize` (which can run in
+   * another thread: the MQTT bridge decodes and lays out its messages in a worker). Refuses a malformed
+   * batch whole, as `write` refuses a bad reading.
+   */
+  writeColumns?(batch: ColumnBatch): Promise<WriteResult>;
+
+  /**
    * Optional bulk load of history (demo data, imports): many batches in few, large transactions, beside
    * the ongoing `write`s rather than queued between them. A (device, timestamp) already stored is kept
    * as it is. Resolves once everything is committed; a failure may leave a prefix of the batches stored
@@ -204,4 +211,33 @@ export function seriesOfMany(
 ): Promise<SeriesResult[]> {
   if (store.seriesMany && queries.length > 1) return store.seriesMany(queries);
   return Promise.all(queries.map((q) => store.series(q)));
+}
+
+/**
+ * A write batch laid out in columns (`columnize` in `columns.ts`): what `writeColumns` takes. Parameters
+ * are positions in the catalogue's `PARAM_NAMES`.
+ */
+export interface ColumnBatch {
+  /** Rows stored (readings without values are left out). */
+  rows: number;
+  /** Device keys of the batch, in order of first appearance. */
+  keys: string[];
+  /** Index into `keys` per row. */
+  dev: Int32Array<ArrayBuffer>;
+  ts: Float64Array<ArrayBuffer>;
+  /** Parameters present, as indices into `STORED`, ascending. */
+  cols: number[];
+  /** Values per present parameter (same order as `cols`); absent values are 0 with the bit cleared. */
+  values: Float64Array<ArrayBuffer>[];
+  /** Validity per present parameter: bit `r` (little-endian 64-bit words) set when row `r` has it. */
+  valid: Uint32Array<ArrayBuffer>[];
+  /** Whether a present parameter is set in every row (its bitmap need not be copied). */
+  full: boolean[];
+  minTs: number;
+  maxTs: number;
+  /** Earliest and newest timestamp per device of the batch (index into `keys`). */
+  minByDev: number[];
+  maxByDev: number[];
+  /** Newest value per (device, parameter): `[device index, STORED index, ts, value]` flattened. */
+  newest: number[];
 }

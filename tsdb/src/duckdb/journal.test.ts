@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { columnize } from './batch.ts';
+import { columnize } from '../columns.ts';
 import { decodeBatch, encodeBatch, journalRecord, parseJournal } from './journal.ts';
 
 const a = columnize([{ deviceKey: 'a1', ts: 1, values: { vave1: 230 } }]);

@@ -14,7 +14,7 @@
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
-import type { ColumnBatch } from './batch.ts';
+import type { ColumnBatch } from '../columns.ts';
 import { Mutex } from './mutex.ts';
 import { STORED } from './schema.ts';
 

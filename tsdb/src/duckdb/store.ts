@@ -41,6 +41,7 @@ import {
   paramDef,
   sumSeries,
 } from '@kilowatch/core';
+import { type ColumnBatch, checkBatch, columnize, concatBatches, readingsOf } from '../columns.ts';
 import {
   type EnergyInterval,
   type EnergyQuery,
@@ -62,7 +63,6 @@ import {
   type TelemetryStore,
   type WriteResult,
 } from '../port.ts';
-import { type ColumnBatch, columnize, concatBatches } from './batch.ts';
 import { bucketStartSql, calendarBuckets } from './calendar.ts';
 import { counterStepsSql } from './counters.ts';
 import { Journal } from './journal.ts';
@@ -94,11 +94,9 @@ const BULK_ROWS = 250_000;
 
 type Row = DuckDBValue[];
 
-/** A journaled batch waiting for DuckDB, with the caller's readings (kept by reference) for when
- * consecutive batches must be laid out again to be applied together. */
+/** A journaled batch waiting for DuckDB. */
 interface Parked {
   batch: ColumnBatch;
-  readings: readonly Reading[];
 }
 
 /** Readings applied together from the journal in one transaction. */
@@ -382,18 +380,33 @@ export class DuckDbStore implements TelemetryStore {
     this.assertOpen();
     // Validated and laid out in columns before queueing for the write connection, so this work overlaps
     // with the commit of the batch ahead. A bad batch is refused whole.
-    const batch = columnize(readings);
-    if (batch.rows === 0) return { written: readings.length };
+    await this.writeLaidOut(columnize(readings));
+    return { written: readings.length };
+  }
+
+  /**
+   * A batch already laid out in columns (by `columnize`, possibly in another thread — the MQTT bridge
+   * decodes and lays out in a worker): checked, then written as `write` would.
+   */
+  async writeColumns(batch: ColumnBatch): Promise<WriteResult> {
+    this.assertOpen();
+    checkBatch(batch);
+    await this.writeLaidOut(batch);
+    return { written: batch.rows };
+  }
+
+  private async writeLaidOut(batch: ColumnBatch): Promise<void> {
+    if (batch.rows === 0) return;
     if (this.parking && this.journal && !this.overflow) {
       if (this.parkedRows + batch.rows <= this.maxParkedRows) {
-        await this.park(batch, readings, this.journal);
-        return { written: readings.length };
+        await this.park(batch, this.journal);
+        return;
       }
       // Full: this write and every later one until the journal is applied wait for DuckDB, in order
       // (none may be applied ahead of an earlier one).
       this.overflow = true;
     }
-    return this.lock.run(async () => {
+    await this.lock.run(async () => {
       this.assertOpen();
       try {
         await this.writeLocked(batch);
@@ -401,7 +414,6 @@ export class DuckDbStore implements TelemetryStore {
         if (e instanceof StoreError) throw e;
         throw new StoreError(`write failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
       }
-      return { written: readings.length };
     });
   }
 
@@ -430,8 +442,8 @@ export class DuckDbStore implements TelemetryStore {
   }
 
   /** A write while a checkpoint runs: durable in the journal, acknowledged, applied when it ends. */
-  private async park(batch: ColumnBatch, readings: readonly Reading[], journal: Journal): Promise<void> {
-    const entry: Parked = { batch, readings };
+  private async park(batch: ColumnBatch, journal: Journal): Promise<void> {
+    const entry: Parked = { batch };
     this.parked.push(entry);
     this.parkedRows += batch.rows;
     try {
@@ -470,7 +482,8 @@ export class DuckDbStore implements TelemetryStore {
       const b =
         take === 1
           ? group[0]!.batch
-          : (concatBatches(group.map((p) => p.batch)) ?? columnize(group.flatMap((p) => p.readings)));
+          : (concatBatches(group.map((p) => p.batch)) ??
+            columnize(group.flatMap((p) => readingsOf(p.batch))));
       try {
         await this.writeLocked(b);
       } catch (e) {

@@ -1,40 +1,17 @@
 /**
  * A write batch in columns, built in one pass over the readings: validation, the device dictionary of
  * the batch, one Float64Array and one validity bitmap per parameter present, the time range per device
- * and the newest value of every (device, parameter). No per-value objects or maps: filling the data
- * chunks afterwards is a memory copy per column.
+ * and the newest value of every (device, parameter). No per-value objects or maps: filling DuckDB's data
+ * chunks afterwards is a memory copy per column, and a batch laid out in another thread (the MQTT
+ * bridge's decode thread) crosses over by moving its arrays.
  */
-import type { Reading } from '@kilowatch/core';
-import { StoreError } from '../port.ts';
-import { STORED } from './schema.ts';
+import { type Reading, PARAM_NAMES as STORED } from '@kilowatch/core';
+import { type ColumnBatch, StoreError } from './port.ts';
+
+export type { ColumnBatch } from './port.ts';
 
 /** Position of every stored parameter in `STORED` (the column order of `readings`). */
 const COLUMN_OF = new Map<string, number>(STORED.map((name, i) => [name, i]));
-
-export interface ColumnBatch {
-  /** Rows stored (readings without values are left out). */
-  rows: number;
-  /** Device keys of the batch, in order of first appearance. */
-  keys: string[];
-  /** Index into `keys` per row. */
-  dev: Int32Array<ArrayBuffer>;
-  ts: Float64Array<ArrayBuffer>;
-  /** Parameters present, as indices into `STORED`, ascending. */
-  cols: number[];
-  /** Values per present parameter (same order as `cols`); absent values are 0 with the bit cleared. */
-  values: Float64Array<ArrayBuffer>[];
-  /** Validity per present parameter: bit `r` (little-endian 64-bit words) set when row `r` has it. */
-  valid: Uint32Array<ArrayBuffer>[];
-  /** Whether a present parameter is set in every row (its bitmap need not be copied). */
-  full: boolean[];
-  minTs: number;
-  maxTs: number;
-  /** Earliest and newest timestamp per device of the batch (index into `keys`). */
-  minByDev: number[];
-  maxByDev: number[];
-  /** Newest value per (device, parameter): `[device index, STORED index, ts, value]` flattened. */
-  newest: number[];
-}
 
 function rejected(message: string): StoreError {
   return new StoreError(message, false, 'rejected');
@@ -176,6 +153,17 @@ export function columnize(readings: readonly Reading[], merged = false): ColumnB
   };
 }
 
+/** Sets bits [from, to) of a little-endian bitmap of 32-bit words. */
+function setBits(bits: Uint32Array, from: number, to: number): void {
+  let r = from;
+  while (r < to && (r & 31) !== 0) {
+    bits[r >>> 5]! |= 1 << (r & 31);
+    r++;
+  }
+  for (; r + 32 <= to; r += 32) bits[r >>> 5] = 0xffffffff;
+  for (; r < to; r++) bits[r >>> 5]! |= 1 << (r & 31);
+}
+
 /**
  * Several laid-out batches as one, when every device's readings only move forward from one batch to the
  * next (so no (device, ts) repeats across them); otherwise null, and the caller lays the readings out
@@ -230,8 +218,13 @@ export function concatBatches(batches: readonly ColumnBatch[]): ColumnBatch | nu
       values[s]!.set(b.values[j]!.subarray(0, b.rows), off);
       const bits = valid[s]!;
       const src = b.valid[j]!;
+      if (b.full[j]) {
+        setBits(bits, off, off + b.rows);
+        counts[s]! += b.rows;
+        return;
+      }
       for (let r = 0; r < b.rows; r++) {
-        if (b.full[j] || (src[r >>> 5]! & (1 << (r & 31))) !== 0) {
+        if ((src[r >>> 5]! & (1 << (r & 31))) !== 0) {
           const at = off + r;
           bits[at >>> 5]! |= 1 << (at & 31);
           counts[s]!++;
@@ -260,4 +253,87 @@ export function concatBatches(batches: readonly ColumnBatch[]): ColumnBatch | nu
     maxByDev,
     newest: [...newestAt.values()].flat(),
   };
+}
+
+/**
+ * Builders of a row's values for batches whose parameters are all set in every row (the common case: a
+ * meter sends the same set each time), one per parameter set: an object literal with a fixed shape is
+ * much cheaper to create than one grown property by property.
+ */
+const rowBuilders = new Map<string, (cols: readonly Float64Array[], r: number) => Record<string, number>>();
+
+function rowBuilder(cols: readonly number[]) {
+  const key = cols.join(',');
+  let build = rowBuilders.get(key);
+  if (!build) {
+    // Names are catalogue identifiers (checked against /^[a-z][a-z0-9_]*$/ in schema.ts).
+    const body = cols.map((c, j) => `${JSON.stringify(STORED[c])}: v[${j}][r]`).join(', ');
+    build = new Function('v', 'r', `return { ${body} };`) as (
+      cols: readonly Float64Array[],
+      r: number,
+    ) => Record<string, number>;
+    if (rowBuilders.size < 256) rowBuilders.set(key, build);
+  }
+  return build;
+}
+
+/** The readings a laid-out batch holds, one per row (for the live feed and for laying batches out again). */
+export function readingsOf(b: ColumnBatch): Reading[] {
+  const out: Reading[] = new Array(b.rows);
+  if (b.full.every(Boolean)) {
+    const build = rowBuilder(b.cols);
+    for (let r = 0; r < b.rows; r++)
+      out[r] = { deviceKey: b.keys[b.dev[r]!]!, ts: b.ts[r]!, values: build(b.values, r) };
+    return out;
+  }
+  const names = b.cols.map((c) => STORED[c]!);
+  for (let r = 0; r < b.rows; r++) {
+    const values: Record<string, number> = {};
+    const word = r >>> 5;
+    const bit = 1 << (r & 31);
+    for (let j = 0; j < names.length; j++) {
+      if (b.full[j] || (b.valid[j]![word]! & bit) !== 0) values[names[j]!] = b.values[j]![r]!;
+    }
+    out[r] = { deviceKey: b.keys[b.dev[r]!]!, ts: b.ts[r]!, values };
+  }
+  return out;
+}
+
+/**
+ * Checks that a batch laid out elsewhere (another thread's `columnize`) is whole: its arrays as long as
+ * its rows, its parameters known and ascending, its device indices and times in range. Refuses it
+ * otherwise, as `columnize` refuses a bad reading.
+ */
+export function checkBatch(b: ColumnBatch): void {
+  const n = b.rows;
+  const words = Math.ceil(n / 64) * 2;
+  const ok =
+    Number.isSafeInteger(n) &&
+    n >= 0 &&
+    b.dev.length >= n &&
+    b.ts.length >= n &&
+    b.keys.every((k) => typeof k === 'string' && k.length > 0 && k.length <= 64) &&
+    b.minByDev.length === b.keys.length &&
+    b.maxByDev.length === b.keys.length &&
+    b.cols.length === b.values.length &&
+    b.cols.length === b.valid.length &&
+    b.cols.length === b.full.length &&
+    b.cols.every(
+      (c, j) => Number.isInteger(c) && c >= 0 && c < STORED.length && (j === 0 || c > b.cols[j - 1]!),
+    ) &&
+    b.values.every((v) => v.length >= n) &&
+    b.valid.every((v) => v.length >= words) &&
+    b.newest.length % 4 === 0;
+  if (!ok) throw rejected('malformed column batch');
+  for (let r = 0; r < n; r++) {
+    const d = b.dev[r]!;
+    if (!(d >= 0 && d < b.keys.length) || !Number.isSafeInteger(b.ts[r]))
+      throw rejected(`malformed column batch at row ${r}`);
+  }
+  b.values.forEach((v, j) => {
+    for (let r = 0; r < n; r++) {
+      if (!Number.isFinite(v[r]) && (b.full[j] || (b.valid[j]![r >>> 5]! & (1 << (r & 31))) !== 0))
+        throw rejected(`malformed column batch: ${STORED[b.cols[j]!]} at row ${r} is not a finite number`);
+    }
+  });
 }

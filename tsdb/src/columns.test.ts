@@ -1,7 +1,7 @@
 import type { Reading } from '@kilowatch/core';
 import { describe, expect, it } from 'vitest';
-import { type ColumnBatch, columnize, concatBatches } from './batch.ts';
-import { STORED } from './schema.ts';
+import { type ColumnBatch, checkBatch, columnize, concatBatches, readingsOf } from './columns.ts';
+import { STORED } from './duckdb/schema.ts';
 
 const col = (name: string) => STORED.indexOf(name);
 const bit = (valid: Uint32Array, r: number) => (valid[r >>> 5]! >>> (r & 31)) & 1;
@@ -115,8 +115,66 @@ describe('concatBatches', () => {
     expect(plain(joined!)).toEqual(plain(columnize([...first, ...second])));
   });
 
+  it('joins full columns at offsets off the 32-row word boundary', () => {
+    const rows = (key: string, from: number, n: number): Reading[] =>
+      Array.from({ length: n }, (_, i) => ({
+        deviceKey: key,
+        ts: from + i,
+        values: { vave1: i, eai1: from + i },
+      }));
+    const parts = [rows('aa', 0, 37), rows('bb', 0, 70), rows('aa', 37, 5), rows('bb', 70, 33)];
+    const joined = concatBatches(parts.map((p) => columnize(p)));
+    expect(joined!.full).toEqual([true, true]);
+    expect(plain(joined!)).toEqual(plain(columnize(parts.flat())));
+    // Mixed: a column set in every row of one batch and in some rows of another.
+    const mixed = concatBatches([columnize(rows('aa', 0, 37)), columnize(second)])!;
+    expect(plain(mixed)).toEqual(plain(columnize([...rows('aa', 0, 37), ...second])));
+  });
+
   it('refuses when a device repeats or goes back a timestamp', () => {
     expect(concatBatches([columnize(second), columnize(first)])).toBeNull();
     expect(concatBatches([columnize(first), columnize([first[0]!])])).toBeNull();
+  });
+});
+
+describe('readingsOf', () => {
+  it('gives back the readings a batch was laid out from, with and without gaps', () => {
+    const full: Reading[] = Array.from({ length: 70 }, (_, i) => ({
+      deviceKey: i % 2 ? 'aa' : 'bb',
+      ts: 1000 + i,
+      values: { vave1: 230 + i / 10, eai1: i, pave3: -i },
+    }));
+    expect(readingsOf(columnize(full))).toEqual(full);
+    const gaps: Reading[] = [
+      { deviceKey: 'aa', ts: 1, values: { vave1: 230, eai1: 1 } },
+      { deviceKey: 'bb', ts: 1, values: { vave2: 231 } },
+      { deviceKey: 'aa', ts: 2, values: { eai1: 0 } },
+    ];
+    expect(readingsOf(columnize(gaps))).toEqual(gaps);
+  });
+});
+
+describe('checkBatch', () => {
+  const good = () =>
+    columnize([
+      { deviceKey: 'aa', ts: 1, values: { vave1: 230, eai1: 1 } },
+      { deviceKey: 'bb', ts: 2, values: { vave1: 231 } },
+    ]);
+
+  it('accepts what columnize laid out', () => {
+    expect(() => checkBatch(good())).not.toThrow();
+  });
+
+  it.each<[string, (b: ColumnBatch) => void, RegExp]>([
+    ['more rows than arrays hold', (b) => (b.rows = 3), /malformed column batch/],
+    ['a device index out of range', (b) => (b.dev[1] = 5), /at row 1/],
+    ['a fractional timestamp', (b) => (b.ts[0] = 1.5), /at row 0/],
+    ['parameters out of order', (b) => b.cols.reverse(), /malformed column batch/],
+    ['an unknown parameter', (b) => (b.cols[1] = STORED.length), /malformed column batch/],
+    ['a value that is not finite', (b) => (b.values[0]![0] = Number.NaN), /row 0 is not a finite number/],
+  ])('refuses %s', (_, spoil, message) => {
+    const b = good();
+    spoil(b);
+    expect(() => checkBatch(b)).toThrow(message);
   });
 });
