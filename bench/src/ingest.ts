@@ -1,12 +1,13 @@
 /**
  * `pnpm bench ingest [--seconds 40] [--devices 50] [--rate 5000] [--publishers <devices>] [--backlog 4000] [--skip-influx]
- *   [--outage 30] [--cpu-profile <dir>]`
+ *   [--outage 30] [--cpu-profile <dir>] [--no-decode-thread]`
  *
  * Simulated three-phase readings (~40 values each) published over MQTT at QoS 1 by publisher clients in
  * a worker thread, (a) into the embedded broker + DuckDB (file in a temp dir) and (b) into Mosquitto +
  * InfluxDB. Each case runs a saturation phase (as fast as the bridge commits, with a bounded backlog:
  * readings/s) and a steady phase at `--rate` (publish → committed latency, p50/p99), and measures the
- * store's own `write` rate on the same readings in the same run.
+ * store's own `write` rate on the same readings in the same run. `--no-decode-thread` decodes on the
+ * bridge's own thread (the embedded case decodes in a worker thread by default), for comparison.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
@@ -150,6 +151,8 @@ interface CaseResult {
   saturation_loop_busy: number;
   /** Same for the publishers' thread (the meters: not part of the system under test). */
   saturation_publishers_busy: number;
+  /** Whether the bridge decoded in its worker thread. */
+  decode_thread: boolean;
 }
 
 /** Readings the store has acknowledged from its write journal but not yet applied (DuckDB only). */
@@ -191,6 +194,7 @@ async function runCase(
     publishers: number;
     backlog: number;
     profileDir?: string;
+    decodeThread: boolean;
   },
 ): Promise<CaseResult> {
   const template = simulatedReading(houseMeter, Date.now()).values;
@@ -202,6 +206,7 @@ async function runCase(
     ...source,
     clientId: `kw-bench-${name}`,
     rollupIntervalMs: 0,
+    decodeThread: opts.decodeThread,
     logger: {
       info() {},
       warn: (...a) => log(`warn ${a.join(' ')}`),
@@ -238,6 +243,12 @@ async function runCase(
     }
   };
   await waitMsg('ready');
+  // The decode thread loads its code in the background; the measured phases start once it decodes.
+  const threadBy = performance.now() + 30_000;
+  while (opts.decodeThread && !runtime.decodingInThread && performance.now() < threadBy)
+    await new Promise((r) => setTimeout(r, 20));
+  const decodeThread = runtime.decodingInThread;
+  log(`${name}: decoding ${decodeThread ? 'in a worker thread' : "on the bridge's thread"}`);
 
   // Saturation: keep at most `backlog` readings between publish and commit.
   // Bounded: brokers keep unacknowledged messages per client in a list (aedes scans it per message).
@@ -350,6 +361,7 @@ async function runCase(
     saturation_cores: Math.round(satCores * 100) / 100,
     saturation_loop_busy: Math.round(satLoop * 100) / 100,
     saturation_publishers_busy: Math.round(pubLoop * 100) / 100,
+    decode_thread: decodeThread,
   };
 }
 
@@ -361,6 +373,7 @@ export default async function (args: string[]): Promise<object> {
     publishers: arg(args, 'publishers', arg(args, 'devices', 50)),
     backlog: arg(args, 'backlog', 4000),
     profileDir: strArg(args, 'cpu-profile'),
+    decodeThread: !args.includes('--no-decode-thread'),
   };
   const dir = await mkdtemp(join(tmpdir(), 'kw-bench-ingest-'));
   try {

@@ -5,7 +5,7 @@
 import type { Reading } from '@kilowatch/core';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt from 'mqtt';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
 import { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
 import { gatedStore, metricValue, waitFor } from './test/helpers.ts';
@@ -17,19 +17,36 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()?.();
 });
 
+/** Decoding on the bridge's thread, or in its worker thread (waited for until it decodes). */
+let decodeThread = false;
+
 async function setUp(wrap: (s: TelemetryStore) => TelemetryStore = (s) => s) {
   const store = await createDuckDbStore();
   cleanups.push(() => store.close());
   const broker: EmbeddedBroker = await startEmbeddedBroker({ port: 0 });
   cleanups.push(() => broker.close());
-  const runtime = await startIngest({ store: wrap(store), broker, rollupIntervalMs: 0, logger: quiet });
+  const runtime = await startIngest({
+    store: wrap(store),
+    broker,
+    rollupIntervalMs: 0,
+    logger: quiet,
+    decodeThread,
+  });
   cleanups.push(() => runtime.stop());
+  if (decodeThread) await waitFor(() => runtime.decodingInThread, 30_000, 'the decode thread');
   return { store, broker, runtime };
 }
 
 const reading = (ts: number, i: number) => JSON.stringify({ ts, values: { vave1: 230 + i, eai1: 100 + i } });
 
-describe('ingest attached to the embedded broker', () => {
+describe.each([
+  ["on the bridge's thread", false],
+  ['in the worker thread', true],
+])('ingest attached to the embedded broker, decoding %s', (_, thread) => {
+  beforeAll(() => {
+    decodeThread = thread;
+  });
+
   it('stores native, Tasmota and Shelly readings, publishes them on the bus and follows statuses and wills', async () => {
     const { store, broker, runtime } = await setUp();
     const seen: Reading[] = [];

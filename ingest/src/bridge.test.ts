@@ -25,15 +25,23 @@ afterAll(async () => {
   await broker.close();
 });
 
+/** Decoding on the bridge's thread, or in its worker thread (waited for until it decodes). */
+let decodeThread = false;
+
 async function ingest(store: TelemetryStore, extra: Partial<Parameters<typeof startIngest>[0]> = {}) {
   const runtime = await startIngest({
     store,
     mqttUrl: broker.url,
     rollupIntervalMs: 0,
     logger: quiet,
+    decodeThread,
     ...extra,
+    // Each variant has sessions of its own: the broker keeps what the other's sessions left queued.
+    ...(extra.clientId ? { clientId: `${extra.clientId}${decodeThread ? '-thread' : ''}` } : {}),
   });
   cleanups.push(() => runtime.stop());
+  if (decodeThread && typeof store.writeColumns === 'function')
+    await waitFor(() => runtime.decodingInThread, 30_000, 'the decode thread');
   return runtime;
 }
 
@@ -46,7 +54,14 @@ async function memoryStore() {
 const reading = (ts: number, i: number) =>
   JSON.stringify({ ts, seq: i, values: { vave1: 230 + (i % 10), eai1: 100 + i } });
 
-describe('ingest over the embedded broker into DuckDB', () => {
+describe.each([
+  ["on the bridge's thread", false],
+  ['in the worker thread', true],
+])('ingest over the embedded broker into DuckDB, decoding %s', (_, thread) => {
+  beforeAll(() => {
+    decodeThread = thread;
+  });
+
   it('stores native, Tasmota and Shelly readings, publishes them on the bus and tracks device state', async () => {
     const store = await memoryStore();
     const runtime = await ingest(store, { clientId: 'it-formats' });

@@ -15,13 +15,20 @@
  * not also take; this way at-least-once reaches the meter itself, and the second MQTT hop (encode,
  * loopback socket, session queue, decode, PUBACK) is gone. The broker reads nothing more from a meter's
  * connection while its messages wait, which bounds memory the same way.
+ *
+ * When the store takes batches already laid out in columns (`writeColumns`: the embedded DuckDB), the
+ * messages are decoded in a worker thread (`decodeThread.ts`) in chunks, in arrival order: the bridge's
+ * own thread keeps MQTT, the commits and the acknowledgements. Until the thread is up, or if it fails,
+ * the bridge decodes on its own thread.
  */
 import { type Reading, TOPICS } from '@kilowatch/core';
 import { StoreError, type TelemetryStore } from '@kilowatch/tsdb';
+import { type ColumnBatch, columnize, concatBatches, readingsOf } from '@kilowatch/tsdb/columns';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { BrokerSink, EmbeddedBroker, SinkPacket } from './broker.ts';
 import { DeadLetterStore } from './deadLetters.ts';
-import { decodeMessage, routeTopic, type StatusUpdate } from './decoders/index.ts';
+import { type Decoded, decodeMessage, routeTopic, type StatusUpdate } from './decoders/index.ts';
+import { type ChunkItem, type ChunkReply, type DecodeThread, startDecodeThread } from './decodeThread.ts';
 import { type DeviceState, type LiveBus, LocalLiveBus } from './liveBus.ts';
 import { createIngestMetrics } from './metrics.ts';
 import { startRollupScheduler } from './rollupScheduler.ts';
@@ -58,6 +65,11 @@ export interface IngestOptions {
   timeZoneOf?: (deviceKey: string) => string | undefined;
   /** Longest a graceful stop waits for the store before leaving the rest to redelivery (default 15 s). */
   stopTimeoutMs?: number;
+  /**
+   * Decode in a worker thread when the store takes column batches (default true). Off, every message is
+   * decoded on the bridge's own thread.
+   */
+  decodeThread?: boolean;
   logger?: IngestLogger;
 }
 
@@ -69,6 +81,8 @@ export interface IngestRuntime {
   deadLetters(limit?: number): { at: number; topic: string; reason: string; payload: string }[];
   flush(): Promise<void>;
   stop(): Promise<void>;
+  /** Whether messages are being decoded in the worker thread now. */
+  readonly decodingInThread: boolean;
 }
 
 export const INGEST_SUBSCRIPTIONS = [
@@ -85,13 +99,37 @@ export function subscriptionTopics(shared = false): string[] {
   return INGEST_SUBSCRIPTIONS.map((t) => (shared ? `$share/${SHARED_GROUP}/${t}` : t));
 }
 
-interface Message {
+/**
+ * One message decoded on the bridge's thread, or a chunk of them decoded together in the worker thread.
+ * A unit is committed and acknowledged whole.
+ */
+interface Unit {
+  /** Acknowledge its messages to the broker (or, attached in process, to the meters) after commit. */
+  acks: (() => void)[];
+  /** Messages in the unit (the in-flight count). */
+  messages: number;
+  /** Messages that carried readings (counted as store-rejected if the store refuses them). */
+  withReadings: number;
+  /** Readings decoded on this thread. */
   readings: Reading[];
-  /** Acknowledges the message to the broker (or, attached in process, to the meter) after commit. */
-  ack?: () => void;
-  /** Arrival (performance.now()), for the batch time bound. */
+  /** Readings decoded in the worker thread, in columns. */
+  columns: ColumnBatch | null;
+  /** Their meters' sequence numbers per row (NaN: none), kept for the live feed. */
+  seq: Float64Array | null;
+  /** Readings in the unit, however held. */
+  count: number;
+  /** False while the worker thread has it (or, for the open chunk, before it is sent). */
+  ready: boolean;
+  /** Arrival of its first message (performance.now()), for the batch time bound. */
   at: number;
+  /** The messages themselves until decoded (dead letters keep a rejected message's payload). */
+  items: ChunkItem[] | null;
+  /** The first message's device key, naming a dead-lettered unit. */
+  deviceKey: string;
 }
+
+/** Messages sent to the decode thread at once, at most. */
+const CHUNK_MESSAGES = 256;
 
 const AFTER_COMMIT = new Error('acknowledged after commit');
 const silentLogger: IngestLogger = { info() {}, warn: console.warn, error: console.error };
@@ -116,7 +154,19 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   const bus = new LocalLiveBus((e) => log.error('live listener failed', e));
   const states = new Map<string, DeviceState>();
 
-  const pending: Message[] = [];
+  const pending: Unit[] = [];
+  /** The chunk gathering messages for the decode thread (the last of `pending`), if any. */
+  let chunk: Unit | null = null;
+  /** Chunks in the decode thread. */
+  const decodes = new Set<Promise<void>>();
+  const decoder: DecodeThread | null =
+    opts.decodeThread !== false && typeof store.writeColumns === 'function'
+      ? startDecodeThread(
+          (e) => log.warn('the decode thread failed; decoding on the bridge thread:', String(e)),
+          undefined,
+          () => log.info('ingest decodes in a worker thread'),
+        )
+      : null;
   let pendingReadings = 0;
   let inFlight = 0;
   let held: (() => void) | null = null;
@@ -184,10 +234,6 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   client?.on('error', (e) => log.warn('mqtt error', e.message));
   client?.on('reconnect', () => log.info('mqtt reconnecting'));
 
-  const ack = (m: Message) => {
-    if (!abandoned) m.ack?.();
-  };
-
   /** A PUBACK on the bridge's own MQTT connection, valid only on the connection the message came by. */
   const pubackLater = (c: MqttClient, messageId: number): (() => void) => {
     const on = connection;
@@ -199,11 +245,12 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   };
 
   /** Acknowledges a batch's messages with one socket write (corked), not one write per PUBACK. */
-  const ackAll = (batch: readonly Message[]) => {
+  const ackAll = (batch: readonly Unit[]) => {
+    if (abandoned) return;
     const stream = (client as unknown as { stream?: { cork?(): void; uncork?(): void } } | null)?.stream;
     stream?.cork?.();
     try {
-      for (const m of batch) ack(m);
+      for (const u of batch) for (const a of u.acks) a();
     } finally {
       stream?.uncork?.();
     }
@@ -218,14 +265,41 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     }
   };
 
+  /**
+   * The store's write of a batch of units: columns when any unit was decoded in the worker thread (the
+   * units joined column by column, or laid out again when a device's readings do not move forward
+   * from one to the next), else the readings.
+   */
+  const storeWrite = (units: readonly Unit[]): (() => Promise<unknown>) => {
+    if (!units.some((u) => u.columns) || !store.writeColumns) {
+      const readings = units.flatMap((u) => u.readings);
+      return () => store.write(readings);
+    }
+    const parts = units.flatMap((u) =>
+      u.columns ? [u.columns] : u.readings.length > 0 ? [columnize(u.readings)] : [],
+    );
+    const columns =
+      (parts.length === 1 ? parts[0]! : concatBatches(parts)) ??
+      columnize(units.flatMap((u) => (u.columns ? readingsOf(u.columns) : u.readings)));
+    return () => store.writeColumns!(columns);
+  };
+
   /** Writes one batch, retrying with backoff while the store is unavailable. */
-  const writeBatch = async (readings: Reading[]): Promise<'committed' | 'rejected' | 'abandoned'> => {
+  const writeBatch = async (units: readonly Unit[]): Promise<'committed' | 'rejected' | 'abandoned'> => {
+    let write: () => Promise<unknown>;
+    try {
+      write = storeWrite(units);
+    } catch (e) {
+      // Laying the readings out refused them (the store would have, the same way).
+      log.error('store rejected a batch; dead-lettering it', e);
+      return 'rejected';
+    }
     let attempt = 0;
     for (;;) {
       if (abandoned) return 'abandoned';
       const t0 = performance.now();
       try {
-        await store.write(readings);
+        await write();
         metrics.writeLatency.observe((performance.now() - t0) / 1000);
         return 'committed';
       } catch (e) {
@@ -246,57 +320,79 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     }
   };
 
-  const takeBatch = (): Message[] => {
-    const batch: Message[] = [];
+  /** Decoded units from the head of the line, up to a batch of readings (a unit is never split). */
+  const takeBatch = (): Unit[] => {
+    const batch: Unit[] = [];
     let n = 0;
-    while (pending.length > 0) {
-      const next = pending[0] as Message;
-      if (batch.length > 0 && n + next.readings.length > batchSize) break;
+    while (pending.length > 0 && (pending[0] as Unit).ready) {
+      const next = pending[0] as Unit;
+      if (batch.length > 0 && n + next.count > batchSize) break;
       pending.shift();
       batch.push(next);
-      n += next.readings.length;
+      n += next.count;
     }
     pendingReadings -= n;
     return batch;
   };
 
   /** Oldest pending message has waited the idle time bound. */
-  const due = () => pending.length > 0 && performance.now() - (pending[0] as Message).at >= flushIntervalMs;
+  const due = () => pending.length > 0 && performance.now() - (pending[0] as Unit).at >= flushIntervalMs;
+
+  /** A committed reading: the device is seen, and the reading goes live. */
+  const published = (r: Reading, live: boolean) => {
+    touch(r);
+    if (!live) return;
+    bus.emitReading(r);
+    if (opts.publishLive && client?.connected)
+      client.publish(TOPICS.live(r.deviceKey), JSON.stringify(r), { qos: 0 });
+  };
+
+  /** A unit's readings rebuilt from its columns, with the sequence numbers the meters sent. */
+  const liveReadings = (c: ColumnBatch, seq: Float64Array | null): Reading[] => {
+    const readings = readingsOf(c);
+    if (seq) for (let r = 0; r < readings.length; r++) if (!Number.isNaN(seq[r])) readings[r]!.seq = seq[r]!;
+    return readings;
+  };
 
   /** Commits one batch, then acknowledges and publishes it (or dead-letters it when refused). */
-  const commit = async (batch: Message[]) => {
-    const readings = batch.flatMap((m) => m.readings);
-    const result = readings.length > 0 ? await writeBatch(readings) : 'committed';
+  const commit = async (batch: Unit[]) => {
+    const count = batch.reduce((n, u) => n + u.count, 0);
+    const result = count > 0 ? await writeBatch(batch) : 'committed';
     if (result === 'abandoned') return;
     if (result === 'committed') {
-      if (readings.length > 0) {
+      if (count > 0) {
         metrics.batches.inc();
-        metrics.stored.inc(readings.length);
+        metrics.stored.inc(count);
       }
       // Live first, then the acknowledgements: a process killed in between has its batch redelivered
-      // (stored again, harmlessly) rather than acknowledged and never published live.
-      for (const r of readings) {
-        touch(r);
-        bus.emitReading(r);
-        if (opts.publishLive && client?.connected)
-          client.publish(TOPICS.live(r.deviceKey), JSON.stringify(r), { qos: 0 });
+      // (stored again, harmlessly) rather than acknowledged and never published live. Readings decoded in
+      // the worker thread are rebuilt from their columns only when someone listens.
+      const live = bus.hasReadingListeners || Boolean(opts.publishLive && client?.connected);
+      for (const u of batch) {
+        for (const r of u.readings) published(r, true);
+        const c = u.columns;
+        if (!c) continue;
+        if (live) for (const r of liveReadings(c, u.seq)) published(r, true);
+        else
+          for (let d = 0; d < c.keys.length; d++)
+            touch({ deviceKey: c.keys[d]!, ts: c.maxByDev[d]!, values: {} });
       }
       ackAll(batch);
     } else {
-      metrics.dropped.inc(readings.length, { reason: 'store-rejected' });
-      for (const m of batch) {
-        if (m.readings.length === 0) continue;
-        metrics.rejected.inc(1, { reason: 'store-rejected' });
+      metrics.dropped.inc(count, { reason: 'store-rejected' });
+      for (const u of batch) {
+        if (u.count === 0) continue;
+        metrics.rejected.inc(u.withReadings, { reason: 'store-rejected' });
         deadLetters.add(
-          `store/${m.readings[0]?.deviceKey ?? ''}`,
+          `store/${u.deviceKey}`,
           'store-rejected',
           'the store refused the batch',
-          JSON.stringify(m.readings),
+          JSON.stringify(u.columns ? liveReadings(u.columns, u.seq) : u.readings),
         );
-        ack(m);
       }
+      ackAll(batch);
     }
-    inFlight -= batch.length;
+    inFlight -= batch.reduce((n, u) => n + u.messages, 0);
     gauges();
     release();
   };
@@ -314,7 +410,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       clearTimeout(timer);
       timer = null;
     }
-    while (pending.length > 0 && !abandoned && writes.size < MAX_WRITES) {
+    while (pending.length > 0 && (pending[0] as Unit).ready && !abandoned && writes.size < MAX_WRITES) {
       const ready = force || pendingReadings >= batchSize || (writes.size === 0 && (afterCommit || due()));
       if (!ready) break;
       const write: Promise<void> = commit(takeBatch())
@@ -325,18 +421,122 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
         });
       writes.add(write);
     }
-    if (!timer && writes.size === 0 && pending.length > 0 && !abandoned) {
-      const wait = Math.max(0, (pending[0] as Message).at + flushIntervalMs - performance.now());
+    // A unit still being decoded pumps again when it is back.
+    if (!timer && writes.size === 0 && pending.length > 0 && (pending[0] as Unit).ready && !abandoned) {
+      const wait = Math.max(0, (pending[0] as Unit).at + flushIntervalMs - performance.now());
       timer = setTimeout(() => pump(), wait);
     }
   };
 
-  /** Writes everything pending now and resolves once nothing is pending or being written. */
+  /** Writes everything pending now and resolves once nothing is pending, decoding or being written. */
   const settle = async () => {
     while ((pending.length > 0 || writes.size > 0) && !abandoned) {
+      if (chunk) sendChunk();
       pump(true);
-      await Promise.all(writes);
+      await Promise.all([...writes, ...decodes]);
     }
+  };
+
+  const unit = (at: number, deviceKey: string): Unit => ({
+    acks: [],
+    messages: 0,
+    withReadings: 0,
+    readings: [],
+    columns: null,
+    seq: null,
+    count: 0,
+    ready: false,
+    at,
+    items: null,
+    deviceKey,
+  });
+
+  /** A message decoded (on whichever thread): counted, dead-lettered or applied, its readings kept. */
+  const outcome = (u: Unit, topic: string, payload: Uint8Array | string, d: Decoded) => {
+    switch (d.kind) {
+      case 'rejected':
+        metrics.rejected.inc(1, { reason: d.reason });
+        deadLetters.add(topic, d.reason, d.detail, payload);
+        break;
+      case 'ignored':
+        metrics.ignored.inc();
+        break;
+      case 'status':
+        metrics.statuses.inc();
+        applyStatus(d.deviceKey, d.update);
+        break;
+      case 'readings':
+        for (const r of d.readings) u.readings.push(r);
+        u.count += d.readings.length;
+        u.withReadings++;
+        break;
+    }
+  };
+
+  /** Decodes a unit's messages on this thread (no decode thread, or it failed with them). */
+  const decodeHere = (u: Unit) => {
+    const now = Date.now();
+    for (const it of u.items ?? []) {
+      outcome(
+        u,
+        it.topic,
+        it.payload,
+        decodeMessage(it.topic, it.payload, { now, timeZoneOf: () => it.tz ?? undefined }),
+      );
+    }
+  };
+
+  /** The decode thread's answer for a chunk, applied message by message in order. */
+  const applyReply = (u: Unit, reply: ChunkReply) => {
+    const items = u.items ?? [];
+    let other = 0;
+    for (let i = 0; i < items.length; i++) {
+      const n = reply.counts[i]!;
+      if (n >= 0) {
+        u.count += n;
+        if (n > 0) u.withReadings++;
+        continue;
+      }
+      const o = reply.others[other++];
+      if (!o || o.i !== i) throw new Error(`decode thread answered message ${i} out of order`);
+      outcome(u, items[i]!.topic, items[i]!.payload, o.decoded);
+    }
+    if (reply.columns) {
+      u.columns = reply.columns;
+      u.seq = reply.seq;
+    } else if (reply.readings) u.readings = reply.readings;
+  };
+
+  /** Hands the open chunk to the decode thread; it rejoins the line, in place, once decoded. */
+  const sendChunk = () => {
+    const u = chunk;
+    if (!u) return;
+    chunk = null;
+    const done = (decoder as DecodeThread)
+      .decode(u.items ?? [])
+      .then(
+        (reply) => applyReply(u, reply),
+        () => decodeHere(u),
+      )
+      .catch((e) => {
+        // A reply that does not fit its chunk: decode the messages here instead.
+        log.error('decode thread reply refused; decoding on the bridge thread', e);
+        u.readings = [];
+        u.columns = null;
+        u.seq = null;
+        u.count = 0;
+        u.withReadings = 0;
+        decodeHere(u);
+      })
+      .finally(() => {
+        u.items = null;
+        u.ready = true;
+        pendingReadings += u.count;
+        decodes.delete(done);
+        gauges();
+        pump();
+      });
+    decodes.add(done);
   };
 
   /**
@@ -349,34 +549,47 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     metrics.received.inc();
     const topic = packet.topic;
     const payload = packet.payload;
-    const decoded = decodeMessage(topic, payload, { now: Date.now(), timeZoneOf: opts.timeZoneOf });
-    const message: Message = { readings: [], at: performance.now() };
-    if (ack) message.ack = ack;
-    switch (decoded.kind) {
-      case 'rejected':
-        metrics.rejected.inc(1, { reason: decoded.reason });
-        deadLetters.add(topic, decoded.reason, decoded.detail, payload);
-        break;
-      case 'ignored':
-        metrics.ignored.inc();
-        break;
-      case 'status':
-        metrics.statuses.inc();
-        applyStatus(decoded.deviceKey, decoded.update);
-        break;
-      case 'readings':
-        message.readings = decoded.readings;
-        break;
+    if (decoder?.ready) {
+      // To the decode thread, in chunks: what arrives in one turn of the event loop goes together.
+      let u = chunk;
+      if (!u) {
+        u = unit(performance.now(), routeTopic(topic)?.deviceKey ?? '');
+        u.items = [];
+        chunk = u;
+        pending.push(u);
+        setImmediate(sendChunk);
+      }
+      const tz =
+        opts.timeZoneOf && topic.startsWith('tele/')
+          ? opts.timeZoneOf(routeTopic(topic)?.deviceKey ?? '')
+          : undefined;
+      (u.items as ChunkItem[]).push({ topic, payload, tz: tz ?? null });
+      if (ack) u.acks.push(ack);
+      u.messages++;
+      if (u.messages >= CHUNK_MESSAGES) sendChunk();
+    } else {
+      const u = unit(performance.now(), routeTopic(topic)?.deviceKey ?? '');
+      outcome(
+        u,
+        topic,
+        payload,
+        decodeMessage(topic, payload, { now: Date.now(), timeZoneOf: opts.timeZoneOf }),
+      );
+      // Nothing waits ahead of a message without readings: acknowledge it in order, right away.
+      if (u.count === 0 && inFlight === 0) {
+        ack?.();
+        resume();
+        return;
+      }
+      if (ack) u.acks.push(ack);
+      u.messages = 1;
+      u.ready = true;
+      pending.push(u);
+      pendingReadings += u.count;
+      // A message decoded here behind an open chunk must not pass it: the chunk goes now.
+      if (chunk) sendChunk();
     }
-    // Nothing waits ahead of a message without readings: acknowledge it in order, right away.
-    if (message.readings.length === 0 && inFlight === 0) {
-      ack?.();
-      resume();
-      return;
-    }
-    pending.push(message);
     inFlight++;
-    pendingReadings += message.readings.length;
     gauges();
     pump();
     if (inFlight >= maxInFlight) {
@@ -454,6 +667,9 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       return metrics.text();
     },
     deadLetters: (limit) => deadLetters.list(limit),
+    get decodingInThread() {
+      return decoder?.ready ?? false;
+    },
     async flush() {
       await settle();
       await deadLetters.flush();
@@ -471,6 +687,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
           log.warn(`stopping with ${inFlight} unacknowledged messages; the broker will redeliver them`);
         }
         await deadLetters.flush();
+        await decoder?.close();
         if (client) {
           await new Promise<void>((resolve) => {
             const t = setTimeout(() => client.end(true, {}, () => resolve()), 2000);

@@ -211,8 +211,11 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
       proc.on('exit', () => {
         output += out;
       });
+      // Started, and decoding in its worker thread (the path the embedded DuckDB store takes).
       await waitFor(
-        () => out.includes('telemetry: MQTT') || proc.exitCode !== null,
+        () =>
+          (out.includes('telemetry: MQTT') && out.includes('ingest decodes in a worker thread')) ||
+          proc.exitCode !== null,
         30_000,
         'ingest child start',
       );

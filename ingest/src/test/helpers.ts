@@ -1,4 +1,4 @@
-import type { TelemetryStore } from '@kilowatch/tsdb';
+import type { TelemetryStore, WriteResult } from '@kilowatch/tsdb';
 
 export async function waitFor(
   cond: () => boolean | Promise<boolean>,
@@ -27,6 +27,26 @@ export function metricValue(text: string, name: string, labels?: string): number
   return sum;
 }
 
+/**
+ * The real store with `before` run ahead of each write, on both write paths (`write`, and `writeColumns`
+ * where the store has it: the bridge writes columns to such a store). `before` may wait or throw.
+ */
+function beforeWrites(inner: TelemetryStore, before: () => Promise<void> | void): TelemetryStore {
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === 'write' || (prop === 'writeColumns' && target.writeColumns)) {
+        const write = Reflect.get(target, prop, receiver) as (batch: unknown) => Promise<WriteResult>;
+        return async (batch: unknown) => {
+          await before();
+          return write.call(target, batch);
+        };
+      }
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
 /** The real store, with writes held until the gate opens (a store that is slow to commit). */
 export function gatedStore(inner: TelemetryStore): {
   store: TelemetryStore;
@@ -38,18 +58,9 @@ export function gatedStore(inner: TelemetryStore): {
     open = r;
   });
   let writes = 0;
-  const store = new Proxy(inner, {
-    get(target, prop, receiver) {
-      if (prop === 'write') {
-        return async (readings: Parameters<TelemetryStore['write']>[0]) => {
-          writes++;
-          await gate;
-          return target.write(readings);
-        };
-      }
-      const v = Reflect.get(target, prop, receiver);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
+  const store = beforeWrites(inner, async () => {
+    writes++;
+    await gate;
   });
   return { store, open, writes: () => writes };
 }
@@ -57,40 +68,22 @@ export function gatedStore(inner: TelemetryStore): {
 /** The real store, failing its first `n` writes as an unavailable server would. */
 export function flakyStore(inner: TelemetryStore, n: number, makeError: () => Error): TelemetryStore {
   let failures = 0;
-  return new Proxy(inner, {
-    get(target, prop, receiver) {
-      if (prop === 'write') {
-        return async (readings: Parameters<TelemetryStore['write']>[0]) => {
-          if (failures < n) {
-            failures++;
-            throw makeError();
-          }
-          return target.write(readings);
-        };
-      }
-      const v = Reflect.get(target, prop, receiver);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
+  return beforeWrites(inner, () => {
+    if (failures < n) {
+      failures++;
+      throw makeError();
+    }
   });
 }
 
 /** The real store behind a switch: while it is off, writes fail as an unreachable server's would. */
 export function switchableStore(inner: TelemetryStore, makeError: () => Error) {
   let down = false;
-  const store = new Proxy(inner, {
-    get(target, prop, receiver) {
-      if (prop === 'write') {
-        return async (readings: Parameters<TelemetryStore['write']>[0]) => {
-          if (down) {
-            await new Promise((r) => setTimeout(r, 20));
-            throw makeError();
-          }
-          return target.write(readings);
-        };
-      }
-      const v = Reflect.get(target, prop, receiver);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
+  const store = beforeWrites(inner, async () => {
+    if (down) {
+      await new Promise((r) => setTimeout(r, 20));
+      throw makeError();
+    }
   });
   return {
     store,
