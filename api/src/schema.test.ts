@@ -25,6 +25,25 @@ describe('jsonInPieces', () => {
     ],
     ['empty values', { a: [], b: {}, c: '', d: 0, e: false, skipped: undefined, n: null }],
     ['a date and a top-level array', [new Date(0), { x: [1, [2, [3]]] }]],
+    [
+      'whole numbers around the fast path (small, large, the largest safe, one fraction, -0)',
+      {
+        a: [1_000_000, 1_000_001, 1_700_000_000_005, 1_700_000_100_000, Number.MAX_SAFE_INTEGER],
+        b: [999_999, 1_000_000, 2_000_000],
+        c: [1_700_000_000_000, 1_700_000_000_000.5],
+        d: [-1_700_000_000_000, 1_700_000_000_000],
+        e: [-0, 1e21, 1_700_000_000_000, Number.NaN, null],
+        f: Array.from({ length: 9000 }, (_, i) => (i === 8500 ? 0.5 : 1_700_000_000_000 + i * 60_007)),
+      },
+    ],
+    [
+      'one time axis shared by several blocks, and an array of objects appearing twice',
+      (() => {
+        const t = long.map((_, i) => 1_700_000_000_000 + i * 3_600_000);
+        const rows = Array.from({ length: 100 }, (_, i) => ({ i, name: `row ${i}` }));
+        return { blocks: [{ t, v: long }, { t, v: long.slice(1) }, { t }], rows, again: rows };
+      })(),
+    ],
   ];
   it.each(cases)('writes %s exactly as JSON.stringify', (_, value) => {
     expect(text(jsonInPieces(value))).toBe(JSON.stringify(value));
