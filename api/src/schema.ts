@@ -88,9 +88,9 @@ function largeIntegers(v: readonly unknown[], from: number, to: number): string 
 /**
  * JSON.stringify's text, as bytes, built from pieces of at most ~64 KB: long arrays are written a
  * slice at a time. One string for a year of columns would be a 1.5 MB large object that only a full
- * garbage collection frees — and those collections were the tail of the year-long answers. An array
- * that appears again in the same answer (the time axis every comparison block shares) is written once
- * and its text repeated.
+ * garbage collection frees — and those collections were the tail of the year-long answers. A time axis
+ * that appears again in the same answer (every comparison block shares one) is written once and its
+ * text repeated.
  */
 export function jsonInPieces(data: unknown): Buffer | string {
   const buffers: Buffer[] = [];
@@ -123,7 +123,9 @@ export function jsonInPieces(data: unknown): Buffer | string {
       if (!parts) {
         parts = [];
         writeArray(v, parts);
-        if (v.length >= 64) written.set(v, parts);
+        // Only time axes are kept for a repeat: keeping every column's text alive until the answer is
+        // done would move it out of the young generation (the full collections `PIECE` avoids).
+        if (v.length >= 64 && largeIntegers(v, 0, 1) !== null) written.set(v, parts);
       }
       for (const p of parts) put(p);
     } else if (v !== null && typeof v === 'object' && !(v instanceof Date) && !('toJSON' in v)) {
