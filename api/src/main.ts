@@ -19,7 +19,7 @@ import {
   startLiveSubscriber,
   startSimulator,
 } from '@kilowatch/ingest';
-import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import { createDuckDbStore, type DuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { startSharedAlertSource } from './alerts/shared-source.ts';
 import { buildApp } from './app.ts';
@@ -53,6 +53,9 @@ const logger = {
   },
 };
 
+/** The embedded store, when telemetry is in DuckDB. */
+let duckdb: DuckDbStore | undefined;
+
 async function openStore(): Promise<TelemetryStore> {
   if (process.env.INFLUX_URL) {
     return createInfluxStore({
@@ -64,7 +67,11 @@ async function openStore(): Promise<TelemetryStore> {
     });
   }
   await mkdir(config.dataDir, { recursive: true });
-  return createDuckDbStore({ path: path.join(config.dataDir, 'telemetry.duckdb') });
+  duckdb = await createDuckDbStore({
+    path: path.join(config.dataDir, 'telemetry.duckdb'),
+    memoryLimit: process.env.KW_DUCKDB_MEMORY_LIMIT || undefined,
+  });
+  return duckdb;
 }
 
 /**
@@ -222,6 +229,11 @@ async function main(): Promise<void> {
   }
   stops.unshift(() => http.close());
   await http.listen({ port: config.port, host: config.host });
+  if (duckdb) {
+    http.log.info(
+      `telemetry in ${path.join(config.dataDir, 'telemetry.duckdb')} (DuckDB, memory limit ${await duckdb.memoryLimit()}; KW_DUCKDB_MEMORY_LIMIT sets it)`,
+    );
+  }
 
   const shutdown = async (signal: string) => {
     if (stopping) return;

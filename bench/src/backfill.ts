@@ -1,9 +1,11 @@
 /**
- * `pnpm bench backfill [--days 365] [--batch 50000]`
+ * `pnpm bench backfill [--days 365] [--batch 50000] [--memory-limit 1GB]`
  *
  * The demo history through `backfillHistory` (6 simulated meters, one reading a minute) into a DuckDB
  * file in a temp dir, then one `refreshRollups` for the whole range: generation + write time and rate,
- * refresh time, total. Progress goes to stderr; the last stdout line is the JSON result.
+ * refresh time, total, and the process's peak resident memory (DuckDB's cache is most of it;
+ * `--memory-limit` caps it as `KW_DUCKDB_MEMORY_LIMIT` does). Progress goes to stderr; the last stdout
+ * line is the JSON result.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -22,12 +24,14 @@ function arg(args: string[], name: string, dflt: number): number {
 export default async function (args: string[]): Promise<object> {
   const days = arg(args, 'days', 365);
   const batchSize = arg(args, 'batch', 50_000);
+  const limitAt = args.indexOf('--memory-limit');
+  const memoryLimit = limitAt >= 0 ? args[limitAt + 1] : undefined;
   const dir = await mkdtemp(join(tmpdir(), 'kw-bench-backfill-'));
   const to = Math.floor(Date.now() / 60_000) * 60_000;
   const from = to - days * 86_400_000;
   const load0 = loadavg()[0]!;
   try {
-    const store = await createDuckDbStore({ path: join(dir, 'telemetry.duckdb') });
+    const store = await createDuckDbStore({ path: join(dir, 'telemetry.duckdb'), memoryLimit });
     try {
       log(`${DEMO_DEVICES.length} meters × ${days} days, batches of ${batchSize}`);
       const cpu = () => {
@@ -72,6 +76,9 @@ export default async function (args: string[]): Promise<object> {
         // CPU seconds of the process (every thread): less sensitive than wall time to a busy machine.
         write_cpu_s: Math.round((c1 - c0) * 10) / 10,
         refresh_cpu_s: Math.round((c2 - c1) * 10) / 10,
+        memory_limit: await store.memoryLimit(),
+        // The whole process's peak (resourceUsage gives KiB).
+        peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
         load_average: [Math.round(load0 * 10) / 10, Math.round(loadavg()[0]! * 10) / 10],
       };
     } finally {

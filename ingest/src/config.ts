@@ -6,6 +6,8 @@ export interface TelemetryConfig {
   dataDir: string;
   /** DuckDB file of the embedded deployment. */
   duckdbPath: string;
+  /** DuckDB's memory limit (`KW_DUCKDB_MEMORY_LIMIT`, e.g. `1GB`); unset → DuckDB's default. */
+  duckdbMemoryLimit?: string;
   /** External broker; unset → the embedded aedes broker on `embeddedMqttPort`. */
   mqttUrl?: string;
   embeddedMqttPort: number;
@@ -64,5 +66,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
   if (mqttUrl) config.mqttUrl = mqttUrl;
   if (influx) config.influx = influx;
+  if (env.KW_DUCKDB_MEMORY_LIMIT) config.duckdbMemoryLimit = env.KW_DUCKDB_MEMORY_LIMIT;
   return config;
 }

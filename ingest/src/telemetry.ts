@@ -45,7 +45,7 @@ export async function startTelemetry(
     throw new Error('INFLUX_URL is set: open the InfluxDB store in the caller and pass it as deps.openStore');
   } else {
     await mkdir(config.dataDir, { recursive: true });
-    store = await createDuckDbStore({ path: config.duckdbPath });
+    store = await createDuckDbStore({ path: config.duckdbPath, memoryLimit: config.duckdbMemoryLimit });
   }
   let broker: EmbeddedBroker | undefined;
   try {

@@ -30,6 +30,39 @@ describe('DuckDB engine', () => {
   const T0 = Date.UTC(2026, 4, 4);
   const MIN = 60_000;
 
+  it('works under the memory limit it is given, and refuses a limit that is not a size', async () => {
+    const limited = await createDuckDbStore({ path: join(dir, 'limited.duckdb'), memoryLimit: '300MB' });
+    const unlimited = await createDuckDbStore();
+    try {
+      // DuckDB writes the limit in binary units: 300 MB is 286.1 MiB.
+      expect(await limited.memoryLimit()).toBe('286.1 MiB');
+      expect(await unlimited.memoryLimit()).not.toBe('286.1 MiB');
+      const dev = 'c0ffee000001';
+      await limited.write(
+        Array.from({ length: 120 }, (_, i) => ({
+          deviceKey: dev,
+          ts: T0 + i * MIN,
+          values: { vave1: 230 + i },
+        })),
+      );
+      expect(
+        (await limited.readRaw({ deviceKey: dev, from: T0, to: T0 + 120 * MIN, limit: 500 })).items,
+      ).toHaveLength(120);
+    } finally {
+      await limited.close();
+      await unlimited.close();
+    }
+    for (const bad of ['lots', '2', '-1GB', '1 GB; DROP TABLE readings', '']) {
+      await expect(createDuckDbStore({ memoryLimit: bad })).rejects.toMatchObject({
+        kind: 'configuration',
+        message: `the DuckDB memory limit must be a size such as 512MB or 2GB, got "${bad}"`,
+      });
+    }
+    const binary = await createDuckDbStore({ memoryLimit: ' 1.5GiB ' });
+    expect(await binary.memoryLimit()).toBe('1.5 GiB');
+    await binary.close();
+  });
+
   it('keeps readings, rollups and pending rollup work across a restart', async () => {
     const path = join(dir, 'restart.duckdb');
     const dev = 'a1b2c3d4e5f6';

@@ -76,7 +76,16 @@ export interface DuckDbStoreOptions {
   rules?: Partial<CounterRules>;
   /** Readings the write journal holds at most while a checkpoint runs (default 200,000). */
   journalMaxRows?: number;
+  /**
+   * The most memory DuckDB keeps for its caches and queries, as DuckDB reads it (`512MB`, `2GB`,
+   * `1.5GiB`); past it, large operations spill to a temp folder beside the file. Unset: DuckDB's own
+   * default, 80 % of the machine's memory — too greedy for a small home server running other things.
+   */
+  memoryLimit?: string;
 }
+
+/** Sizes DuckDB's `memory_limit` takes: a number and a unit. */
+const MEMORY_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
 
 const STEP_15M = ROLLUP_STEP_MS['15m'];
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -176,9 +185,20 @@ export class DuckDbStore implements TelemetryStore {
   }
 
   static async open(opts: DuckDbStoreOptions = {}): Promise<DuckDbStore> {
+    const limit = opts.memoryLimit?.trim();
+    if (limit !== undefined && !MEMORY_SIZE.test(limit)) {
+      throw new StoreError(
+        `the DuckDB memory limit must be a size such as 512MB or 2GB, got "${opts.memoryLimit}"`,
+        false,
+        'configuration',
+      );
+    }
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(opts.path ?? ':memory:');
+      instance = await DuckDBInstance.create(
+        opts.path ?? ':memory:',
+        limit === undefined ? undefined : { memory_limit: limit },
+      );
     } catch (e) {
       throw new StoreError(
         `cannot open DuckDB at ${opts.path ?? ':memory:'}: ${(e as Error).message}`,
@@ -368,6 +388,13 @@ export class DuckDbStore implements TelemetryStore {
 
   private async exec(sql: string): Promise<void> {
     await this.w.run(sql);
+  }
+
+  /** The memory limit DuckDB works under, as DuckDB writes it (`1.0 GiB`). */
+  async memoryLimit(): Promise<string> {
+    this.assertOpen();
+    const [row] = await this.rows(this.r, `SELECT current_setting('memory_limit')`);
+    return String(row?.[0]);
   }
 
   private assertOpen(): void {
