@@ -1,6 +1,7 @@
 /** Configuration from the environment (API.md §Configuration); `buildApp` takes the parsed form. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { memoryLimit } from '@kilowatch/ingest';
 
 export type Role = 'all' | 'api' | 'ingest';
 
@@ -94,6 +95,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig &
   embedded: boolean;
   mqttUrl: string | undefined;
   mqttPort: number;
+  duckdbMemoryLimit: string;
 } {
   const base = defaultConfig();
   const port = Number(env.PORT ?? 8080);
@@ -112,6 +114,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig &
     mqttUrl: env.MQTT_URL || undefined,
     mqttPort: Number(env.KW_MQTT_PORT ?? 1883),
     dataDir: path.resolve(env.KW_DATA_DIR ?? 'data'),
+    duckdbMemoryLimit: memoryLimit(env.KW_DUCKDB_MEMORY_LIMIT),
     databaseUrl: env.DATABASE_URL || undefined,
     allowedOrigins: (env.KW_ALLOWED_ORIGINS ?? '')
       .split(',')

@@ -69,7 +69,7 @@ async function openStore(): Promise<TelemetryStore> {
   await mkdir(config.dataDir, { recursive: true });
   duckdb = await createDuckDbStore({
     path: path.join(config.dataDir, 'telemetry.duckdb'),
-    memoryLimit: process.env.KW_DUCKDB_MEMORY_LIMIT || undefined,
+    memoryLimit: config.duckdbMemoryLimit,
   });
   return duckdb;
 }

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench query [--devices 20] [--days 365] [--runs 100]`: analytics answers through the API (HTTP on loopback,
+ * `pnpm bench query [--devices 20] [--days 365] [--runs 100] [--memory-limit 1GB]`: analytics answers through the API (HTTP on loopback,
  * the client in a worker thread)
  * over a DuckDB file of 1-minute readings — a one-year chart at 1 h, a yearly heatmap, a one-day raw chart
  * and a comparison of 4 devices (at 1 h, and at the interval the analytics screen gets by not naming one) —
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { buildApp, createPgliteSql } from '@kilowatch/api';
 import type { Reading } from '@kilowatch/core';
-import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import { createDuckDbStore, type DuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 
 export function arg(args: string[], name: string, fallback: number): number {
   const i = args.indexOf(`--${name}`);
@@ -72,9 +72,14 @@ export interface BenchApp {
 }
 
 /** A DuckDB file with `devices` meters × `days` of 1-minute readings, and the API over it with one user. */
-export async function benchApp(devices: number, days: number, from: number): Promise<BenchApp> {
+export async function benchApp(
+  devices: number,
+  days: number,
+  from: number,
+  memoryLimit?: string,
+): Promise<BenchApp> {
   const dir = await mkdtemp(path.join(tmpdir(), 'kw-bench-'));
-  const store = await createDuckDbStore({ path: path.join(dir, 'telemetry.duckdb') });
+  const store = await createDuckDbStore({ path: path.join(dir, 'telemetry.duckdb'), memoryLimit });
   const sql = await createPgliteSql();
   const app = await buildApp({
     store,
@@ -184,7 +189,8 @@ export default async function query(args: string[]): Promise<object> {
   const runs = arg(args, 'runs', 100);
   const from = Date.parse('2025-01-01T00:00:00Z');
   const to = from + days * 86_400_000;
-  const b = await benchApp(devices, days, from);
+  const limitAt = args.indexOf('--memory-limit');
+  const b = await benchApp(devices, days, from, limitAt >= 0 ? args[limitAt + 1] : undefined);
   try {
     const id = b.deviceIds[0]!;
     const range = `from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`;
@@ -222,7 +228,16 @@ export default async function query(args: string[]): Promise<object> {
       process.stderr.write(`${name}: ${JSON.stringify(results[name])}\n`);
     }
     await client.close();
-    return { bench: 'query', devices, days, readingsPerDevice: Math.round(days * 1440), runs, results };
+    return {
+      bench: 'query',
+      devices,
+      days,
+      readingsPerDevice: Math.round(days * 1440),
+      runs,
+      memoryLimit: await (b.store as DuckDbStore).memoryLimit(),
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      results,
+    };
   } finally {
     await b.close();
   }

@@ -1,13 +1,14 @@
 /** Environment → telemetry configuration (API.md §Configuration); the API's main reuses it. */
 import { join, resolve } from 'node:path';
+import { DEPLOYMENT_MEMORY_LIMIT, isMemorySize } from '@kilowatch/tsdb';
 
 export interface TelemetryConfig {
   role: 'all' | 'api' | 'ingest';
   dataDir: string;
   /** DuckDB file of the embedded deployment. */
   duckdbPath: string;
-  /** DuckDB's memory limit (`KW_DUCKDB_MEMORY_LIMIT`, e.g. `1GB`); unset → DuckDB's default. */
-  duckdbMemoryLimit?: string;
+  /** DuckDB's memory limit (`KW_DUCKDB_MEMORY_LIMIT`, e.g. `2GB`; default 1GB). */
+  duckdbMemoryLimit: string;
   /** External broker; unset → the embedded aedes broker on `embeddedMqttPort`. */
   mqttUrl?: string;
   embeddedMqttPort: number;
@@ -36,6 +37,14 @@ function int(v: string | undefined, dflt: number, name: string): number {
   return n;
 }
 
+/** `KW_DUCKDB_MEMORY_LIMIT`, checked; unset → `DEPLOYMENT_MEMORY_LIMIT`. */
+export function memoryLimit(v: string | undefined): string {
+  if (v === undefined || v === '') return DEPLOYMENT_MEMORY_LIMIT;
+  if (!isMemorySize(v))
+    throw new Error(`KW_DUCKDB_MEMORY_LIMIT must be a size such as 512MB or 2GB, got "${v}"`);
+  return v.trim();
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): TelemetryConfig {
   const role = (env.KW_ROLE ?? 'all') as TelemetryConfig['role'];
   if (!['all', 'api', 'ingest'].includes(role))
@@ -54,6 +63,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     role,
     dataDir,
     duckdbPath: join(dataDir, 'telemetry.duckdb'),
+    duckdbMemoryLimit: memoryLimit(env.KW_DUCKDB_MEMORY_LIMIT),
     embeddedMqttPort: int(env.KW_MQTT_PORT, 1883, 'KW_MQTT_PORT'),
     demo: flag(env.KW_DEMO, embedded),
     demoHistoryDays: int(env.KW_DEMO_HISTORY_DAYS, 365, 'KW_DEMO_HISTORY_DAYS'),
@@ -66,6 +76,5 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
   if (mqttUrl) config.mqttUrl = mqttUrl;
   if (influx) config.influx = influx;
-  if (env.KW_DUCKDB_MEMORY_LIMIT) config.duckdbMemoryLimit = env.KW_DUCKDB_MEMORY_LIMIT;
   return config;
 }

@@ -7,7 +7,7 @@ export {
   subscriptionTopics,
 } from './bridge.ts';
 export { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
-export { loadConfig, type TelemetryConfig } from './config.ts';
+export { loadConfig, memoryLimit, type TelemetryConfig } from './config.ts';
 export type { DeadLetter } from './deadLetters.ts';
 export {
   type Decoded,

@@ -38,18 +38,28 @@ describe('loadConfig', () => {
     expect(loadConfig(env)).toMatchObject(expected);
   });
 
+  it('gives DuckDB 1 GB unless KW_DUCKDB_MEMORY_LIMIT says otherwise', () => {
+    expect(loadConfig({}).duckdbMemoryLimit).toBe('1GB');
+    expect(loadConfig({ KW_DUCKDB_MEMORY_LIMIT: ' 3GB ' }).duckdbMemoryLimit).toBe('3GB');
+    expect(() => loadConfig({ KW_DUCKDB_MEMORY_LIMIT: '80%' })).toThrow(
+      'KW_DUCKDB_MEMORY_LIMIT must be a size such as 512MB or 2GB, got "80%"',
+    );
+  });
+
   it('puts the DuckDB file and dead letters under KW_DATA_DIR', () => {
     const c = loadConfig({ KW_DATA_DIR: '/srv/kw' });
     expect(c.duckdbPath).toBe('/srv/kw/telemetry.duckdb');
     expect(c.deadLetterDir).toBe('/srv/kw/dead-letters');
   });
 
-  it.each([[{ KW_ROLE: 'worker' }], [{ KW_MQTT_PORT: '-1' }], [{ KW_ROLLUP_INTERVAL_MS: 'soon' }]])(
-    'rejects %j',
-    (env) => {
-      expect(() => loadConfig(env)).toThrow();
-    },
-  );
+  it.each([
+    [{ KW_ROLE: 'worker' }],
+    [{ KW_MQTT_PORT: '-1' }],
+    [{ KW_ROLLUP_INTERVAL_MS: 'soon' }],
+    [{ KW_DUCKDB_MEMORY_LIMIT: 'half' }],
+  ])('rejects %j', (env) => {
+    expect(() => loadConfig(env)).toThrow();
+  });
 });
 
 describe('startTelemetry (embedded)', () => {

@@ -84,8 +84,9 @@ export interface DuckDbStoreOptions {
   memoryLimit?: string;
 }
 
-/** Sizes DuckDB's `memory_limit` takes: a number and a unit. */
-const MEMORY_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
+/** Whether `text` is a size DuckDB's `memory_limit` takes: a number and a unit (`512MB`, `1.5GiB`). */
+export const isMemorySize = (text: string): boolean =>
+  /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(text.trim());
 
 const STEP_15M = ROLLUP_STEP_MS['15m'];
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -186,7 +187,7 @@ export class DuckDbStore implements TelemetryStore {
 
   static async open(opts: DuckDbStoreOptions = {}): Promise<DuckDbStore> {
     const limit = opts.memoryLimit?.trim();
-    if (limit !== undefined && !MEMORY_SIZE.test(limit)) {
+    if (limit !== undefined && !isMemorySize(limit)) {
       throw new StoreError(
         `the DuckDB memory limit must be a size such as 512MB or 2GB, got "${opts.memoryLimit}"`,
         false,
