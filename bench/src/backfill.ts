@@ -1,10 +1,10 @@
 /**
- * `pnpm bench backfill [--days 365] [--batch 50000] [--memory-limit 1GB]`
+ * `pnpm bench backfill [--days 365] [--batch 50000] [--memory-limit 1GB|duckdb]`
  *
  * The demo history through `backfillHistory` (6 simulated meters, one reading a minute) into a DuckDB
  * file in a temp dir, then one `refreshRollups` for the whole range: generation + write time and rate,
  * refresh time, total, and the process's peak resident memory (DuckDB's cache is most of it;
- * `--memory-limit` caps it as `KW_DUCKDB_MEMORY_LIMIT` does). Progress goes to stderr; the last stdout
+ * `--memory-limit`: see memory.ts). Progress goes to stderr; the last stdout
  * line is the JSON result.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,6 +12,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { backfillHistory, DEMO_DEVICES } from '@kilowatch/ingest';
 import { createDuckDbStore } from '@kilowatch/tsdb';
+import { memoryLimitArg } from './memory.ts';
 
 const log = (msg: string) => process.stderr.write(`[backfill bench] ${msg}\n`);
 
@@ -24,8 +25,7 @@ function arg(args: string[], name: string, dflt: number): number {
 export default async function (args: string[]): Promise<object> {
   const days = arg(args, 'days', 365);
   const batchSize = arg(args, 'batch', 50_000);
-  const limitAt = args.indexOf('--memory-limit');
-  const memoryLimit = limitAt >= 0 ? args[limitAt + 1] : undefined;
+  const memoryLimit = memoryLimitArg(args);
   const dir = await mkdtemp(join(tmpdir(), 'kw-bench-backfill-'));
   const to = Math.floor(Date.now() / 60_000) * 60_000;
   const from = to - days * 86_400_000;

@@ -3,12 +3,13 @@
  * queue (POST /api/exports, then waiting for the job), with wall time and the process's peak memory.
  */
 import { stat } from 'node:fs/promises';
+import { memoryLimitArg } from './memory.ts';
 import { arg, benchApp } from './query.ts';
 
 export default async function exportBench(args: string[]): Promise<object> {
   const days = arg(args, 'days', 365);
   const from = Date.parse('2025-01-01T00:00:00Z');
-  const b = await benchApp(1, days, from);
+  const b = await benchApp(1, days, from, memoryLimitArg(args));
   try {
     if (global.gc) global.gc();
     const baseRss = process.memoryUsage().rss;

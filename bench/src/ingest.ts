@@ -1,6 +1,6 @@
 /**
  * `pnpm bench ingest [--seconds 40] [--devices 50] [--rate 5000] [--publishers <devices>] [--backlog 4000] [--skip-influx]
- *   [--outage 30] [--cpu-profile <dir>] [--no-decode-thread]`
+ *   [--outage 30] [--cpu-profile <dir>] [--no-decode-thread] [--memory-limit 1GB|duckdb]`
  *
  * Simulated three-phase readings (~40 values each) published over MQTT at QoS 1 by publisher clients in
  * a worker thread, (a) into the embedded broker + DuckDB (file in a temp dir) and (b) into Mosquitto +
@@ -27,6 +27,7 @@ import {
 } from '@kilowatch/ingest';
 import { findServerBinary, runStoreOutageScenario, startMosquitto } from '@kilowatch/ingest/testing';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import { memoryLimitArg } from './memory.ts';
 
 const log = (msg: string) => process.stderr.write(`[ingest bench] ${msg}\n`);
 
@@ -378,7 +379,10 @@ export default async function (args: string[]): Promise<object> {
   const dir = await mkdtemp(join(tmpdir(), 'kw-bench-ingest-'));
   try {
     const broker = await startEmbeddedBroker({ port: 0 });
-    const store = await createDuckDbStore({ path: join(dir, 'telemetry.duckdb') });
+    const store = await createDuckDbStore({
+      path: join(dir, 'telemetry.duckdb'),
+      memoryLimit: memoryLimitArg(args),
+    });
     let embedded: CaseResult;
     try {
       embedded = await runCase('embedded', store, { broker }, opts);

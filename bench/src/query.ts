@@ -1,5 +1,5 @@
 /**
- * `pnpm bench query [--devices 20] [--days 365] [--runs 100] [--memory-limit 1GB]`: analytics answers through the API (HTTP on loopback,
+ * `pnpm bench query [--devices 20] [--days 365] [--runs 100] [--memory-limit 1GB|duckdb]`: analytics answers through the API (HTTP on loopback,
  * the client in a worker thread)
  * over a DuckDB file of 1-minute readings — a one-year chart at 1 h, a yearly heatmap, a one-day raw chart
  * and a comparison of 4 devices (at 1 h, and at the interval the analytics screen gets by not naming one) —
@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { buildApp, createPgliteSql } from '@kilowatch/api';
 import type { Reading } from '@kilowatch/core';
 import { createDuckDbStore, type DuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import { memoryLimitArg } from './memory.ts';
 
 export function arg(args: string[], name: string, fallback: number): number {
   const i = args.indexOf(`--${name}`);
@@ -189,8 +190,7 @@ export default async function query(args: string[]): Promise<object> {
   const runs = arg(args, 'runs', 100);
   const from = Date.parse('2025-01-01T00:00:00Z');
   const to = from + days * 86_400_000;
-  const limitAt = args.indexOf('--memory-limit');
-  const b = await benchApp(devices, days, from, limitAt >= 0 ? args[limitAt + 1] : undefined);
+  const b = await benchApp(devices, days, from, memoryLimitArg(args));
   try {
     const id = b.deviceIds[0]!;
     const range = `from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`;

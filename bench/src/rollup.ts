@@ -17,6 +17,7 @@ import { DAY_MS, MINUTE_MS, type Reading } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
 import { type InfluxTestServer, startInfluxServer } from '@kilowatch/influx/testing';
 import { createDuckDbStore, type QuerySource, type TelemetryStore } from '@kilowatch/tsdb';
+import { memoryLimitArg } from './memory.ts';
 
 interface Args {
   devices: number;
@@ -26,6 +27,7 @@ interface Args {
   influxDevices: number;
   influxDays: number;
   influxStepMin: number;
+  memoryLimit: string | undefined;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -37,6 +39,7 @@ function parseArgs(argv: string[]): Args {
     influxDevices: 20,
     influxDays: 365,
     influxStepMin: 15,
+    memoryLimit: memoryLimitArg(argv),
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -53,6 +56,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--influx-devices') a.influxDevices = num();
     else if (k === '--influx-days') a.influxDays = num();
     else if (k === '--influx-step-min') a.influxStepMin = num();
+    else if (k === '--memory-limit') i++;
     else if (k === '--engine') {
       if (v !== 'duckdb' && v !== 'influx' && v !== 'all')
         throw new Error('--engine is duckdb, influx or all');
@@ -227,7 +231,10 @@ export default async function rollup(argv: string[]): Promise<object> {
   if (args.engine === 'duckdb' || args.engine === 'all') {
     const dir = mkdtempSync(join(tmpdir(), 'kilowatch-bench-rollup-'));
     try {
-      const store = await createDuckDbStore({ path: join(dir, 'bench.duckdb') });
+      const store = await createDuckDbStore({
+        path: join(dir, 'bench.duckdb'),
+        memoryLimit: args.memoryLimit,
+      });
       try {
         results.push(await runCase('duckdb', store, args.devices, args.days, 1, args.reps));
       } finally {
