@@ -526,6 +526,24 @@ export function describeTelemetryStoreConformance(label: string, open: () => Pro
               a.series[p]![s],
               b.series[p]![s]!.map((v) => v),
             );
+        // Fewer statistics from raw readings, alone and beside another answer on the same parameter.
+        const [maxOnly, avgMin, avgOnly] = await seriesOfMany(store, [
+          { ...q, source: 'raw', stats: ['max'] },
+          { ...q, source: 'raw', stats: ['avg', 'min'] },
+          { ...q, source: 'raw', params: ['vave1'], stats: ['avg'] },
+        ]);
+        const alone = await store.series({ ...q, source: 'raw', stats: ['min'] });
+        for (const p of q.params) {
+          expect(Object.keys(maxOnly!.series[p]!)).toEqual(['max']);
+          expect(maxOnly!.series[p]!.max).toEqual(b.series[p]!.max);
+          expect(Object.keys(avgMin!.series[p]!).sort()).toEqual(['avg', 'min']);
+          expectClose(avgMin!.series[p]!.avg, b.series[p]!.avg!);
+          expect(avgMin!.series[p]!.min).toEqual(b.series[p]!.min);
+          expect(Object.keys(alone.series[p]!)).toEqual(['min']);
+          expect(alone.series[p]!.min).toEqual(b.series[p]!.min);
+        }
+        expect(Object.keys(avgOnly!.series)).toEqual(['vave1']);
+        expectClose(avgOnly!.series.vave1!.avg, b.series.vave1!.avg!);
       }
       for (const interval of ['15m', '30m', '1h', '1d', '1mo'] as const) {
         const q: EnergyQuery = { deviceKey: dev, counters: ['eai', 'eai1', 'eai2'], from, to, interval, tz };

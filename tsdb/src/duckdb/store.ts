@@ -1383,15 +1383,32 @@ export class DuckDbStore implements TelemetryStore {
     const { params, devs, slotOf } = DuckDbStore.slotIndex(slots);
     const inner = `SELECT device, ts, ${params.map((p) => `${valueExpr(p)} AS ${q(p)}`).join(', ')} FROM readings
       WHERE device IN (${devs.join(', ')}) AND ts >= ${s0} AND ts < ${end}`;
-    const agg = params
-      .map((p) => `sum(${q(p)}) / nullif(count(${q(p)}), 0), min(${q(p)}), max(${q(p)})`)
-      .join(', ');
+    const targets = DuckDbStore.targetsOf(slots);
+    // Only the statistics some answer asks for are computed: a comparison wants averages alone.
+    const aggs: string[] = [];
+    const colOf = params.map((p) => {
+      const asked = targets.filter((_, i) => slots[i]!.param === p);
+      const col = { avg: -1, min: -1, max: -1 };
+      if (asked.some((t) => t.avg.length > 0)) {
+        col.avg = 2 + aggs.length;
+        aggs.push(`sum(${q(p)}) / nullif(count(${q(p)}), 0)`);
+      }
+      if (asked.some((t) => t.min.length > 0)) {
+        col.min = 2 + aggs.length;
+        aggs.push(`min(${q(p)})`);
+      }
+      if (asked.some((t) => t.max.length > 0)) {
+        col.max = 2 + aggs.length;
+        aggs.push(`max(${q(p)})`);
+      }
+      return col;
+    });
+    if (aggs.length === 0) return;
     const bucket =
       interval === '1d'
         ? bucketStartSql('ts', starts, end)
         : `ts // ${ROLLUP_STEP_MS[interval]} * ${ROLLUP_STEP_MS[interval]}`;
-    const sql = `SELECT device::DOUBLE, (${bucket})::DOUBLE AS b, ${agg} FROM (${inner}) x GROUP BY device, b`;
-    const targets = DuckDbStore.targetsOf(slots);
+    const sql = `SELECT device::DOUBLE, (${bucket})::DOUBLE AS b, ${aggs.join(', ')} FROM (${inner}) x GROUP BY device, b`;
     const step = interval === '1d' ? 0 : ROLLUP_STEP_MS[interval];
     const index = new Map(step === 0 ? starts.map((s, i) => [s, i]) : []);
     await this.eachChunk(this.r, sql, (cols, n) => {
@@ -1406,9 +1423,10 @@ export class DuckDbStore implements TelemetryStore {
           const slot = slotOf.get(dev * params.length + k);
           if (slot === undefined) continue;
           const tg = targets[slot]!;
-          for (const out of tg.avg) out[i] = asNum(cols[2 + 3 * k]!.getItem(r));
-          for (const out of tg.min) out[i] = asNum(cols[3 + 3 * k]!.getItem(r));
-          for (const out of tg.max) out[i] = asNum(cols[4 + 3 * k]!.getItem(r));
+          const col = colOf[k]!;
+          for (const out of tg.avg) out[i] = asNum(cols[col.avg]!.getItem(r));
+          for (const out of tg.min) out[i] = asNum(cols[col.min]!.getItem(r));
+          for (const out of tg.max) out[i] = asNum(cols[col.max]!.getItem(r));
         }
       }
     });
