@@ -362,6 +362,32 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     }
   }, 90_000);
 
+  it('stays signed in when the token check itself fails (500)', async () => {
+    // The check before a route change is about the token; a server error there says nothing about it.
+    const before = await token();
+    const loggedBefore = consoleErrors.length;
+    let failed = 0;
+    await page.route('**/api/account/verifytoken', async (route) => {
+      failed++;
+      await route.fulfill({
+        status: 500,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'Internal server error' }),
+      });
+    });
+    try {
+      await page.goto(`${api.url}/dashboard`);
+      await page.getByTestId('device-row').first().waitFor();
+      expect(failed).toBeGreaterThanOrEqual(1);
+      expect(page.url()).toMatch(/\/dashboard$/);
+      expect(await token()).toBe(before);
+    } finally {
+      await page.unroute('**/api/account/verifytoken');
+      const logged = consoleErrors.splice(loggedBefore);
+      consoleErrors.push(...logged.filter((m) => !/status of 500/.test(m)));
+    }
+  });
+
   it('shows the not-found page for an unknown path', async () => {
     await page.goto(`${api.url}/no/such/page`);
     await page.waitForURL(/\/404$/);

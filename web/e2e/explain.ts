@@ -1,6 +1,6 @@
 /**
  * What a browser test saw when it failed, printed beside the failure: the page's address and visible text,
- * the answers the API refused, and the API's last output. A CI run keeps nothing else of a failed browser
+ * the answers the API refused, the API's last answers to /api/ requests, and its last output. A CI run keeps nothing else of a failed browser
  * test, so this is what tells a timing problem (a shed request, a slow reload) from a broken screen.
  */
 import type { Page } from 'playwright-core';
@@ -31,7 +31,10 @@ export function explainFailures(context: () => FailureContext): void {
       }
       const noted = notes?.() ?? [];
       if (noted.length > 0) lines.push(`noted: ${noted.slice(-20).join(' | ')}`);
-      if (api) lines.push(`API output, last lines:\n${api.output().slice(-4000)}`);
+      if (api) {
+        lines.push(`API requests, last 40:\n${api.requests().slice(-40).join('\n')}`);
+        lines.push(`API output, last lines:\n${api.output().slice(-4000)}`);
+      }
       console.error(`[${test.task.name}] when it failed:\n${lines.join('\n')}`);
     });
   });

@@ -129,6 +129,8 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
     await page.goto(`${api.url}/sign-in`);
     await page.getByTestId('demo').click();
     await page.waitForURL(/\/dashboard/);
+    // The dashboard's rows: the token check that opens the app has finished before the test navigates on.
+    await page.getByTestId('device-row').first().waitFor();
     tz = (await page.evaluate(() => localStorage.getItem('kw.timezone'))) || DEFAULT_TIMEZONE;
     yesterday = localDateString(startOfLocalDay(Date.now(), tz) - DAY_MS / 2, tz);
     const devices = await get<ApiDevice[]>('/api/devices');

@@ -135,6 +135,8 @@ export interface RunningApi {
   dataDir: string;
   /** Everything the API printed, for failure messages. */
   output: () => string;
+  /** The API's last answers to /api/ requests, one line each (`POST /api/demo → 200 12 ms`), oldest first. */
+  requests: () => readonly string[];
   stop: () => Promise<void>;
 }
 
@@ -172,8 +174,38 @@ export async function startApi(opts: {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Request lines are paired with their answers by request id; assets are left out, so a failure shows the
+  // calls that decide what a screen does (a 401 before a sign-in page, a 503 before a timeout).
+  const answered: string[] = [];
+  const asked = new Map<string, string>();
+  let partial = '';
+  const note = (line: string) => {
+    if (!line.startsWith('{')) return;
+    try {
+      const e = JSON.parse(line) as {
+        reqId?: string;
+        req?: { method?: string; url?: string };
+        res?: { statusCode?: number };
+        responseTime?: number;
+      };
+      if (!e.reqId) return;
+      if (e.req?.url?.startsWith('/api/')) asked.set(e.reqId, `${e.req.method} ${e.req.url.slice(0, 120)}`);
+      const what = asked.get(e.reqId);
+      if (e.res && what) {
+        asked.delete(e.reqId);
+        answered.push(`${what} → ${e.res.statusCode} ${Math.round(e.responseTime ?? 0)} ms`);
+        if (answered.length > 200) answered.shift();
+      }
+    } catch {
+      // not a log line of the API's logger
+    }
+  };
   const keep = (b: Buffer) => {
-    log = (log + b.toString()).slice(-20_000);
+    const text = b.toString();
+    log = (log + text).slice(-20_000);
+    const lines = (partial + text).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) note(line);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
@@ -214,7 +246,7 @@ export async function startApi(opts: {
       if (res.ok && (await fetch(`${url}/`)).ok) {
         history = ((await res.json()) as { demoHistory?: { state?: string } }).demoHistory?.state ?? 'none';
         if (!opts.waitForDemoHistory || history === 'done')
-          return { url, port, mqttPort, dataDir, output: () => log, stop };
+          return { url, port, mqttPort, dataDir, output: () => log, requests: () => answered, stop };
       }
     } catch {
       // not listening yet

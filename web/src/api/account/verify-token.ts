@@ -4,8 +4,9 @@ import { VerifyTokenSchema } from '../schemas.ts';
 
 /**
  * Checks the stored token before a route change. The body is built at send time so a retry after a
- * transparent refresh verifies the new token. Only a definite answer fails verification: a busy server
- * (503), a rate limit or a dropped connection says nothing about the token and keeps the user signed in.
+ * transparent refresh verifies the new token. Only the server's 401 (after a failed refresh) fails
+ * verification: a busy server (503), a rate limit, a server error (5xx), a dropped connection or an
+ * unreadable answer says nothing about the token and keeps the user signed in; the next request decides.
  */
 export async function verifyToken(): Promise<boolean> {
   try {
@@ -17,6 +18,6 @@ export async function verifyToken(): Promise<boolean> {
     if (answer.valid) markVerified();
     return answer.valid;
   } catch (err) {
-    return err instanceof ApiError && err.retryable;
+    return !(err instanceof ApiError && err.status === 401);
   }
 }
