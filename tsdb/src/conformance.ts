@@ -242,6 +242,49 @@ export function describeTelemetryStoreConformance(label: string, open: () => Pro
         }
     });
 
+    it('answers null where a parameter is missing while others of the same device and of other devices are there', async () => {
+      const [a, b] = [newKey(), newKey()];
+      const readings: Reading[] = [];
+      // A day at 1-minute steps: `a` reports vave1 throughout and vave2 except from 12:00 to 18:00; `b`
+      // reports vave2 throughout.
+      for (let m = 0; m < 24 * 60; m++) {
+        const ts = T0 + m * MINUTE_MS;
+        const gap = m >= 12 * 60 && m < 18 * 60;
+        readings.push({
+          deviceKey: a,
+          ts,
+          values: { vave1: 220 + (m % 15), ...(gap ? {} : { vave2: 230 }) },
+        });
+        readings.push({ deviceKey: b, ts, values: { vave2: 240 } });
+      }
+      await store.write(readings);
+      await refresh();
+      const buckets = 96;
+      const inGap = (i: number) => i >= 48 && i < 72;
+      for (const source of [undefined, 'raw'] as const) {
+        const base = { from: T0, to: T0 + DAY, interval: '15m' as const, ...(source ? { source } : {}) };
+        const label = source ?? 'rollups';
+        const one = await store.series({
+          ...base,
+          deviceKey: a,
+          params: ['vave1', 'vave2'],
+          stats: ['min', 'avg', 'max'],
+        });
+        expect(one.series.vave1!.avg, label).toEqual(new Array(buckets).fill(227));
+        expect(one.series.vave1!.min, label).toEqual(new Array(buckets).fill(220));
+        for (const st of ['min', 'avg', 'max'] as const)
+          expect(one.series.vave2![st], `${label} ${st}`).toEqual(
+            Array.from({ length: buckets }, (_, i) => (inGap(i) ? null : 230)),
+          );
+        const [ma, mb] = await seriesOfMany(store, [
+          { ...base, deviceKey: a, params: ['vave2'], stats: ['avg'] },
+          { ...base, deviceKey: b, params: ['vave2'], stats: ['avg'] },
+        ]);
+        expect(ma!.series.vave2!.avg, label).toEqual(one.series.vave2!.avg);
+        expect(mb!.series.vave2!.avg, label).toEqual(new Array(buckets).fill(240));
+      }
+    });
+
     it('combines phases: voltages averaged, powers summed, per reading', async () => {
       const dev = newKey();
       await store.write([

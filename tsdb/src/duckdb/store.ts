@@ -23,7 +23,6 @@ import {
   DuckDBInstance,
   type DuckDBType,
   type DuckDBValue,
-  type DuckDBVector,
   INTEGER,
 } from '@duckdb/node-api';
 import bindings from '@duckdb/node-bindings';
@@ -64,6 +63,7 @@ import {
   type WriteResult,
 } from '../port.ts';
 import { bucketStartSql, calendarBuckets } from './calendar.ts';
+import { assertDoubleColumns, type DoubleColumn, doubleColumns, valueAt } from './chunks.ts';
 import { counterStepsSql } from './counters.ts';
 import { Journal } from './journal.ts';
 import { Mutex } from './mutex.ts';
@@ -368,11 +368,11 @@ export class DuckDbStore implements TelemetryStore {
     }
   }
 
-  /** Runs a query and hands each result chunk's column vectors to `visit`. */
+  /** Runs a query whose columns are all DOUBLE and hands each result chunk's columns to `visit`. */
   private async eachChunk(
     conn: DuckDBConnection,
     sql: string,
-    visit: (cols: DuckDBVector[], rowCount: number) => void,
+    visit: (cols: DoubleColumn[], rowCount: number) => void,
   ): Promise<void> {
     let result: Awaited<ReturnType<DuckDBConnection['run']>>;
     try {
@@ -380,10 +380,13 @@ export class DuckDbStore implements TelemetryStore {
     } catch (e) {
       throw new StoreError(`DuckDB query failed: ${(e as Error).message}`, false, 'internal', { cause: e });
     }
+    assertDoubleColumns(
+      Array.from({ length: result.columnCount }, (_, j) => result.columnTypeId(j)),
+      sql,
+    );
     for (let c = 0; c < result.chunkCount; c++) {
       const chunk = result.getChunk(c);
-      const cols = Array.from({ length: chunk.columnCount }, (_, j) => chunk.getColumnVector(j));
-      visit(cols, chunk.rowCount);
+      visit(doubleColumns(chunk), chunk.rowCount);
     }
   }
 
@@ -1412,21 +1415,22 @@ export class DuckDbStore implements TelemetryStore {
     const step = interval === '1d' ? 0 : ROLLUP_STEP_MS[interval];
     const index = new Map(step === 0 ? starts.map((s, i) => [s, i]) : []);
     await this.eachChunk(this.r, sql, (cols, n) => {
-      const [dv, bv] = cols as DuckDBVector[];
+      const dv = cols[0]!.values;
+      const bv = cols[1]!.values;
       for (let r = 0; r < n; r++) {
-        const t = bv!.getItem(r) as number;
+        const t = bv[r]!;
         let i = step > 0 ? (t - s0) / step : -1;
         if (starts[i] !== t) i = index.get(t) ?? -1;
         if (i < 0) continue;
-        const dev = dv!.getItem(r) as number;
+        const dev = dv[r]!;
         for (let k = 0; k < params.length; k++) {
           const slot = slotOf.get(dev * params.length + k);
           if (slot === undefined) continue;
           const tg = targets[slot]!;
           const col = colOf[k]!;
-          for (const out of tg.avg) out[i] = asNum(cols[col.avg]!.getItem(r));
-          for (const out of tg.min) out[i] = asNum(cols[col.min]!.getItem(r));
-          for (const out of tg.max) out[i] = asNum(cols[col.max]!.getItem(r));
+          for (const out of tg.avg) out[i] = valueAt(cols[col.avg]!, r);
+          for (const out of tg.min) out[i] = valueAt(cols[col.min]!, r);
+          for (const out of tg.max) out[i] = valueAt(cols[col.max]!, r);
         }
       }
     });
@@ -1460,23 +1464,31 @@ export class DuckDbStore implements TelemetryStore {
         : `SELECT bucket::DOUBLE, ${key}, sum / nullif(cnt, 0), min, max FROM rollup_${interval} ${where}`;
     const index = new Map(step === 0 ? starts.map((s, i) => [s, i]) : []);
     await this.eachChunk(this.r, sql, (cols, n) => {
-      const [bv, kv, av, miv, mav] = cols as DuckDBVector[];
+      const [bc, kc, av, miv, mav] = cols as [
+        DoubleColumn,
+        DoubleColumn,
+        DoubleColumn,
+        DoubleColumn,
+        DoubleColumn,
+      ];
+      const bv = bc.values;
+      const kv = kc.values;
       for (let r = 0; r < n; r++) {
-        const b = bv!.getItem(r) as number;
+        const b = bv[r]!;
         const i = step > 0 ? (b - s0) / step : (index.get(b) ?? -1);
-        const slot = slotOf.get(kv!.getItem(r) as number);
+        const slot = slotOf.get(kv[r]!);
         if (slot === undefined || !(i >= 0 && i < starts.length && (i | 0) === i)) continue;
         const t = targets[slot]!;
         if (t.avg.length > 0) {
-          const v = asNum(av!.getItem(r));
+          const v = valueAt(av, r);
           for (const out of t.avg) out[i] = v;
         }
         if (t.min.length > 0) {
-          const v = asNum(miv!.getItem(r));
+          const v = valueAt(miv, r);
           for (const out of t.min) out[i] = v;
         }
         if (t.max.length > 0) {
-          const v = asNum(mav!.getItem(r));
+          const v = valueAt(mav, r);
           for (const out of t.max) out[i] = v;
         }
       }
@@ -1556,13 +1568,15 @@ export class DuckDbStore implements TelemetryStore {
         const arrays = counters.map((c) => perCounter.get(c)!);
         const step = calendar ? 0 : ROLLUP_STEP_MS[query.interval as RollupInterval];
         await this.eachChunk(this.r, sql, (cols, n) => {
-          const [bv, kv, ev] = cols as [DuckDBVector, DuckDBVector, DuckDBVector];
+          const [bc, kc, ec] = cols as [DoubleColumn, DoubleColumn, DoubleColumn];
+          const bv = bc.values;
+          const kv = kc.values;
           for (let r = 0; r < n; r++) {
-            const t = bv.getItem(r) as number;
+            const t = bv[r]!;
             let i = step > 0 ? (t - s0) / step : -1;
             if (starts[i] !== t) i = index.get(t) ?? -1;
-            const arr = arrays[kv.getItem(r) as number];
-            if (i >= 0 && arr) arr[i] = asNum(ev.getItem(r));
+            const arr = arrays[kv[r]!];
+            if (i >= 0 && arr) arr[i] = valueAt(ec, r);
           }
         });
         rows = [];
