@@ -1,8 +1,9 @@
 /**
  * `pnpm bench query [--devices 20] [--days 365] [--runs 100] [--memory-limit 1GB|duckdb]`: analytics answers through the API (HTTP on loopback,
  * the client in a worker thread)
- * over a DuckDB file of 1-minute readings — a one-year chart at 1 h, a yearly heatmap, a one-day raw chart
- * and a comparison of 4 devices (at 1 h, and at the interval the analytics screen gets by not naming one) —
+ * over a DuckDB file of 1-minute readings — a one-year chart at 1 h, a yearly heatmap, a one-day raw chart,
+ * a comparison of 4 devices (at 1 h, and at the interval the analytics screen gets by not naming one) and
+ * the consumption table of 4 devices per day —
  * each timed again with `source=raw` (the same answer from raw readings).
  * Prints p50/p95 per query and the raw/rollup ratio.
  */
@@ -212,6 +213,9 @@ export default async function query(args: string[]): Promise<object> {
       comparison4: `/api/comparisons/${comparisonId}/data?interval=1h&${range}`,
       // As the analytics screen asks it: no interval, so the API picks the finest with ≤ 2,000 points.
       comparison4Auto: `/api/comparisons/${comparisonId}/data?${range}`,
+      // The analytics consumption table: 4 devices' import, export and balance per local day for the year
+      // (balance netted per hour across phases, then summed into days).
+      consumption4: `/api/analytics/consumption?deviceIds=${b.deviceIds.slice(0, 4).join(',')}&interval=1d&${range}`,
     };
     const client = httpClient(await b.app.listen({ port: 0, host: '127.0.0.1' }), b.token);
     const results: Record<string, object> = {};

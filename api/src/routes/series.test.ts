@@ -185,6 +185,26 @@ describe('telemetry routes on DuckDB', () => {
     expect(garage).toEqual([expect.closeTo(1.5, 9), expect.closeTo(2, 9)]);
   });
 
+  it('gives the same consumption table from raw readings (source=raw) as from rollups', async () => {
+    const url = `/api/analytics/consumption?deviceIds=${meter.id},${second.id}&from=${iso(DAY0)}&to=${iso(DAY0 + 2 * 86_400_000)}&interval=1d`;
+    const rolled = await get(alice, url);
+    const raw = await get(alice, `${url}&source=raw`);
+    expect(rolled.statusCode, rolled.body).toBe(200);
+    expect(raw.statusCode, raw.body).toBe(200);
+    type Row = { deviceId: number; bucket: number; import: number | null };
+    const rows = (r: typeof raw) => (r.json().rows as Row[]).map((x) => [x.deviceId, x.bucket, x.import]);
+    // Three local days (the range starts at 01:00 in Warsaw), both meters: 1 kWh/h on Main from its first
+    // minute, 2 kWh/h on Garage from its first 15 minutes.
+    expect(rows(rolled)).toHaveLength(6);
+    expect(rows(rolled).reduce((s, [, , e]) => s + (e as number), 0)).toBeCloseTo(48 - 1 / 60 + 96 - 0.5, 6);
+    for (const [i, [dev, bucket, e]] of rows(raw).entries()) {
+      expect([dev, bucket]).toEqual(rows(rolled)[i]!.slice(0, 2));
+      expect(e).toBeCloseTo(rows(rolled)[i]![2] as number, 9);
+    }
+    const bad = await get(alice, `${url}&source=cache`);
+    expect(bad.statusCode).toBe(400);
+  });
+
   it('keeps comparisons per user with the SPEC messages, and answers one block per member', async () => {
     const bad = await as(t.app, alice, {
       method: 'POST',

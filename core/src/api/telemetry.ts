@@ -119,6 +119,7 @@ export const ConsumptionQuerySchema = v.object({
   from: RangeInstantSchema,
   to: RangeInstantSchema,
   interval: v.optional(v.picklist(['1h', '1d', '1mo'] as const, 'Choose 1h, 1d or 1mo.'), '1d'),
+  source: SourceSchema,
 });
 
 export const ComparisonDataQuerySchema = v.object({
