@@ -283,6 +283,18 @@ export function describeTelemetryStoreConformance(label: string, open: () => Pro
         expect(ma!.series.vave2!.avg, label).toEqual(one.series.vave2!.avg);
         expect(mb!.series.vave2!.avg, label).toEqual(new Array(buckets).fill(240));
       }
+      // Raw readings from 11:00 to 13:00: vave2 is there for the first hour only.
+      const raw = await store.series({
+        deviceKey: a,
+        params: ['vave1', 'vave2'],
+        from: T0 + 11 * HOUR_MS,
+        to: T0 + 13 * HOUR_MS,
+        interval: 'raw',
+        stats: ['avg'],
+      });
+      expect(raw.t).toEqual(Array.from({ length: 120 }, (_, k) => T0 + 11 * HOUR_MS + k * MINUTE_MS));
+      expect(raw.series.vave1!.avg).toEqual(Array.from({ length: 120 }, (_, k) => 220 + ((660 + k) % 15)));
+      expect(raw.series.vave2!.avg).toEqual(Array.from({ length: 120 }, (_, k) => (k < 60 ? 230 : null)));
     });
 
     it('combines phases: voltages averaged, powers summed, per reading', async () => {

@@ -1281,16 +1281,25 @@ export class DuckDbStore implements TelemetryStore {
       for (const p of params) series[p] = Object.fromEntries(stats.map((s) => [s, []]));
       if (dev === undefined || params.length === 0) return { ...base, t: [], series };
       const exprs = params.map((p) => valueExpr(p));
-      const rows = await this.rows(
+      const t: number[] = [];
+      const vals: (number | null)[][] = params.map(() => []);
+      await this.eachChunk(
         this.r,
-        `SELECT * FROM (SELECT ts::DOUBLE AS ts, ${exprs.map((e, i) => `${e} AS v${i}`).join(', ')}
+        `SELECT * FROM (SELECT ts::DOUBLE AS ts, ${exprs.map((e, i) => `(${e})::DOUBLE AS v${i}`).join(', ')}
            FROM readings WHERE device = ${dev} AND ts >= ${query.from} AND ts < ${query.to})
          WHERE ${params.map((_, i) => `v${i} IS NOT NULL`).join(' OR ')} ORDER BY ts`,
+        (cols, n) => {
+          const tv = cols[0]!.values;
+          for (let r = 0; r < n; r++) t.push(tv[r]!);
+          for (let i = 0; i < params.length; i++) {
+            const c = cols[i + 1]!;
+            const out = vals[i]!;
+            for (let r = 0; r < n; r++) out.push(valueAt(c, r));
+          }
+        },
       );
-      const t = rows.map((r) => r[0] as number);
       params.forEach((p, i) => {
-        const vals = rows.map((r) => asNum(r[i + 1]!));
-        for (const s of stats) series[p]![s] = vals;
+        for (const s of stats) series[p]![s] = vals[i]!;
       });
       return { ...base, t, series };
     }
