@@ -168,7 +168,12 @@ export async function series(client: InfluxClient, q: SeriesQuery): Promise<Seri
   return out;
 }
 
-/** Stored gauges by `GROUP BY time()` on the server; combined ones per reading in JS. */
+/**
+ * Stored gauges by `GROUP BY time()` on the server; combined ones per reading in JS. Only the
+ * aggregates the statistics asked for need are computed (each is its own pass over the field's data):
+ * an average needs the sum, a minimum the min, a maximum the max, and the count tells a bucket with
+ * readings from one without.
+ */
 async function rawGauges(
   client: InfluxClient,
   q: SeriesQuery,
@@ -178,9 +183,15 @@ async function rawGauges(
   const stored = q.params.filter(isStoredParam);
   const combined = q.params.filter((p) => !isStoredParam(p));
   if (stored.length > 0) {
-    const fields = stored.flatMap((p) =>
-      ['sum', 'count', 'min', 'max'].map((f) => `${f}(${ident(p)}) AS ${ident(`${p}_${f}`)}`),
-    );
+    const stats = q.stats.length > 0 ? q.stats : STATS;
+    const wanted = {
+      sum: stats.includes('avg'),
+      count: true,
+      min: stats.includes('min'),
+      max: stats.includes('max'),
+    };
+    const aggregates = (['sum', 'count', 'min', 'max'] as const).filter((f) => wanted[f]);
+    const fields = stored.flatMap((p) => aggregates.map((f) => `${f}(${ident(p)}) AS ${ident(`${p}_${f}`)}`));
     const step = ROLLUP_STEP_MS[b.fine] / 60_000;
     const [res] = await client.query(
       `SELECT ${fields.join(', ')} FROM ${READINGS} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)} GROUP BY time(${step}m) fill(none)`,
@@ -191,11 +202,12 @@ async function rawGauges(
       for (const p of stored) {
         const count = row[`${p}_count`];
         if (typeof count !== 'number' || count === 0) continue;
+        // What was not computed takes the neutral value of its merge.
         merge(aggs.get(p)!, i, {
-          sum: row[`${p}_sum`] as number,
+          sum: wanted.sum ? (row[`${p}_sum`] as number) : 0,
           count,
-          min: row[`${p}_min`] as number,
-          max: row[`${p}_max`] as number,
+          min: wanted.min ? (row[`${p}_min`] as number) : Number.POSITIVE_INFINITY,
+          max: wanted.max ? (row[`${p}_max`] as number) : Number.NEGATIVE_INFINITY,
         });
       }
     }
