@@ -1155,21 +1155,29 @@ export class DuckDbStore implements TelemetryStore {
     const dev = this.ids.get(query.deviceKey);
     if (dev === undefined || params.length === 0) return { items: [], nextCursor: null };
     const any = params.map((p) => `${q(p)} IS NOT NULL`).join(' OR ');
-    const rows = await this.rows(
+    const items: RawRow[] = [];
+    let more = false;
+    await this.eachChunk(
       this.r,
-      `SELECT ts::DOUBLE, ${params.map(q).join(', ')} FROM readings
+      `SELECT ts::DOUBLE, ${params.map((p) => `${q(p)}::DOUBLE`).join(', ')} FROM readings
        WHERE device = ${dev} AND ts >= ${from} AND ts < ${query.to} AND (${any})
        ORDER BY ts LIMIT ${query.limit + 1}`,
+      (cols, n) => {
+        const ts = cols[0]!.values;
+        for (let r = 0; r < n; r++) {
+          if (items.length === query.limit) {
+            more = true;
+            return;
+          }
+          const values: Record<string, number> = {};
+          for (let i = 0; i < params.length; i++) {
+            const v = valueAt(cols[i + 1]!, r);
+            if (v !== null) values[params[i]!] = v;
+          }
+          items.push({ ts: ts[r]!, values });
+        }
+      },
     );
-    const more = rows.length > query.limit;
-    const items: RawRow[] = rows.slice(0, query.limit).map((row) => {
-      const values: Record<string, number> = {};
-      for (let i = 0; i < params.length; i++) {
-        const v = row[i + 1];
-        if (v !== null && v !== undefined) values[params[i]!] = v as number;
-      }
-      return { ts: row[0] as number, values };
-    });
     const last = items[items.length - 1];
     return { items, nextCursor: more && last ? `ts:${last.ts}` : null };
   }
