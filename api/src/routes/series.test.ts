@@ -205,6 +205,34 @@ describe('telemetry routes on DuckDB', () => {
     expect(bad.statusCode).toBe(400);
   });
 
+  it('keeps the order the devices were asked in, however many are read at a time', async () => {
+    const carol = await signUp(t.app);
+    const loc = await locationOf(t.app, carol);
+    const meters: Meter[] = [];
+    for (let i = 0; i < 7; i++) meters.push(await claimMeter(t.app, carol, loc, `Carol ${i}`));
+    // Each meter's counter rises (i + 1) kWh per hour, so a row tells which meter it came from: the hour
+    // holds three of its 15-minute steps (the fourth ends at 01:00, in the next hour).
+    const readings: Reading[] = [];
+    for (const [i, m] of meters.entries())
+      for (let k = 0; k <= 4; k++)
+        readings.push({
+          deviceKey: m.deviceKey,
+          ts: DAY0 + k * 15 * 60_000,
+          values: { eai1: 100 + ((i + 1) * k) / 4 },
+        });
+    await store.write(readings);
+    await store.refreshRollups(DAY0 + 3 * 86_400_000);
+    const order = [5, 0, 6, 2, 4, 1, 3].map((i) => meters[i]!);
+    const res = await get(
+      carol,
+      `/api/analytics/consumption?deviceIds=${order.map((m) => m.id).join(',')}&from=${iso(DAY0)}&to=${iso(DAY0 + H)}&interval=1h`,
+    );
+    expect(res.statusCode, res.body).toBe(200);
+    const rows = res.json().rows as { deviceId: number; import: number }[];
+    expect(rows.map((r) => r.deviceId)).toEqual(order.map((m) => m.id));
+    expect(rows.map((r) => r.import)).toEqual([6, 1, 7, 3, 5, 2, 4].map((e) => expect.closeTo(0.75 * e, 9)));
+  });
+
   it('keeps comparisons per user with the SPEC messages, and answers one block per member', async () => {
     const bad = await as(t.app, alice, {
       method: 'POST',
