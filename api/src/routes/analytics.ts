@@ -41,17 +41,18 @@ const analyticsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       });
       // Up to `READ_AHEAD` devices are read at a time: each one's store queries overlap the others' sums,
       // and a table of 100 devices does not put 100 reads on the store at once.
+      const contexts = devices.map(contextOf);
       const answers: Awaited<ReturnType<typeof energySeries>>[] = new Array(devices.length);
       let next = 0;
       const reader = async () => {
         for (let k = next++; k < devices.length; k = next++)
-          answers[k] = await energySeries(app.store, contextOf(devices[k]!), range, q.interval, q.source);
+          answers[k] = await energySeries(app.store, contexts[k]!, range, q.interval, q.source);
       };
       await Promise.all(Array.from({ length: Math.min(READ_AHEAD, devices.length) }, reader));
       const rows: v.InferOutput<typeof ConsumptionSchema>['rows'] = [];
       for (const [k, d] of devices.entries()) {
         const e = answers[k]!;
-        const ctx = contextOf(d);
+        const ctx = contexts[k]!;
         for (let i = 0; i < e.t.length; i++) {
           rows.push({
             deviceId: d.id,
