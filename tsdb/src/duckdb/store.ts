@@ -1409,17 +1409,10 @@ export class DuckDbStore implements TelemetryStore {
     const colOf = params.map((p) => {
       const asked = targets.filter((_, i) => slots[i]!.param === p);
       const col = { avg: -1, min: -1, max: -1 };
-      if (asked.some((t) => t.avg.length > 0)) {
-        col.avg = 2 + aggs.length;
-        aggs.push(`sum(${q(p)}) / nullif(count(${q(p)}), 0)`);
-      }
-      if (asked.some((t) => t.min.length > 0)) {
-        col.min = 2 + aggs.length;
-        aggs.push(`min(${q(p)})`);
-      }
-      if (asked.some((t) => t.max.length > 0)) {
-        col.max = 2 + aggs.length;
-        aggs.push(`max(${q(p)})`);
+      for (const st of ['avg', 'min', 'max'] as const) {
+        if (!asked.some((t) => t[st].length > 0)) continue;
+        col[st] = 2 + aggs.length;
+        aggs.push(st === 'avg' ? `sum(${q(p)}) / nullif(count(${q(p)}), 0)` : `${st}(${q(p)})`);
       }
       return col;
     });
