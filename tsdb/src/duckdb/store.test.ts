@@ -219,6 +219,55 @@ describe('DuckDB engine', () => {
     await store.close();
   });
 
+  it('rollups refreshed while a bulk load commits still take in what it wrote', async () => {
+    // The demo's order: the recent days are written live first, then the year before them in bulk,
+    // with the rollup scheduler running all along.
+    const store = await createDuckDbStore({ path: join(dir, 'bulk-refresh.duckdb') });
+    const dev = 'b01c00000009';
+    const days = 30;
+    const reading = (m: number): Reading => ({
+      deviceKey: dev,
+      ts: T0 + m * MIN,
+      values: { vave1: 220 + (m % 7), eai1: (m * 12) / 1000 },
+    });
+    const recent: Reading[] = [];
+    for (let m = days * 1440; m < (days + 2) * 1440; m++) recent.push(reading(m));
+    await store.write(recent);
+    await store.refreshRollups(T0 + (days + 2) * 1440 * MIN);
+    async function* history() {
+      for (let m0 = 0; m0 < days * 1440; m0 += 10_000) {
+        const batch: Reading[] = [];
+        for (let m = m0; m < Math.min(days * 1440, m0 + 10_000); m++) batch.push(reading(m));
+        yield batch;
+      }
+    }
+    let done = false;
+    const bulk = store.writeBulk!(history()).finally(() => {
+      done = true;
+    });
+    let refreshes = 0;
+    while (!done) {
+      await store.refreshRollups(T0 + (days + 2) * 1440 * MIN);
+      refreshes++;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(await bulk).toEqual({ written: days * 1440 });
+    expect(refreshes).toBeGreaterThan(1);
+    await store.refreshRollups(T0 + (days + 2) * 1440 * MIN);
+    const range = { deviceKey: dev, from: T0, to: T0 + (days + 2) * 1440 * MIN, tz: 'UTC' } as const;
+    const energy = { ...range, counters: ['eai1'], interval: '1d' } as const;
+    const fromRollups = await store.energy(energy);
+    // 1,440 minutes × 12 Wh a day (the first day one step less): none empty, none holding the days
+    // before it.
+    expect(fromRollups.energy.eai1).toHaveLength(days + 2);
+    for (const [d, e] of fromRollups.energy.eai1!.entries())
+      expect(e, `day ${d}`).toBeCloseTo(d === 0 ? 17.268 : 17.28, 9);
+    expect(fromRollups).toEqual(await store.energy({ ...energy, source: 'raw' }));
+    const series = { ...range, params: ['vave1'], interval: '1h', stats: ['avg', 'min', 'max'] } as const;
+    expect(await store.series(series)).toEqual(await store.series({ ...series, source: 'raw' }));
+    await store.close();
+  });
+
   it('writes a large batch in one call and reads it all back', async () => {
     const store = await createDuckDbStore();
     const dev = 'b1b2c3d4e5f6';

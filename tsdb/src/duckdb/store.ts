@@ -791,8 +791,8 @@ export class DuckDbStore implements TelemetryStore {
    * row-group size, so the rows are compressed straight into the database file instead of passing
    * through the write-ahead log and a checkpoint (about 3× less work for the wide `readings` table), and
    * live writes on the write connection commit meanwhile. Around each transaction a short turn on the
-   * write connection registers new devices and the rollup dirty mark before, and the newest values
-   * after; a crash in between leaves at most a dirty mark with nothing behind it.
+   * write connection registers new devices and the rollup dirty mark before, and the dirty mark again
+   * and the newest values after; a crash in between leaves at most a dirty mark with nothing behind it.
    */
   async writeBulk(batches: AsyncIterable<readonly Reading[]>): Promise<WriteResult> {
     this.assertOpen();
@@ -940,10 +940,14 @@ export class DuckDbStore implements TelemetryStore {
       await conn.run('ROLLBACK').catch(() => undefined);
       throw e;
     }
-    // After: the newest values in memory, then a snapshot of them with each device's newest timestamp
-    // (consistent with the live writes meanwhile, which are in memory too).
+    // After: the dirty mark again — a rollup refresh that ran while the transaction was open saw none of
+    // its rows and cleared the first mark — then the newest values in memory, and a snapshot of them with
+    // each device's newest timestamp (consistent with the live writes meanwhile, which are in memory too).
     await this.lock.run(async () => {
       if (this.closed) return;
+      await this.exec(`UPDATE rollup_state SET dirty_from = least(coalesce(dirty_from, v.mn), v.mn)
+        FROM (VALUES ${[...range].map(([id, [mn]]) => `(${id}, ${mn})`).join(', ')}) v(d, mn) WHERE device = v.d`);
+      for (const [id, [mn]] of range) if (!(mn >= (this.dirty.get(id) ?? Number.NaN))) this.dirty.set(id, mn);
       for (const [id, c, t, v] of newest.values()) {
         const l = this.latestEntry(id);
         if (!(l.ts[c]! > t)) {
