@@ -4,6 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';
 import { contextOf, parseRange } from '../analytics/context.ts';
 import { energySeries } from '../analytics/energy.ts';
+import { tidyAnswers } from '../analytics/tidy.ts';
 import { NotFoundError } from '../errors.ts';
 import { errorResponse, request, response } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
@@ -13,6 +14,7 @@ const READ_AHEAD = 4;
 
 const analyticsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
+  tidyAnswers(app);
 
   app.get(
     '/analytics/consumption',

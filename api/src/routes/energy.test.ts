@@ -193,6 +193,40 @@ for (const engine of ENGINES) {
       expect(stats.total.energy).toBeCloseTo(0.4, 9);
     });
 
+    it('answers energy as the registers read it, without the binary noise of summing doubles', async () => {
+      // 101.4 − 100.5 is 0.9000000000000057 in doubles, 11.2 − 11 is 0.1999999999999993.
+      const base = Date.parse('2026-06-01T00:00:00Z');
+      const hours = `from=${iso(base)}&to=${iso(base + 7 * H)}`;
+      const resets = (await get(`/api/devices/${m.resets!.id}/energy?${hours}&interval=1h`)).json();
+      expect(resets.import).toEqual([0.5, 0.9, 0.5, null, null, 2, 0.5]);
+      const balance = (
+        await get(
+          `/api/devices/${m.balance!.id}/energy?from=${iso(base)}&to=${iso(base + 2 * H)}&interval=1h`,
+        )
+      ).json();
+      expect(balance).toMatchObject({ import: [1, 0.2], export: [0.6, 0.5], balance: [0.4, -0.3] });
+      const table = (
+        await get(
+          `/api/analytics/consumption?deviceIds=${m.balance!.id},${m.resets!.id}&${hours}&interval=1h`,
+        )
+      ).json();
+      expect(table.rows.slice(0, 2).map((r: { balance: number }) => r.balance)).toEqual([0.4, -0.3]);
+      expect(table.rows.slice(7, 14).map((r: { import: number | null }) => r.import)).toEqual([
+        0.5,
+        0.9,
+        0.5,
+        null,
+        null,
+        2,
+        0.5,
+      ]);
+      const heat = (
+        await get(`/api/devices/${m.resets!.id}/heatmap?param=eai&kind=daily&${hours}`)
+      ).json() as { rows: { data: { x: number; y: number | null }[] }[] };
+      const cells = heat.rows.flatMap((r) => r.data.map((c) => c.y)).filter((y) => y !== null);
+      expect(cells.sort()).toEqual([0.5, 0.5, 0.5, 0.9, 2]);
+    });
+
     it('draws daily heatmap cells across DST: the missing spring hour is empty, the repeated autumn hour holds both', async () => {
       const spring = (
         await get(

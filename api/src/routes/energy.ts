@@ -4,6 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import { energySeries, energySummary } from '../analytics/energy.ts';
+import { tidyAnswers } from '../analytics/tidy.ts';
 import { errorResponse, request, response } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
@@ -13,6 +14,7 @@ const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse };
 
 const energyRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
+  tidyAnswers(app);
 
   app.get(
     '/devices/:id/energy/summary',

@@ -4,11 +4,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import { heatmapFor } from '../analytics/heatmap.ts';
+import { tidyAnswers } from '../analytics/tidy.ts';
 import { errorResponse, request, response } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const heatmapRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
+  tidyAnswers(app);
 
   app.get(
     '/devices/:id/heatmap',

@@ -14,6 +14,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import { compareGroups, hourlyBilledEnergy, priceHours, pricesOf } from '../analytics/tariffs.ts';
+import { tidyAnswers } from '../analytics/tidy.ts';
 import { NotFoundError } from '../errors.ts';
 import { errorResponse, request, response } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
@@ -24,6 +25,7 @@ const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse };
 
 const tariffStatsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
+  tidyAnswers(app);
 
   app.get(
     '/tariffs/compare',
