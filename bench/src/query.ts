@@ -5,7 +5,8 @@
  * a comparison of 4 devices (at 1 h, and at the interval the analytics screen gets by not naming one) and
  * the consumption table of 4 devices per day —
  * each timed again with `source=raw` (the same answer from raw readings).
- * Prints p50/p95 per query and the raw/rollup ratio.
+ * Prints p50/p95 per query and the raw/rollup ratio, and the floor: an authenticated answer that reads no
+ * telemetry.
  */
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -231,8 +232,13 @@ export default async function query(args: string[]): Promise<object> {
       };
       process.stderr.write(`${name}: ${JSON.stringify(results[name])}\n`);
     }
+    // The floor under every answer: an authenticated request that reads no telemetry (the comparison's
+    // definition) through the same client. A rollup answer cannot beat it, so no ratio can pass raw ÷ floor.
+    const floor = await client.time(`/api/comparisons/${comparisonId}`, runs);
+    process.stderr.write(`floor: p50 ${floor.p50.toFixed(2)} ms, p95 ${floor.p95.toFixed(2)} ms\n`);
     await client.close();
     return {
+      floor: { p50Ms: +floor.p50.toFixed(2), p95Ms: +floor.p95.toFixed(2) },
       bench: 'query',
       devices,
       days,
