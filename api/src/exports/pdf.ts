@@ -1,6 +1,7 @@
 /**
  * The PDF report of one device: a summary, a table of energy per day (or month), charts drawn as vectors
- * (daily energy bars, hourly mean voltage lines) and the label that tariff figures are simulated.
+ * (daily energy bars, hourly mean voltage lines per phase, each with its scale and first and last period)
+ * and the label that tariff figures are simulated.
  */
 
 import { once } from 'node:events';
@@ -16,6 +17,8 @@ export const SIMULATED_LABEL = 'Tariff figures are simulated and are not a basis
 
 const fmt = (v: number | null | undefined, digits = 2) =>
   v === null || v === undefined ? '—' : v.toFixed(digits);
+/** An energy with its unit, or a dash alone when the meter has no such counter. */
+const kwh = (v: number | null) => (v === null ? '—' : `${v.toFixed(2)} kWh`);
 
 export async function writePdfReport(
   store: TelemetryStore,
@@ -62,64 +65,122 @@ export async function writePdfReport(
   doc.fillColor('black').fontSize(12).text('Summary', { underline: true });
   doc
     .fontSize(10)
-    .text(`Imported: ${fmt(sum(energy.import))} kWh`)
-    .text(`Exported: ${fmt(sum(energy.export))} kWh`)
-    .text(`Balance (netted per hour): ${fmt(sum(energy.balance))} kWh`);
-  const cheapest = tariffs[0];
+    .text(`Imported: ${kwh(sum(energy.import))}`)
+    .text(`Exported: ${kwh(sum(energy.export))}`)
+    .text(`Balance (netted per hour): ${kwh(sum(energy.balance))}`);
+  // With no energy counters there is nothing to price: only fixed fees would be compared.
+  const cheapest = sum(energy.import) === null ? undefined : tariffs[0];
   if (cheapest)
     doc.text(
       `Cheapest tariff group on this energy: ${cheapest.group}, ${fmt(cheapest.cost)} PLN (simulated)`,
     );
   doc.moveDown();
 
-  // Daily (or monthly) energy as vector bars.
-  const chartX = 60;
-  const chartW = 470;
+  // Charts: a frame with its scale on the left and the first and last period under it.
+  const chartX = 90;
+  const chartW = 440;
   const chartH = 120;
+  const axisLabel = (text: string, at: number) =>
+    doc
+      .fillColor('#444')
+      .fontSize(8)
+      .text(text, chartX - 46, at - 4, { width: 42, align: 'right', lineBreak: false });
+  const periods = (top: number, first: string, last: string) => {
+    doc.fillColor('#444').fontSize(8);
+    doc.text(first, chartX, top + chartH + 3, { width: chartW / 2, lineBreak: false });
+    doc.text(last, chartX + chartW / 2, top + chartH + 3, {
+      width: chartW / 2,
+      align: 'right',
+      lineBreak: false,
+    });
+  };
+  const empty = (top: number, text: string) =>
+    doc
+      .fillColor('#444')
+      .fontSize(9)
+      .text(text, chartX, top + chartH / 2 - 5, { width: chartW, align: 'center', lineBreak: false });
+  const label = (t: number) =>
+    interval === '1d' ? localDateString(t, ctx.tz) : localDateString(t, ctx.tz).slice(0, 7);
+
+  // Daily (or monthly) energy as vector bars.
   let y = doc.y;
-  doc.fontSize(12).text(`Energy imported per ${interval === '1d' ? 'day' : 'month'} (kWh)`, chartX, y);
+  doc
+    .fillColor('black')
+    .fontSize(12)
+    .text(`Energy imported per ${interval === '1d' ? 'day' : 'month'} (kWh)`, chartX, y);
   y += 18;
   const max = Math.max(0.001, ...energy.import.map((v) => v ?? 0));
   const barW = chartW / Math.max(1, energy.t.length);
   doc.rect(chartX, y, chartW, chartH).lineWidth(0.5).stroke('#999');
   energy.import.forEach((v, i) => {
-    if (!v) return;
+    if (!v || v < 0) return;
     const h = (v / max) * chartH;
     doc.rect(chartX + i * barW + barW * 0.1, y + chartH - h, barW * 0.8, h).fill('#2f7ed8');
   });
-  y += chartH + 16;
+  if (energy.import.some((v) => v !== null)) {
+    axisLabel(fmt(max, max < 10 ? 2 : 1), y);
+    axisLabel('0', y + chartH);
+  } else empty(y, 'No energy readings in this period.');
+  if (energy.t.length > 0) periods(y, label(energy.t[0]!), label(energy.t[energy.t.length - 1]!));
+  y += chartH + 26;
 
-  // Mean voltage per phase as vector lines.
+  // Mean voltage per phase as vector lines, on a fixed 200–260 V scale with the 230 V nominal marked.
   doc.fillColor('black').fontSize(12).text('Mean voltage per phase (V)', chartX, y);
+  const colors = ['#d62728', '#2ca02c', '#1f77b4'];
+  let lx = chartX + chartW;
+  for (let k = 2; k >= 0; k--) {
+    lx -= 36;
+    doc.rect(lx, y + 3, 10, 3).fill(colors[k]!);
+    doc
+      .fillColor('#444')
+      .fontSize(8)
+      .text(`L${k + 1}`, lx + 13, y, { lineBreak: false });
+  }
   y += 18;
   doc.rect(chartX, y, chartW, chartH).lineWidth(0.5).stroke('#999');
-  const colors = ['#d62728', '#2ca02c', '#1f77b4'];
   const lo = 200;
   const hi = 260;
-  ['vave1', 'vave2', 'vave3'].forEach((p, k) => {
-    const avg = voltage.series[p]?.avg ?? [];
-    let started = false;
-    avg.forEach((v, i) => {
-      if (v === null || v === undefined) {
-        started = false;
-        return;
-      }
-      const px = chartX + (i / Math.max(1, avg.length - 1)) * chartW;
-      const py = y + chartH - ((Math.min(hi, Math.max(lo, v)) - lo) / (hi - lo)) * chartH;
-      if (started) doc.lineTo(px, py);
-      else doc.moveTo(px, py);
-      started = true;
+  const yOf = (v: number) => y + chartH - ((Math.min(hi, Math.max(lo, v)) - lo) / (hi - lo)) * chartH;
+  const phases = ['vave1', 'vave2', 'vave3'].map((p) => voltage.series[p]?.avg ?? []);
+  if (phases.some((avg) => avg.some((v) => v !== null))) {
+    // The nominal 230 V under the lines, then one line per phase, broken where a bucket is empty.
+    doc
+      .moveTo(chartX, yOf(230))
+      .lineTo(chartX + chartW, yOf(230))
+      .dash(3, { space: 3 })
+      .lineWidth(0.5)
+      .stroke('#999')
+      .undash();
+    for (const v of [lo, 230, hi]) axisLabel(`${v}`, yOf(v));
+    phases.forEach((avg, k) => {
+      let started = false;
+      avg.forEach((v, i) => {
+        if (v === null || v === undefined) {
+          started = false;
+          return;
+        }
+        const px = chartX + (i / Math.max(1, avg.length - 1)) * chartW;
+        if (started) doc.lineTo(px, yOf(v));
+        else doc.moveTo(px, yOf(v));
+        started = true;
+      });
+      if (avg.some((v) => v !== null)) doc.lineWidth(0.8).stroke(colors[k]!);
     });
-    if (avg.some((v) => v !== null)) doc.lineWidth(0.8).stroke(colors[k]!);
-  });
-  y += chartH + 16;
+  } else empty(y, 'No voltage readings in this period.');
+  if (voltage.t.length > 0)
+    periods(
+      y,
+      localDateString(voltage.t[0]!, ctx.tz),
+      localDateString(voltage.t[voltage.t.length - 1]!, ctx.tz),
+    );
+  y += chartH + 26;
 
   // Energy table.
   doc.fillColor('black').fontSize(12).text('Energy table (kWh)', chartX, y);
   doc.moveDown(0.5);
   doc.fontSize(9);
   const rows = energy.t.map((t, i) => [
-    interval === '1d' ? localDateString(t, ctx.tz) : localDateString(t, ctx.tz).slice(0, 7),
+    label(t),
     fmt(energy.import[i], 3),
     fmt(energy.export[i], 3),
     fmt(energy.balance[i], 3),

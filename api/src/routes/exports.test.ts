@@ -190,7 +190,28 @@ describe('exports', () => {
     );
   });
 
-  it('writes a PDF report that opens', async () => {
+  /** A PDF download checked to open (rendered by pdftoppm) and its text as pdftotext lays it out. */
+  async function pdfText(pdf: Buffer): Promise<string | null> {
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    const pdftoppm = ['/usr/bin/pdftoppm', '/usr/local/bin/pdftoppm'].find(existsSync);
+    if (!pdftoppm && process.env.CI === 'true')
+      throw new Error('pdftoppm missing: apt-get install -y poppler-utils');
+    if (!pdftoppm) return null;
+    const work = await mkdtemp(path.join(tmpdir(), 'kw-pdf-'));
+    try {
+      const file = path.join(work, 'r.pdf');
+      await writeFile(file, pdf);
+      execFileSync(pdftoppm, ['-png', '-r', '20', '-f', '1', '-l', '1', file, path.join(work, 'page')]);
+      expect((await readdir(work)).some((f) => f.startsWith('page') && f.endsWith('.png'))).toBe(true);
+      return execFileSync(path.join(path.dirname(pdftoppm), 'pdftotext'), ['-layout', file, '-'], {
+        encoding: 'utf8',
+      });
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  }
+
+  it('writes a PDF report that opens and says what the meter did', async () => {
     const { job, file } = await exportAndDownload(alice, {
       deviceIds: [meter.id],
       params: 'all',
@@ -199,28 +220,46 @@ describe('exports', () => {
     });
     expect(job.status).toBe('done');
     expect(file.headers['content-type']).toBe('application/pdf');
-    const pdf = file.rawPayload;
-    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
-    const pdftoppm = ['/usr/bin/pdftoppm', '/usr/local/bin/pdftoppm'].find(existsSync);
-    if (!pdftoppm && process.env.CI === 'true')
-      throw new Error('pdftoppm missing: apt-get install -y poppler-utils');
-    if (pdftoppm) {
-      const work = await mkdtemp(path.join(tmpdir(), 'kw-pdf-'));
-      await writeFile(path.join(work, 'r.pdf'), pdf);
-      execFileSync(pdftoppm, [
-        '-png',
-        '-r',
-        '20',
-        '-f',
-        '1',
-        '-l',
-        '1',
-        path.join(work, 'r.pdf'),
-        path.join(work, 'page'),
-      ]);
-      expect((await readdir(work)).some((f) => f.startsWith('page') && f.endsWith('.png'))).toBe(true);
-      await rm(work, { recursive: true, force: true });
-    }
+    const text = await pdfText(file.rawPayload);
+    if (text === null) return;
+    // 1 kWh an hour over the 23-hour spring day and the first hour of the next, no export counter, the
+    // charts' scales and periods, the phases' legend and the simulated-tariff label.
+    for (const want of [
+      'Imported: 23.98 kWh',
+      /Exported: —\s*$/m,
+      /Cheapest tariff group on this energy: G\w+, [\d.]+ PLN \(simulated\)/,
+      'Energy imported per day (kWh)',
+      /^\s*23\.0\s*$/m,
+      /Mean voltage per phase \(V\)\s+L1\s+L2\s+L3/,
+      /^\s*260\s*$/m,
+      /^\s*230\s*$/m,
+      /^\s*200\s*$/m,
+      /2026-03-29\s+2026-03-30/,
+      /2026-03-29\s+22\.983\s+—\s+22\.983/,
+      /2026-03-30\s+1\.000\s+—\s+1\.000/,
+      'Tariff figures are simulated and are not a basis for claims.',
+    ])
+      if (typeof want === 'string') expect(text).toContain(want);
+      else expect(text).toMatch(want);
+  });
+
+  it('writes a PDF report of a meter without readings that says so, and prices nothing', async () => {
+    const loc = await locationOf(t.app, alice);
+    const silent = await claimMeter(t.app, alice, loc, 'Silent');
+    const { job, file } = await exportAndDownload(alice, {
+      deviceIds: [silent.id],
+      params: 'all',
+      format: 'pdf',
+      ...range,
+    });
+    expect(job.status).toBe('done');
+    const text = await pdfText(file.rawPayload);
+    if (text === null) return;
+    expect(text).toMatch(/Imported: —\s*$/m);
+    expect(text).toContain('No energy readings in this period.');
+    expect(text).toContain('No voltage readings in this period.');
+    expect(text).not.toContain('Cheapest tariff');
+    expect(text).not.toMatch(/^\s*230\s*$/m);
   });
 
   it('packs several devices into one zip with one file per device', async () => {
