@@ -101,6 +101,12 @@ let demoHistory: Promise<void> | undefined;
 /** `recent`: the last two days are there; `done`: the whole year. */
 let demoHistoryState: 'none' | 'writing' | 'recent' | 'done' | 'failed' = 'none';
 
+/** Ingest's part of `/api/health`: not ok while the store refuses its writes, with the store's reason. */
+function ingestHealth(rt: IngestRuntime): { ok: boolean; devices: number; detail?: string } {
+  const problem = rt.writeProblem();
+  return { ok: problem === null, devices: rt.deviceStates().length, ...(problem ? { detail: problem } : {}) };
+}
+
 async function main(): Promise<void> {
   const stops: (() => Promise<unknown>)[] = [];
   /** Set once a shutdown starts. */
@@ -122,24 +128,31 @@ async function main(): Promise<void> {
 
   if (config.role === 'ingest') {
     const url = await mqttUrl();
+    http = Fastify({ logger });
     runtime = await startIngest({
       store,
       ...(broker ? { broker } : { mqttUrl: url }),
       shared: !config.embedded,
       publishLive: Boolean(config.mqttUrl),
       deadLetterDir: path.join(config.dataDir, 'dead-letters'),
+      logger: http.log,
     });
     stops.unshift(() => runtime!.stop());
-    http = Fastify({ logger });
     const rt = runtime;
     http.get('/metrics', async (_req, reply) =>
       reply.type('text/plain; version=0.0.4').send(rt.metricsText()),
     );
-    http.get('/api/health', async () => ({
-      status: 'ok',
-      store: await store.health(),
-      broker: { ok: true, url },
-    }));
+    http.get('/api/health', async (_req, reply) => {
+      const ingest = ingestHealth(rt);
+      const storeHealth = await store.health();
+      if (!ingest.ok || !storeHealth.ok) reply.code(503);
+      return {
+        status: ingest.ok && storeHealth.ok ? 'ok' : 'degraded',
+        store: storeHealth,
+        broker: { ok: true, url },
+        ingest,
+      };
+    });
   } else {
     // The hub and the alerts listen here; in one process the ingest bus feeds it once ingest is up.
     const live = createLocalLiveSource();
@@ -180,7 +193,7 @@ async function main(): Promise<void> {
         config.role === 'all'
           ? {
               broker: { ok: Boolean(broker) || Boolean(config.mqttUrl), embedded: Boolean(broker) },
-              ingest: { ok: Boolean(runtime), devices: runtime?.deviceStates().length ?? 0 },
+              ingest: runtime ? ingestHealth(runtime) : { ok: false, devices: 0 },
               demoHistory: { ok: true, state: demoHistoryState },
             }
           : {},
@@ -229,6 +242,8 @@ async function main(): Promise<void> {
   }
   stops.unshift(() => http.close());
   await http.listen({ port: config.port, host: config.host });
+  const storeHealth = await store.health();
+  if (!storeHealth.ok) http.log.error(`the telemetry store is not ready: ${storeHealth.detail}`);
   if (duckdb) {
     http.log.info(
       `telemetry in ${path.join(config.dataDir, 'telemetry.duckdb')} (DuckDB, memory limit ${await duckdb.memoryLimit()}; KW_DUCKDB_MEMORY_LIMIT sets it)`,

@@ -198,6 +198,10 @@ describe.skipIf(skip !== null)('InfluxDB client against a real influxd', () => {
     expect(store.stats()).toMatchObject({ requests: 1, retries: 0 });
     const q = await store.latest(device()).catch((e: unknown) => e);
     expect(q).toMatchObject({ kind: 'configuration' });
+    // The server answers /ping, but health names the database it cannot use.
+    const health = await store.health();
+    expect(health).toMatchObject({ ok: false, engine: 'influxdb' });
+    expect(health.detail).toMatch(/database not found: no_such_db/);
   });
 
   it('authenticates with username and password when auth is enabled', async () => {
@@ -223,6 +227,9 @@ describe.skipIf(skip !== null)('InfluxDB client against a real influxd', () => {
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'StoreError', retryable: false, kind: 'configuration' });
     expect(await store.devices().catch((e: unknown) => e)).toMatchObject({ kind: 'configuration' });
+    const health = await store.health();
+    expect(health).toMatchObject({ ok: false, engine: 'influxdb' });
+    expect(health.detail).toMatch(/INFLUX_TOKEN or INFLUX_USER\/INFLUX_PASSWORD/);
   });
 
   it('reads answers in full from a server whose max-row-limit cuts them short', async () => {

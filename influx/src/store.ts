@@ -251,12 +251,21 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
     },
 
     async health(): Promise<StoreHealth> {
+      let version: string;
       try {
-        const version = await client.ping();
-        return { ok: true, engine: 'influxdb', detail: `InfluxDB ${version}` };
+        version = await client.ping();
       } catch (err) {
         return { ok: false, engine: 'influxdb', detail: err instanceof Error ? err.message : String(err) };
       }
+      // A server that answers is not yet a database that takes writes: a missing database (or DBRP
+      // mapping) and refused credentials show only on a request against it.
+      try {
+        await client.query(`SHOW RETENTION POLICIES ON ${ident(options.database)}`);
+      } catch (err) {
+        if (err instanceof StoreError && err.kind === 'configuration')
+          return { ok: false, engine: 'influxdb', detail: `InfluxDB ${version}: ${err.message}` };
+      }
+      return { ok: true, engine: 'influxdb', detail: `InfluxDB ${version}` };
     },
 
     async close(): Promise<void> {

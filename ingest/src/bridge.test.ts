@@ -205,6 +205,49 @@ describe.each([
     ).toHaveLength(20);
   });
 
+  it('holds readings unacknowledged while the store is misconfigured, and stores them once it is fixed', async () => {
+    const store = await memoryStore();
+    const missing = () =>
+      new StoreError('InfluxDB write failed (404): database not found', false, 'configuration');
+    const flaky = flakyStore(store, 4, missing);
+    const runtime = await ingest(flaky, { clientId: 'it-config' });
+    const now = Date.now() - 60_000;
+    for (let i = 0; i < 20; i++)
+      await publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(now + i, i), { qos: 1 });
+    await waitFor(() => runtime.writeProblem() !== null, 10_000, 'the problem reported');
+    expect(runtime.writeProblem()).toContain('database not found');
+    await waitFor(
+      () => metricValue(runtime.metricsText(), 'kilowatch_ingest_readings_stored_total') === 20,
+      20_000,
+      'stored',
+    );
+    // A misconfigured store is not the readings' fault: none of them went to the dead letters.
+    expect(runtime.deadLetters()).toEqual([]);
+    expect(runtime.writeProblem()).toBeNull();
+    expect(metricValue(runtime.metricsText(), 'kilowatch_ingest_write_retries_total')).toBe(4);
+    expect(
+      (await store.readRaw({ deviceKey: KEY, from: now, to: now + 100, limit: 100 })).items,
+    ).toHaveLength(20);
+  });
+
+  it('dead-letters a batch the store refuses for good, after two more tries', async () => {
+    const store = await memoryStore();
+    const refused = () => new StoreError('InfluxDB write failed (400): unable to parse', false, 'rejected');
+    const runtime = await ingest(flakyStore(store, 3, refused), { clientId: 'it-refused' });
+    const now = Date.now() - 60_000;
+    await publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(now, 1), { qos: 1 });
+    await waitFor(() => runtime.deadLetters().length === 1, 10_000, 'dead-lettered');
+    expect(runtime.deadLetters()[0]!.reason).toBe('store-rejected');
+    expect(runtime.writeProblem()).toContain('unable to parse');
+    // The next batch commits, and the problem is over.
+    await publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(now + 1, 2), { qos: 1 });
+    await waitFor(() => metricValue(runtime.metricsText(), 'kilowatch_ingest_readings_stored_total') === 1);
+    expect(runtime.writeProblem()).toBeNull();
+    expect(
+      (await store.readRaw({ deviceKey: KEY, from: now, to: now + 100, limit: 100 })).items.map((r) => r.ts),
+    ).toEqual([now + 1]);
+  });
+
   it('rejects bad messages to the dead-letter store and keeps going', async () => {
     const store = await memoryStore();
     const runtime = await ingest(store, { clientId: 'it-dead' });

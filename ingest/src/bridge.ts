@@ -33,10 +33,34 @@ import { type DeviceState, type LiveBus, LocalLiveBus } from './liveBus.ts';
 import { createIngestMetrics } from './metrics.ts';
 import { startRollupScheduler } from './rollupScheduler.ts';
 
+/**
+ * Where ingest reports (pino's shape, so the API's logger fits as it is): a message alone, or an object
+ * first (`{ err }` for an error) and the message after it.
+ */
 export interface IngestLogger {
   info(o: object | string, msg?: string): void;
-  warn(...a: unknown[]): void;
-  error(...a: unknown[]): void;
+  warn(o: object | string, msg?: string): void;
+  error(o: object | string, msg?: string): void;
+}
+
+/** An `IngestLogger` on the console, for use without one (`info` is dropped unless `verbose`). */
+export function consoleLogger(verbose = false): IngestLogger {
+  const line =
+    (write: (...a: unknown[]) => void) =>
+    (o: object | string, msg?: string): void => {
+      if (typeof o === 'string') {
+        write(o);
+        return;
+      }
+      const { err, ...rest } = o as { err?: unknown };
+      const detail = err instanceof Error ? err.message : err === undefined ? '' : String(err);
+      write([msg ?? '', detail].filter(Boolean).join(': '), ...(Object.keys(rest).length ? [rest] : []));
+    };
+  return {
+    info: verbose ? line(console.log) : () => {},
+    warn: line(console.warn),
+    error: line(console.error),
+  };
 }
 
 export interface IngestOptions {
@@ -78,6 +102,11 @@ export interface IngestRuntime {
   deviceState(deviceKey: string): DeviceState | undefined;
   deviceStates(): DeviceState[];
   metricsText(): string;
+  /**
+   * Why the store refuses writes right now (its last error, until a write commits again), or null. With a
+   * configuration error (a missing database, refused credentials) readings wait unacknowledged for the fix.
+   */
+  writeProblem(): string | null;
   deadLetters(limit?: number): { at: number; topic: string; reason: string; payload: string }[];
   flush(): Promise<void>;
   stop(): Promise<void>;
@@ -132,14 +161,13 @@ interface Unit {
 const CHUNK_MESSAGES = 256;
 
 const AFTER_COMMIT = new Error('acknowledged after commit');
-const silentLogger: IngestLogger = { info() {}, warn: console.warn, error: console.error };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** Store writes in flight at once: one committing, the next validated and queued behind it. */
 const MAX_WRITES = 2;
 
 export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
-  const log = opts.logger ?? silentLogger;
+  const log = opts.logger ?? consoleLogger();
   const store = opts.store;
   const batchSize = opts.batchSize ?? 2000;
   const flushIntervalMs = opts.flushIntervalMs ?? 20;
@@ -149,9 +177,9 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
 
   const metrics = createIngestMetrics();
   const deadLetters = new DeadLetterStore(1000, opts.deadLetterDir, (e) =>
-    log.error('dead-letter write failed', e),
+    log.error({ err: e }, 'dead-letter write failed'),
   );
-  const bus = new LocalLiveBus((e) => log.error('live listener failed', e));
+  const bus = new LocalLiveBus((e) => log.error({ err: e }, 'live listener failed'));
   const states = new Map<string, DeviceState>();
 
   const pending: Unit[] = [];
@@ -162,7 +190,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   const decoder: DecodeThread | null =
     opts.decodeThread !== false && typeof store.writeColumns === 'function'
       ? startDecodeThread(
-          (e) => log.warn('the decode thread failed; decoding on the bridge thread:', String(e)),
+          (e) => log.warn({ err: e }, 'the decode thread failed; decoding on the bridge thread'),
           undefined,
           () => log.info('ingest decodes in a worker thread'),
         )
@@ -231,7 +259,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   client?.on('close', () => {
     connection++;
   });
-  client?.on('error', (e) => log.warn('mqtt error', e.message));
+  client?.on('error', (e) => log.warn({ err: e }, 'mqtt error'));
   client?.on('reconnect', () => log.info('mqtt reconnecting'));
 
   /** A PUBACK on the bridge's own MQTT connection, valid only on the connection the message came by. */
@@ -284,14 +312,25 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     return () => store.writeColumns!(columns);
   };
 
-  /** Writes one batch, retrying with backoff while the store is unavailable. */
+  /** The store's last write error, until a write commits again (health reports it). */
+  let writeProblem: string | null = null;
+  /** When a write failure was last logged, and which: a store down for an hour is not 700 log lines. */
+  let lastFailureLog = { at: -Infinity, message: '' };
+  let lastRollupFailure = { at: -Infinity, message: '' };
+
+  /**
+   * Writes one batch, retrying with backoff while the store is unavailable or misconfigured. A
+   * configuration error (database missing, credentials refused) is the deployment's, not the readings':
+   * they wait, unacknowledged, until it is fixed. Anything else the store refuses for good is the batch's
+   * own: after two more tries it goes to the dead letters.
+   */
   const writeBatch = async (units: readonly Unit[]): Promise<'committed' | 'rejected' | 'abandoned'> => {
     let write: () => Promise<unknown>;
     try {
       write = storeWrite(units);
     } catch (e) {
       // Laying the readings out refused them (the store would have, the same way).
-      log.error('store rejected a batch; dead-lettering it', e);
+      log.error({ err: e }, 'store rejected a batch; dead-lettering it');
       return 'rejected';
     }
     let attempt = 0;
@@ -301,19 +340,32 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       try {
         await write();
         metrics.writeLatency.observe((performance.now() - t0) / 1000);
+        if (writeProblem !== null) {
+          writeProblem = null;
+          lastFailureLog = { at: -Infinity, message: '' };
+          log.info('store writes commit again');
+        }
         return 'committed';
       } catch (e) {
-        const retryable = !(e instanceof StoreError) || e.retryable;
+        const storeError = e instanceof StoreError ? e : null;
+        const held = storeError?.kind === 'configuration';
+        const retryable = !storeError || storeError.retryable || held;
         if (!retryable && attempt >= 2) {
-          log.error('store rejected a batch; dead-lettering it', e);
+          log.error({ err: e }, 'store rejected a batch; dead-lettering it');
           return 'rejected';
         }
+        const message = e instanceof Error ? e.message : String(e);
+        writeProblem = message;
         metrics.retried.inc();
-        const delay = Math.min(5000, 100 * 2 ** Math.min(attempt, 6));
-        log.warn(
-          `store write failed (attempt ${attempt + 1}), retrying in ${delay} ms:`,
-          (e as Error).message,
-        );
+        const delay = Math.min(held ? 10_000 : 5000, 100 * 2 ** Math.min(attempt, 7));
+        const now = performance.now();
+        if (message !== lastFailureLog.message || now - lastFailureLog.at >= 60_000) {
+          lastFailureLog = { at: now, message };
+          const what = held
+            ? 'store refuses writes until its configuration is fixed; readings wait unacknowledged'
+            : 'store write failed';
+          (held ? log.error : log.warn).call(log, { err: e, attempt: attempt + 1, retryInMs: delay }, what);
+        }
         attempt++;
         await sleep(delay);
       }
@@ -414,7 +466,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       const ready = force || pendingReadings >= batchSize || (writes.size === 0 && (afterCommit || due()));
       if (!ready) break;
       const write: Promise<void> = commit(takeBatch())
-        .catch((e) => log.error('ingest writer failed', e))
+        .catch((e) => log.error({ err: e }, 'ingest writer failed'))
         .finally(() => {
           writes.delete(write);
           pump(false, true);
@@ -520,7 +572,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       )
       .catch((e) => {
         // A reply that does not fit its chunk: decode the messages here instead.
-        log.error('decode thread reply refused; decoding on the bridge thread', e);
+        log.error({ err: e }, 'decode thread reply refused; decoding on the bridge thread');
         u.readings = [];
         u.columns = null;
         u.seq = null;
@@ -648,7 +700,16 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
           intervalMs: rollupIntervalMs,
           onRun: (result, e) => {
             metrics.rollupRuns.inc(1, { result });
-            if (e) log.error('rollup refresh failed', e);
+            if (!e) {
+              lastRollupFailure = { at: -Infinity, message: '' };
+              return;
+            }
+            // Logged when the reason changes, else once a minute: the scheduler retries every interval.
+            const message = e instanceof Error ? e.message : String(e);
+            const now = performance.now();
+            if (message === lastRollupFailure.message && now - lastRollupFailure.at < 60_000) return;
+            lastRollupFailure = { at: now, message };
+            log.error({ err: e }, 'rollup refresh failed');
           },
         })
       : null;
@@ -662,6 +723,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       return s ? { ...s } : undefined;
     },
     deviceStates: () => [...states.values()].map((s) => ({ ...s })),
+    writeProblem: () => writeProblem,
     metricsText: () => {
       gauges();
       return metrics.text();

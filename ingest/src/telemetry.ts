@@ -5,7 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import { DAY_MS } from '@kilowatch/core';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
-import { type IngestLogger, type IngestRuntime, startIngest } from './bridge.ts';
+import { consoleLogger, type IngestLogger, type IngestRuntime, startIngest } from './bridge.ts';
 import { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
 import type { TelemetryConfig } from './config.ts';
 import { backfillHistory } from './simulator/backfill.ts';
@@ -34,11 +34,7 @@ export async function startTelemetry(
   config: TelemetryConfig,
   deps: StartTelemetryDeps = {},
 ): Promise<Telemetry> {
-  const log = deps.logger ?? {
-    info: (o: object | string, msg?: string) => console.log(msg ?? o, msg ? o : ''),
-    warn: console.warn,
-    error: console.error,
-  };
+  const log = deps.logger ?? consoleLogger(true);
   let store: TelemetryStore;
   if (deps.openStore) store = await deps.openStore(config);
   else if (config.influx) {
