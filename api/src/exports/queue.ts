@@ -3,7 +3,7 @@
  * PGlite and PostgreSQL, so several API processes share one queue), run with bounded concurrency, report
  * progress over the hub, and their files expire after a configurable time.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExportFormat, ExportJob, ExportStatus } from '@kilowatch/core';
 import { MESSAGES } from '@kilowatch/core';
@@ -278,6 +278,15 @@ export default fp(
         const r = rows[0];
         if (r?.status !== 'done' || !r.file_path) return null;
         if (r.expires_at !== null && Number(r.expires_at) <= app.clock.now()) return null;
+        // The worker that wrote the file may be another API replica: without a shared exports
+        // directory the file is not here, which is an answer (404), not a stream that breaks.
+        if (!(await stat(r.file_path).catch(() => null))?.isFile()) {
+          app.log.warn(
+            { exportId: id, dir: settings.dir },
+            'export file not found on this replica: every API replica must share the exports directory',
+          );
+          return null;
+        }
         return {
           path: r.file_path,
           fileName: r.file_name,

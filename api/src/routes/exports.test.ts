@@ -314,6 +314,22 @@ describe('exports', () => {
     expect((await readdir(dir)).filter((f) => f.includes('.part'))).toEqual([]);
   });
 
+  it('answers 404, not a broken stream, when the file is not on this API replica', async () => {
+    // Replicas that do not share the exports directory: the job is done, its file is elsewhere.
+    const { id, job } = await exportAndDownload(alice, {
+      deviceIds: [second.id],
+      params: ['vave1'],
+      format: 'csv',
+      ...range,
+    });
+    expect(job.status).toBe('done');
+    const [name] = (await readdir(dir)).filter((f) => f.startsWith(`${id}-`));
+    await rm(path.join(dir, name!));
+    const res = await as(t.app, alice, { method: 'POST', url: `/api/exports/${id}/download` });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toHaveProperty('message');
+  });
+
   it('expires finished files after the configured time', async () => {
     const { id, file } = await exportAndDownload(alice, {
       deviceIds: [second.id],
