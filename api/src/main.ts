@@ -26,6 +26,7 @@ import { buildApp } from './app.ts';
 import { configFromEnv } from './config.ts';
 import { ensureDemoAccount } from './demo.ts';
 import { createLocalLiveSource } from './hub/live-source.ts';
+import { startHubRelay } from './hub/relay.ts';
 
 const DAY_MS = 86_400_000;
 const RECENT_HISTORY_MS = 2 * DAY_MS;
@@ -156,15 +157,22 @@ async function main(): Promise<void> {
   } else {
     // The hub and the alerts listen here; in one process the ingest bus feeds it once ingest is up.
     const live = createLocalLiveSource();
-    // An api replica on an external broker: every reading for its own WebSocket clients (plain
-    // subscription to kilowatch/live/+), each reading evaluated for alerts by one replica only (shared).
-    const replica =
-      config.role === 'api' && config.mqttUrl
-        ? {
-            subscriber: await startLiveSubscriber({ mqttUrl: config.mqttUrl }),
-            alerts: await startSharedAlertSource({ mqttUrl: config.mqttUrl }),
-          }
-        : undefined;
+    // On an external broker, every API process (an api replica, or an all-in-one beside api replicas or
+    // other ingest processes) takes the live readings from the broker: all of them for its own WebSocket
+    // clients (plain subscription to kilowatch/live/+), and each one evaluated for alerts by one process
+    // only (shared). Its own ingest's bus would see only what that ingest took, and alerts evaluated on
+    // it as well as by the group would be raised twice.
+    const replica = config.mqttUrl
+      ? {
+          subscriber: await startLiveSubscriber({ mqttUrl: config.mqttUrl }),
+          alerts: await startSharedAlertSource({ mqttUrl: config.mqttUrl }),
+          // Notifications, export progress and logouts reach the sockets other processes hold.
+          relay: await startHubRelay({
+            mqttUrl: config.mqttUrl,
+            onError: (err) => console.warn('hub relay publish failed', err),
+          }),
+        }
+      : undefined;
     if (config.role === 'api' && !config.mqttUrl) {
       console.warn('KW_ROLE=api without MQTT_URL: no live readings reach the hub or the alerts');
     }
@@ -177,6 +185,7 @@ async function main(): Promise<void> {
         for (const off of offs) off();
         await replica.subscriber.stop();
         await replica.alerts.stop();
+        await replica.relay.stop();
       });
     }
     http = await buildApp({
@@ -184,9 +193,16 @@ async function main(): Promise<void> {
       store,
       logger,
       live,
-      ...(replica ? { liveServices: { alerts: { alertSource: replica.alerts } } } : {}),
+      ...(replica
+        ? {
+            liveServices: {
+              alerts: { alertSource: replica.alerts, sharedState: true },
+              hub: { relay: replica.relay },
+            },
+          }
+        : {}),
       deviceStates: {
-        deviceState: (key) => runtime?.deviceState(key) ?? replica?.subscriber.deviceState(key),
+        deviceState: (key) => replica?.subscriber.deviceState(key) ?? runtime?.deviceState(key),
       },
       metricsText: () => runtime?.metricsText() ?? '',
       health: async () =>
@@ -212,10 +228,12 @@ async function main(): Promise<void> {
         logger: http.log,
       });
       stops.unshift(() => runtime!.stop());
-      const unsubscribe = [
-        runtime.bus.onReading((r) => live.publish(r)),
-        runtime.bus.onStatus((st) => live.publishStatus(st)),
-      ];
+      const unsubscribe = replica
+        ? []
+        : [
+            runtime.bus.onReading((r) => live.publish(r)),
+            runtime.bus.onStatus((st) => live.publishStatus(st)),
+          ];
       stops.unshift(async () => {
         for (const off of unsubscribe) off();
       });

@@ -47,6 +47,21 @@ it('an api replica sees committed readings published live by ingest, and device 
     expect(readings).toEqual([{ deviceKey: '0a0b0c0d0e0f', ts, seq: 3, values: { vave1: 231 } }]);
     expect(statuses[0]).toMatchObject({ deviceKey: '0a0b0c0d0e0f', status: 'weak-signal', rssi: -90 });
     expect(replica.deviceState('0a0b0c0d0e0f')).toMatchObject({ status: 'weak-signal', lastSeen: ts });
+
+    // A meter that never sends a status is online from its readings, as the bridge has it.
+    await meter.publishAsync(
+      'kilowatch/meters/0a0b0c0d0e10/readings',
+      JSON.stringify({ ts, values: { vave1: 229 } }),
+      { qos: 1 },
+    );
+    await waitFor(() => replica.deviceState('0a0b0c0d0e10') !== undefined, 10_000, 'the silent meter');
+    expect(replica.deviceState('0a0b0c0d0e10')).toEqual({
+      deviceKey: '0a0b0c0d0e10',
+      status: 'online',
+      lastSeen: ts,
+    });
+    expect(ingest.deviceState('0a0b0c0d0e10')).toMatchObject({ status: 'online', lastSeen: ts });
+    expect(statuses.at(-1)).toMatchObject({ deviceKey: '0a0b0c0d0e10', status: 'online' });
   } finally {
     await meter.endAsync();
     await replica.stop();

@@ -39,8 +39,20 @@ export async function startLiveSubscriber(opts: {
     if (topic.startsWith('kilowatch/live/')) {
       const r = liveReadingFromPayload(payload);
       if (!r) return;
+      // As the bridge does: a reading keeps a device's state fresh, and brings a device without one (a
+      // meter that never sends a status) or an offline one online.
       const prev = states.get(r.deviceKey);
-      if (prev) prev.lastSeen = Math.max(prev.lastSeen ?? 0, r.ts);
+      if (prev && prev.status !== 'offline') prev.lastSeen = Math.max(prev.lastSeen ?? 0, r.ts);
+      else {
+        const next: DeviceState = {
+          deviceKey: r.deviceKey,
+          status: 'online',
+          lastSeen: Math.max(r.ts, prev?.lastSeen ?? 0),
+        };
+        if (prev?.rssi !== undefined) next.rssi = prev.rssi;
+        states.set(r.deviceKey, next);
+        bus.emitStatus({ ...next });
+      }
       bus.emitReading(r);
       return;
     }

@@ -1,9 +1,19 @@
 /** Alerts on the embedded path: live readings → core's state machine → stored notifications, per user. */
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimMeter, locationOf, type Meter } from '../analytics/testing.ts';
+import { buildApp } from '../app.ts';
 import { createLocalLiveSource } from '../hub/live-source.ts';
-import { type Account, as, buildTestApp, signUp, type TestApp } from '../testing/helper.ts';
+import {
+  type Account,
+  as,
+  buildTestApp,
+  engines,
+  signUp,
+  TEST_CONFIG,
+  type TestApp,
+} from '../testing/helper.ts';
 
 describe('alert evaluator', () => {
   let t: TestApp;
@@ -87,5 +97,76 @@ describe('alert evaluator', () => {
     ).toBe(204);
     const body = await notifications(alice, 1);
     expect(body.items.find((n: { id: number }) => n.id === id).read).toBe(true);
+  });
+});
+
+describe.each(engines())('alert state shared by two API processes (%s)', (engine) => {
+  let t: TestApp;
+  let other: FastifyInstance;
+  let store: TelemetryStore;
+  let alice: Account;
+  let meter: Meter;
+
+  beforeAll(async () => {
+    store = await createDuckDbStore();
+    // Two processes on one metadata store, as behind the broker's shared subscription.
+    const alerts = { sharedState: true };
+    t = await buildTestApp(engine, { store, liveServices: { alerts } });
+    other = await buildApp({ store, sql: t.sql, config: TEST_CONFIG, liveServices: { alerts } });
+    await other.ready();
+    alice = await signUp(t.app);
+    meter = await claimMeter(t.app, alice, await locationOf(t.app, alice, 'UTC'));
+    const res = await as(t.app, alice, {
+      method: 'PUT',
+      url: `/api/devices/${meter.id}/notifications`,
+      payload: {
+        enabled: true,
+        voltageDrop: 207,
+        voltageRise: 253,
+        totalConsumption: 0,
+        disableAtNight: false,
+        interval: 1,
+        muteAll: false,
+      },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+  });
+
+  afterAll(async () => {
+    await other?.close();
+    await t?.close();
+    await store?.close();
+  });
+
+  const kinds = async () =>
+    (
+      (await as(t.app, alice, { method: 'GET', url: '/api/notifications' })).json().items as {
+        kind: string;
+      }[]
+    )
+      .map((n) => n.kind)
+      .reverse();
+
+  it('continues one state machine whichever process gets the reading: each alert once', async () => {
+    const at = Date.parse('2026-06-01T12:00:00Z');
+    const reading = (s: number, vave1: number) => ({
+      deviceKey: meter.deviceKey,
+      ts: at + s * 1000,
+      values: { vave1 },
+    });
+    const [a, b] = [t.app.alerts, other.alerts];
+    await a.evaluate(reading(0, 190));
+    // Still low on the other process: the alert is already active there too.
+    await b.evaluate(reading(20, 189));
+    await a.evaluate(reading(40, 191));
+    expect(await kinds()).toEqual(['voltage-drop']);
+    await b.evaluate(reading(60, 230));
+    expect(await kinds()).toEqual(['voltage-drop', 'voltage-drop-recovery']);
+    // Both processes at once with a new drop past the interval: one alert.
+    await Promise.all([a.evaluate(reading(120, 190)), b.evaluate(reading(121, 189))]);
+    expect(await kinds()).toEqual(['voltage-drop', 'voltage-drop-recovery', 'voltage-drop']);
+    // Both processes check for silence: the device is silent once.
+    await Promise.all([a.checkSilence(at + 3_600_000), b.checkSilence(at + 3_600_000)]);
+    expect((await kinds()).filter((k) => k === 'no-data')).toHaveLength(1);
   });
 });

@@ -4,7 +4,10 @@
  * device, rebuilt lazily. Events are stored as notifications and pushed through the hub.
  *
  * With an external broker, each API process subscribes to `$share/kilowatch-alerts/kilowatch/live/+`
- * (an MQTT 5 shared subscription), so every reading is evaluated by exactly one process.
+ * (an MQTT 5 shared subscription), so every reading is evaluated by exactly one process. The broker hands
+ * one device's readings to any of them, so there (`sharedState`) a device's state lives in the metadata
+ * store (`alert_states`), read and written under a row lock with each reading: whichever process gets the
+ * next reading continues the same state machine, and an alert is raised once, not once per process.
  */
 import {
   type AlertEvent,
@@ -22,6 +25,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { countersOf } from '../analytics/energy.ts';
+import type { Queryable } from '../db/sql.ts';
 import type { LiveSource } from '../hub/live-source.ts';
 import { type NotificationRow, notificationSettingsFromRow } from '../plugins/app/devices-repository.ts';
 import { createNotificationsRepository } from './notifications-repository.ts';
@@ -36,6 +40,8 @@ export interface AlertsOptions {
   silenceCheckMs?: number;
   /** How long a device's settings are trusted before being read again (ms). */
   settingsTtlMs?: number;
+  /** Several processes evaluate one device's readings: its state is kept in the metadata store. */
+  sharedState?: boolean;
   alertOptions?: AlertOptions;
 }
 
@@ -68,6 +74,7 @@ export default fp(
     const repo = createNotificationsRepository(app.sql);
     app.decorate('notifications', repo);
     const ttl = opts.settingsTtlMs ?? 60_000;
+    const shared = opts.sharedState === true;
     const alertOptions = opts.alertOptions ?? DEFAULT_ALERT_OPTIONS;
     const devices = new Map<string, DeviceAlerts>();
     /** Keys with no claimed device, and when they were last looked up. */
@@ -134,16 +141,59 @@ export default fp(
       return kwh;
     }
 
-    async function store(d: DeviceAlerts, events: AlertEvent[]): Promise<void> {
-      for (const ev of events) {
-        const kind = ev.type === 'recovery' ? `${ev.kind}-recovery` : ev.kind;
-        const id = await repo.add(d.userId, d.deviceId, kind, ev.message, ev.at);
-        app.hub.publishToUser(
-          d.userId,
-          { type: 'notification', id, deviceId: d.deviceId, kind, message: ev.message, at: ev.at },
-          `notification:${id}`,
-        );
+    function push(d: DeviceAlerts, id: number, kind: string, ev: AlertEvent): void {
+      app.hub.publishToUser(
+        d.userId,
+        { type: 'notification', id, deviceId: d.deviceId, kind, message: ev.message, at: ev.at },
+        `notification:${id}`,
+      );
+    }
+
+    const kindOf = (ev: AlertEvent) => (ev.type === 'recovery' ? `${ev.kind}-recovery` : ev.kind);
+
+    /** Reads the device's shared state under a row lock (created on first use). */
+    async function lockedState(tx: Queryable, deviceId: number): Promise<AlertState> {
+      await tx.query(
+        'insert into alert_states (device_id, state, updated_at) values ($1, $2::jsonb, $3) on conflict (device_id) do nothing',
+        [deviceId, JSON.stringify(initialAlertState()), app.clock.now()],
+      );
+      const { rows } = await tx.query<{ state: AlertState | string }>(
+        'select state from alert_states where device_id = $1 for update',
+        [deviceId],
+      );
+      const raw = rows[0]?.state;
+      return typeof raw === 'string' ? (JSON.parse(raw) as AlertState) : (raw ?? initialAlertState());
+    }
+
+    /**
+     * One step of a device's state machine (a reading, or the passing of time), and its events stored as
+     * notifications and pushed. With shared state the step, the new state and the notifications commit
+     * together, and the push follows the commit.
+     */
+    async function advance(d: DeviceAlerts, step: (state: AlertState) => AlertEvent[]): Promise<void> {
+      if (!shared) {
+        for (const ev of step(d.state)) {
+          const kind = kindOf(ev);
+          push(d, await repo.add(d.userId, d.deviceId, kind, ev.message, ev.at), kind, ev);
+        }
+        return;
       }
+      const told = await app.sql.transaction(async (tx) => {
+        const state = await lockedState(tx, d.deviceId);
+        const events = step(state);
+        await tx.query('update alert_states set state = $2::jsonb, updated_at = $3 where device_id = $1', [
+          d.deviceId,
+          JSON.stringify(state),
+          app.clock.now(),
+        ]);
+        const out: { id: number; kind: string; ev: AlertEvent }[] = [];
+        for (const ev of events) {
+          const kind = kindOf(ev);
+          out.push({ id: await repo.add(d.userId, d.deviceId, kind, ev.message, ev.at, tx), kind, ev });
+        }
+        return out;
+      });
+      for (const { id, kind, ev } of told) push(d, id, kind, ev);
     }
 
     async function evaluate(reading: Reading): Promise<void> {
@@ -151,14 +201,15 @@ export default fp(
       if (!d) return;
       const run = d.queue.then(async () => {
         const kwh = await todayImport(reading.deviceKey, d, reading.ts);
-        const events = evaluateReading(
-          d.state,
-          { ts: reading.ts, values: reading.values, ...(kwh !== undefined ? { todayImportKwh: kwh } : {}) },
-          d.settings,
-          d.tz,
-          alertOptions,
+        await advance(d, (state) =>
+          evaluateReading(
+            state,
+            { ts: reading.ts, values: reading.values, ...(kwh !== undefined ? { todayImportKwh: kwh } : {}) },
+            d.settings,
+            d.tz,
+            alertOptions,
+          ),
         );
-        await store(d, events);
       });
       d.queue = run.catch(() => {});
       return run;
@@ -167,7 +218,7 @@ export default fp(
     async function checkSilence(now = app.clock.now()): Promise<void> {
       for (const d of devices.values()) {
         const run = d.queue.then(() =>
-          store(d, evaluateSilence(d.state, now, d.settings, d.tz, alertOptions)),
+          advance(d, (state) => evaluateSilence(state, now, d.settings, d.tz, alertOptions)),
         );
         d.queue = run.catch(() => {});
         await run;

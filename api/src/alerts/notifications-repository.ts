@@ -1,6 +1,6 @@
 /** Alert history of a user (API.md §Exports and notifications), newest first, paged by id. */
 import type { Notification } from '@kilowatch/core';
-import type { Sql } from '../db/sql.ts';
+import type { Queryable, Sql } from '../db/sql.ts';
 
 interface Row {
   id: number;
@@ -22,8 +22,16 @@ const toNotification = (r: Row): Notification => ({
 
 export function createNotificationsRepository(sql: Sql) {
   return {
-    async add(userId: number, deviceId: number, kind: string, message: string, at: number): Promise<number> {
-      const { rows } = await sql.query<{ id: number }>(
+    /** Stores one notification; `tx` puts it in a transaction of the caller's. */
+    async add(
+      userId: number,
+      deviceId: number,
+      kind: string,
+      message: string,
+      at: number,
+      tx: Queryable = sql,
+    ): Promise<number> {
+      const { rows } = await tx.query<{ id: number }>(
         'insert into notifications (user_id, device_id, kind, message, at) values ($1, $2, $3, $4, $5) returning id',
         [userId, deviceId, kind, message, at],
       );

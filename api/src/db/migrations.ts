@@ -201,6 +201,17 @@ create index export_jobs_status on export_jobs(status, id);
 create index export_jobs_expiry on export_jobs(expires_at)
 `,
   },
+  {
+    version: 101,
+    name: 'alert state shared by API processes',
+    sql: `
+create table alert_states (
+  device_id integer primary key references devices(id) on delete cascade,
+  state jsonb not null,
+  updated_at bigint not null
+)
+`,
+  },
 ];
 
 /** Applies every migration not yet recorded, in version order. Returns the versions applied now. */

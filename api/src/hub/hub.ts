@@ -28,8 +28,23 @@ export type HubMessage =
   | { type: 'pong' }
   | { type: 'error'; message: string };
 
+/** What one API process hands the others over the broker (`startHubRelay` in relay.ts). */
+export type HubEvent =
+  | { kind: 'user'; userId: number; key: string; message: HubMessage }
+  | { kind: 'sessions'; userId: number };
+
+export interface HubRelay {
+  /** Hands an event to every other API process. */
+  publish(event: HubEvent): void;
+  /** Events from the other API processes (never this one's own). */
+  onEvent(fn: (event: HubEvent) => void): () => void;
+  stop(): Promise<void>;
+}
+
 export interface HubOptions {
   live?: LiveSource;
+  /** Several API processes on one broker: users' messages and logouts reach the others' sockets too. */
+  relay?: HubRelay;
   /** How often every socket's session is checked again (ms). */
   sessionCheckMs?: number;
   /** Above this many buffered bytes a client is slow: its messages are coalesced per device. */
@@ -195,10 +210,32 @@ export default fp(
       }
     }
 
+    function deliverToUser(userId: number, message: HubMessage, key: string): void {
+      let payload: Buffer | null = null;
+      for (const c of clients) {
+        if (c.userId !== userId) continue;
+        payload ??= encode(message);
+        deliver(c, key, payload);
+      }
+    }
+
+    const relay = opts.relay;
+    if (relay) {
+      unsubscribe.push(
+        relay.onEvent((event) => {
+          if (event.kind === 'user') deliverToUser(event.userId, event.message, event.key);
+          else
+            void recheckSessions(event.userId).catch((err) =>
+              app.log.warn({ err }, 'hub: session check failed'),
+            );
+        }),
+      );
+    }
+
     app.decorate('hub', {
       publishToUser(userId: number, message: HubMessage, key: string) {
-        const payload = encode(message);
-        for (const c of clients) if (c.userId === userId) deliver(c, key, payload);
+        deliverToUser(userId, message, key);
+        relay?.publish({ kind: 'user', userId, key, message });
       },
       recheckSessions,
       stats: () => ({
@@ -220,6 +257,7 @@ export default fp(
     // A logout ends the session at once: its sockets close right after the answer.
     app.addHook('onResponse', async (request, reply) => {
       if (reply.statusCode === 204 && request.routeOptions.url === '/api/account/logout' && request.session) {
+        relay?.publish({ kind: 'sessions', userId: request.session.userId });
         await recheckSessions(request.session.userId);
       }
     });

@@ -1,0 +1,75 @@
+/**
+ * The hub across API processes. A user's sockets may be held by any API replica, while the alert that
+ * concerns them is evaluated by one replica (the shared subscription), their export runs on whichever
+ * replica took the job, and their logout reaches one replica. Each of those events is delivered to the
+ * sockets of the process where it happens and published on the broker (`kilowatch/hub/events`), from
+ * where every other API process delivers it to its own sockets (notifications, export progress) or checks
+ * the user's sessions again (a logout: the sockets close with 1008 at once, not at the next periodic check).
+ *
+ * Only API processes publish here; on a broker shared with meters, restrict `kilowatch/hub/#` to the API's
+ * credentials (as `kilowatch/live/#` to ingest's).
+ */
+import mqtt from 'mqtt';
+import type { HubEvent, HubRelay } from './hub.ts';
+
+export type { HubEvent, HubRelay };
+
+export const HUB_EVENTS_TOPIC = 'kilowatch/hub/events';
+
+interface Envelope {
+  origin: string;
+  event: HubEvent;
+}
+
+function parseEnvelope(payload: Buffer): Envelope | null {
+  try {
+    const e = JSON.parse(payload.toString('utf8')) as Partial<Envelope>;
+    const ev = e.event as Partial<HubEvent> | undefined;
+    if (typeof e.origin !== 'string' || !ev || !Number.isSafeInteger(ev.userId)) return null;
+    if (ev.kind === 'sessions') return e as Envelope;
+    if (
+      ev.kind === 'user' &&
+      typeof (ev as { key?: unknown }).key === 'string' &&
+      typeof (ev as { message?: { type?: unknown } }).message?.type === 'string'
+    )
+      return e as Envelope;
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+export async function startHubRelay(opts: {
+  mqttUrl: string;
+  clientId?: string;
+  onError?: (err: unknown) => void;
+}): Promise<HubRelay> {
+  const origin = `${process.pid}-${Math.random().toString(16).slice(2, 10)}`;
+  const listeners = new Set<(event: HubEvent) => void>();
+  const client = await mqtt.connectAsync(opts.mqttUrl, {
+    clientId: opts.clientId ?? `kilowatch-hub-${origin}`,
+    clean: true,
+    reconnectPeriod: 1000,
+  });
+  client.on('message', (_topic, payload) => {
+    const envelope = parseEnvelope(payload);
+    if (!envelope || envelope.origin === origin) return;
+    for (const fn of listeners) fn(envelope.event);
+  });
+  await client.subscribeAsync(HUB_EVENTS_TOPIC, { qos: 1 });
+  return {
+    publish(event) {
+      const envelope: Envelope = { origin, event };
+      client.publish(HUB_EVENTS_TOPIC, JSON.stringify(envelope), { qos: 1 }, (err) => {
+        if (err) opts.onError?.(err);
+      });
+    },
+    onEvent(fn) {
+      listeners.add(fn);
+      return () => void listeners.delete(fn);
+    },
+    async stop() {
+      await client.endAsync();
+    },
+  };
+}
