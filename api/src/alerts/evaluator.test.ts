@@ -15,6 +15,24 @@ import {
   type TestApp,
 } from '../testing/helper.ts';
 
+/** Alerts on for the meter: below 207 V or above 253 V, at most one of a kind a minute, day and night. */
+async function alertOnVoltage(app: FastifyInstance, who: Account, meter: Meter): Promise<void> {
+  const res = await as(app, who, {
+    method: 'PUT',
+    url: `/api/devices/${meter.id}/notifications`,
+    payload: {
+      enabled: true,
+      voltageDrop: 207,
+      voltageRise: 253,
+      totalConsumption: 0,
+      disableAtNight: false,
+      interval: 1,
+      muteAll: false,
+    },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+}
+
 describe('alert evaluator', () => {
   let t: TestApp;
   let store: TelemetryStore;
@@ -29,20 +47,7 @@ describe('alert evaluator', () => {
     alice = await signUp(t.app);
     bob = await signUp(t.app);
     meter = await claimMeter(t.app, alice, await locationOf(t.app, alice, 'UTC'));
-    const res = await as(t.app, alice, {
-      method: 'PUT',
-      url: `/api/devices/${meter.id}/notifications`,
-      payload: {
-        enabled: true,
-        voltageDrop: 207,
-        voltageRise: 253,
-        totalConsumption: 0,
-        disableAtNight: false,
-        interval: 1,
-        muteAll: false,
-      },
-    });
-    expect(res.statusCode, res.body).toBe(200);
+    await alertOnVoltage(t.app, alice, meter);
   });
 
   afterAll(async () => {
@@ -116,20 +121,7 @@ describe.each(engines())('alert state shared by two API processes (%s)', (engine
     await other.ready();
     alice = await signUp(t.app);
     meter = await claimMeter(t.app, alice, await locationOf(t.app, alice, 'UTC'));
-    const res = await as(t.app, alice, {
-      method: 'PUT',
-      url: `/api/devices/${meter.id}/notifications`,
-      payload: {
-        enabled: true,
-        voltageDrop: 207,
-        voltageRise: 253,
-        totalConsumption: 0,
-        disableAtNight: false,
-        interval: 1,
-        muteAll: false,
-      },
-    });
-    expect(res.statusCode, res.body).toBe(200);
+    await alertOnVoltage(t.app, alice, meter);
   });
 
   afterAll(async () => {
