@@ -1,6 +1,10 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { MESSAGES } from '@kilowatch/core';
+import { createInfluxStore } from '@kilowatch/influx';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimMeter } from './analytics/testing.ts';
 import { as, buildTestApp, engines, PASSWORD, signUp, type TestApp, uniqueEmail } from './testing/helper.ts';
 
 // Transport-level behaviour does not depend on the metadata engine: one engine, the quicker to start.
@@ -223,6 +227,43 @@ describe('the app under failure', () => {
       expect(res.body).not.toMatch(/select|stack|at /i);
     } finally {
       await t.app.close();
+    }
+  });
+
+  it('answers 503 busy with Retry-After, soon, when the telemetry store hangs', async () => {
+    // An InfluxDB that stops answering (a stopped process) after the meter is claimed: the real InfluxDB engine
+    // gives its queries two attempts of their time limit (200 ms here, 15 s by default), then the API
+    // tells the client to come back instead of a 500.
+    const held: ServerResponse[] = [];
+    let hang = false;
+    const hung = createServer((_req, res) => {
+      if (hang) held.push(res);
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"results":[{"statement_id":0}]}');
+    });
+    await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
+    const store = await createInfluxStore({
+      url: `http://127.0.0.1:${(hung.address() as AddressInfo).port}`,
+      database: 'kilowatch',
+      reads: { timeoutMs: 200 },
+    });
+    const t = await buildTestApp(engine, { store });
+    try {
+      const a = await signUp(t.app);
+      const meter = await claimMeter(t.app, a, null);
+      hang = true;
+      const res = await as(t.app, a, {
+        method: 'GET',
+        url: `/api/devices/${meter.id}/series?params=vave1&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z`,
+      });
+      expect(res.statusCode).toBe(503);
+      expect(res.headers['retry-after']).toBe('10');
+      expect(res.json()).toEqual({ message: MESSAGES.busy });
+      expect(held.length).toBe(2);
+    } finally {
+      await t.close();
+      for (const r of held) r.destroy();
+      hung.closeAllConnections();
+      await new Promise<void>((r) => hung.close(() => r()));
     }
   });
 

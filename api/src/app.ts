@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import { MESSAGES } from '@kilowatch/core';
-import type { TelemetryStore } from '@kilowatch/tsdb';
+import { StoreError, type TelemetryStore } from '@kilowatch/tsdb';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { type AppConfig, defaultConfig } from './config.ts';
 import type { Sql } from './db/sql.ts';
@@ -23,7 +23,7 @@ import metricsPlugin from './plugins/app/metrics.ts';
 import repositoriesPlugin from './plugins/app/repositories.ts';
 import telemetryPlugin, { type DeviceStateSource } from './plugins/app/telemetry.ts';
 import throttlePlugin from './plugins/app/throttle.ts';
-import { type PressureOptions, registerExternalPlugins } from './plugins/external.ts';
+import { BUSY_RETRY_AFTER_S, type PressureOptions, registerExternalPlugins } from './plugins/external.ts';
 import { apiRoutes } from './routes/index.ts';
 import type { HealthExtras } from './routes/options.ts';
 import { valibotValidatorCompiler } from './schema.ts';
@@ -88,6 +88,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       return reply
         .code(error.statusCode)
         .send(error.errors ? { message, errors: error.errors } : { message });
+    }
+    // The telemetry store down, hung or misconfigured is not the request's fault and not a bug here: the
+    // client is told to come back (it retries a 503 with Retry-After), the log says why.
+    if (error instanceof StoreError && (error.kind === 'unavailable' || error.kind === 'configuration')) {
+      request.log.warn({ err: error }, 'telemetry store unavailable');
+      return reply
+        .code(503)
+        .header('retry-after', String(BUSY_RETRY_AFTER_S))
+        .send({ message: MESSAGES.busy });
     }
     const status = error.statusCode ?? 500;
     if (status === 413) return reply.code(413).send({ message: MESSAGES.tooLarge });

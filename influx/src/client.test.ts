@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Reading } from '@kilowatch/core';
 import { StoreError } from '@kilowatch/tsdb';
@@ -86,12 +86,37 @@ describe('InfluxDB client under injected faults', () => {
       url: fake.url,
       database: 'db',
       retry: { maxAttempts: 3, baseDelayMs: 1 },
+      reads: { maxAttempts: 3 },
     });
     const err = await client.query('SHOW DATABASES').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreError);
     expect(err).toMatchObject({ retryable: true, kind: 'unavailable' });
     expect(fake.seen.length).toBe(3);
     expect(client.stats).toMatchObject({ requests: 3, retries: 2, failures: 1 });
+  });
+
+  it("gives a query that hangs two attempts of its read time limit, not the writes' six", async () => {
+    // A server that takes the request and never answers (a stopped process, a full disk).
+    const held: ServerResponse[] = [];
+    const hung = createServer((_req, res) => void held.push(res));
+    await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
+    const { port } = hung.address() as AddressInfo;
+    try {
+      const client = new InfluxClient({
+        url: `http://127.0.0.1:${port}`,
+        database: 'db',
+        retry: { baseDelayMs: 1 },
+        reads: { timeoutMs: 200 },
+      });
+      const err = await client.query('SHOW DATABASES').catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'StoreError', retryable: true, kind: 'unavailable' });
+      expect((err as Error).message).toMatch(/after 2 attempts.*TimeoutError/);
+      expect(client.stats).toMatchObject({ requests: 2, retries: 1, failures: 1 });
+    } finally {
+      for (const res of held) res.destroy();
+      hung.closeAllConnections();
+      await new Promise<void>((r) => hung.close(() => r()));
+    }
   });
 
   it('retries network errors (nothing listening) and says a retry can help', async () => {

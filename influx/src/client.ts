@@ -38,6 +38,18 @@ export interface InfluxClientOptions {
   retry?: RetryOptions;
   /** One request's time limit (default 30 s). */
   timeoutMs?: number;
+  /**
+   * Queries answer someone waiting (a chart, an export page, a rollup run that comes again anyway), so
+   * they give up sooner than writes, which must not lose readings: at most `maxAttempts` (default 2) of
+   * at most `timeoutMs` each (default 15 s), and a `Retry-After` of at most 5 s is honoured.
+   */
+  reads?: { maxAttempts?: number; timeoutMs?: number };
+}
+
+interface Budget {
+  maxAttempts: number;
+  timeoutMs: number;
+  maxRetryAfterMs: number;
 }
 
 export interface ClientStats {
@@ -144,6 +156,8 @@ export class InfluxClient {
   private readonly headers: Record<string, string> = {};
   private readonly retry: Required<Omit<RetryOptions, 'onRetry'>> & Pick<RetryOptions, 'onRetry'>;
   private readonly timeoutMs: number;
+  private readonly writeBudget: Budget;
+  private readonly readBudget: Budget;
 
   constructor(readonly options: InfluxClientOptions) {
     let u: URL;
@@ -167,6 +181,16 @@ export class InfluxClient {
       ...options.retry,
     };
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.writeBudget = {
+      maxAttempts: this.retry.maxAttempts,
+      timeoutMs: this.timeoutMs,
+      maxRetryAfterMs: this.retry.maxRetryAfterMs,
+    };
+    this.readBudget = {
+      maxAttempts: Math.min(this.retry.maxAttempts, options.reads?.maxAttempts ?? 2),
+      timeoutMs: Math.min(this.timeoutMs, options.reads?.timeoutMs ?? 15_000),
+      maxRetryAfterMs: Math.min(this.retry.maxRetryAfterMs, 5_000),
+    };
   }
 
   /** Writes line protocol with millisecond timestamps. A partial write is reported, not thrown. */
@@ -201,11 +225,15 @@ export class InfluxClient {
       params.set('chunked', 'true');
       params.set('chunk_size', '10000');
     }
-    const res = await this.send(`/query?${params}`, () => ({
-      method: 'POST',
-      headers: { ...this.headers, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ q }).toString(),
-    }));
+    const res = await this.send(
+      `/query?${params}`,
+      () => ({
+        method: 'POST',
+        headers: { ...this.headers, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ q }).toString(),
+      }),
+      this.readBudget,
+    );
     if (res.status !== 200) throw this.fail(res.status, await errorText(res), 'query');
     const text = await res.text();
     let body: QueryBody;
@@ -263,8 +291,9 @@ export class InfluxClient {
     return new StoreError(text, false, 'rejected');
   }
 
-  private async send(path: string, init: () => RequestInit): Promise<Response> {
-    const { maxAttempts, baseDelayMs, maxDelayMs, maxRetryAfterMs, onRetry } = this.retry;
+  private async send(path: string, init: () => RequestInit, budget = this.writeBudget): Promise<Response> {
+    const { baseDelayMs, maxDelayMs, onRetry } = this.retry;
+    const { maxAttempts, timeoutMs, maxRetryAfterMs } = budget;
     for (let attempt = 1; ; attempt++) {
       this.stats.requests++;
       let status = 0;
@@ -273,7 +302,7 @@ export class InfluxClient {
       try {
         const res = await fetch(`${this.base}${path}`, {
           ...init(),
-          signal: AbortSignal.timeout(this.timeoutMs),
+          signal: AbortSignal.timeout(timeoutMs),
         });
         if (!RETRYABLE.has(res.status)) return res;
         status = res.status;

@@ -16,7 +16,7 @@ import {
   type WriteResult,
 } from '@kilowatch/tsdb';
 import { checkRange, DayRollupReader, type DayRollups, energy, series } from './answers.ts';
-import { type ClientStats, InfluxClient, type RetryOptions } from './client.ts';
+import { type ClientStats, InfluxClient, type InfluxClientOptions, type RetryOptions } from './client.ts';
 import { encodeLine, ident, literal } from './lineProtocol.ts';
 import { type DirtyRange, RollupMaintainer } from './refresh.ts';
 import { deviceWhere, fieldList, READINGS, rowsOf, toRawRows } from './schema.ts';
@@ -41,6 +41,8 @@ export interface InfluxStoreOptions {
   retry?: RetryOptions;
   /** One request's time limit (default 30 s). */
   timeoutMs?: number;
+  /** Queries' attempts and time limit (InfluxClientOptions.reads: 2 of at most 15 s by default). */
+  reads?: InfluxClientOptions['reads'];
   /**
    * Time zones of the devices' locations: daily energy (`rollup_1d`) is kept per local day of each, so
    * daily and monthly energy in them reads one point per day. Other zones are answered from hourly (or
@@ -101,6 +103,7 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
     ...(options.retentionPolicy !== undefined ? { retentionPolicy: options.retentionPolicy } : {}),
     ...(options.retry !== undefined ? { retry: options.retry } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.reads !== undefined ? { reads: options.reads } : {}),
   });
   const batchSize = options.batchSize ?? 5000;
   if (!Number.isInteger(batchSize) || batchSize < 1)
