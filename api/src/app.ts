@@ -11,7 +11,7 @@ import { StoreError, type TelemetryStore } from '@kilowatch/tsdb';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { type AppConfig, defaultConfig } from './config.ts';
 import type { Sql } from './db/sql.ts';
-import { ApiError, ValidationError } from './errors.ts';
+import { ApiError, UnavailableError, ValidationError } from './errors.ts';
 import type { LiveSource } from './hub/live-source.ts';
 import { type LiveServicesOptions, registerLiveServices } from './hub/services.ts';
 import authPlugin from './plugins/app/auth.ts';
@@ -80,6 +80,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) {
+      if (error instanceof UnavailableError) request.log.warn({ err: error.cause }, error.detail);
       if (error.headers) reply.headers(error.headers);
       const message =
         error instanceof ValidationError

@@ -57,3 +57,17 @@ export class TooManyRequestsError extends ApiError {
     this.name = 'TooManyRequestsError';
   }
 }
+
+/**
+ * 503 with Retry-After: a store the API depends on (PostgreSQL) cannot be reached or does not answer in
+ * time. Not the request's fault and not a bug: the client comes back; `cause` says what happened.
+ */
+export class UnavailableError extends ApiError {
+  constructor(what: string, cause: unknown) {
+    super(503, MESSAGES.busy, undefined, { 'retry-after': '10' });
+    this.name = 'UnavailableError';
+    this.cause = cause;
+    this.detail = `${what}: ${cause instanceof Error ? cause.message : String(cause)}`;
+  }
+  readonly detail: string;
+}

@@ -4,6 +4,7 @@
  */
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type pg from 'pg';
+import { UnavailableError } from '../errors.ts';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -79,13 +80,52 @@ export interface PostgresOptions {
   max?: number;
 }
 
-export async function createPostgresSql(options: PostgresOptions): Promise<Sql> {
+/** SQLSTATE classes and codes, and driver errors, that mean the server is out of reach, not a bad query. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+function unreachable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  // 08xxx: connection exceptions; 57P01 / 57P03: the server shutting down or not yet accepting.
+  if (
+    typeof code === 'string' &&
+    (UNREACHABLE_CODES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P03')
+  )
+    return true;
+  return /timeout exceeded when trying to connect|Query read timeout|Connection terminated/i.test(
+    err.message,
+  );
+}
+
+/** Rethrows a lost or silent server as 503 (UnavailableError); anything else as it is. */
+function translated(err: unknown): unknown {
+  return unreachable(err) ? new UnavailableError('PostgreSQL', err) : err;
+}
+
+export interface PostgresTimeouts {
+  /** Waiting for a connection (default 5 s). */
+  connectMs?: number;
+  /** One query's answer (default 20 s); migrations get an hour. */
+  queryMs?: number;
+}
+
+export async function createPostgresSql(options: PostgresOptions & PostgresTimeouts): Promise<Sql> {
   const { default: pgModule } = await import('pg');
   // bigint (epoch milliseconds, counts) as JS numbers: every value we keep fits in 2^53.
   pgModule.types.setTypeParser(20, (v) => Number(v));
+  // A server that stops answering must not hold requests (and /api/health) forever: connections and
+  // queries have time limits, and running out of them answers 503.
   const pool: pg.Pool = new pgModule.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectMs ?? 5_000,
+    query_timeout: options.queryMs ?? 20_000,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   // An idle client losing its server must not crash the process; the next query reports it.
@@ -93,8 +133,12 @@ export async function createPostgresSql(options: PostgresOptions): Promise<Sql> 
   if (options.schema) await pool.query(`create schema if not exists ${quoteIdent(options.schema)}`);
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T>(text: string, params: readonly unknown[] = []) {
-      const r = await q.query(text, params as unknown[]);
-      return { rows: r.rows as T[], rowCount: r.rowCount ?? r.rows.length };
+      try {
+        const r = await q.query(text, params as unknown[]);
+        return { rows: r.rows as T[], rowCount: r.rowCount ?? r.rows.length };
+      } catch (err) {
+        throw translated(err);
+      }
     },
   });
   const self = wrap(pool);
@@ -102,20 +146,31 @@ export async function createPostgresSql(options: PostgresOptions): Promise<Sql> 
     engine: 'postgres',
     query: self.query,
     async exec(text) {
-      await pool.query(text);
+      try {
+        // `query_timeout` per query is honoured by pg, though its types leave it out.
+        await pool.query({ text, query_timeout: 3_600_000 } as pg.QueryConfig);
+      } catch (err) {
+        throw translated(err);
+      }
     },
     async transaction(fn) {
-      const client = await pool.connect();
+      const client = await pool.connect().catch((err: unknown) => {
+        throw translated(err);
+      });
+      // A connection whose rollback failed (lost, or silent) is not given back to the pool.
+      let broken: Error | undefined;
       try {
         await client.query('begin');
         const out = await fn(wrap(client));
         await client.query('commit');
         return out;
       } catch (err) {
-        await client.query('rollback').catch(() => {});
-        throw err;
+        await client.query('rollback').catch((e: unknown) => {
+          broken = e instanceof Error ? e : new Error(String(e));
+        });
+        throw translated(err);
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
     async close() {

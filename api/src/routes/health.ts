@@ -2,6 +2,24 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { RouteOptions } from './options.ts';
 
+const PROBE_MS = 3_000;
+
+/** The probe's answer, or the fallback with the reason when it fails or says nothing within PROBE_MS. */
+async function within<T, F>(probe: Promise<T>, fallback: (detail: string) => F): Promise<T | F> {
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<F>((resolve) => {
+    timer = setTimeout(() => resolve(fallback(`no answer within ${PROBE_MS / 1000} s`)), PROBE_MS);
+  });
+  try {
+    return await Promise.race([
+      probe.catch((err: unknown) => fallback(err instanceof Error ? err.message : String(err))),
+      silent,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, opts) => {
   app.get(
     '/health',
@@ -16,14 +34,15 @@ const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, opts) => {
       },
     },
     async (_request, reply) => {
-      const store = await app.store
-        .health()
-        .catch((err: Error) => ({ ok: false, engine: app.store.engine, detail: err.message }));
-      const metadata = await app.sql
-        .query('select 1')
-        .then(() => ({ ok: true, engine: app.sql.engine }))
-        .catch(() => ({ ok: false, engine: app.sql.engine }));
-      const extras = opts.health ? await opts.health().catch(() => ({ ok: false })) : {};
+      // Monitoring needs an answer even when a store hangs: each probe gets a few seconds.
+      const [store, metadata, extras] = await Promise.all([
+        within(app.store.health(), (detail) => ({ ok: false, engine: app.store.engine, detail })),
+        within(
+          app.sql.query('select 1').then(() => ({ ok: true, engine: app.sql.engine })),
+          (detail) => ({ ok: false, engine: app.sql.engine, detail }),
+        ),
+        opts.health ? within(opts.health(), () => ({ ok: false })) : Promise.resolve({}),
+      ]);
       const ok =
         store.ok && metadata.ok && Object.values(extras).every((e) => (e as { ok?: boolean })?.ok !== false);
       return reply.code(ok ? 200 : 503).send({
