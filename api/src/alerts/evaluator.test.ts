@@ -79,6 +79,42 @@ describe('alert evaluator', () => {
     expect(after.items[0].kind).toBe('voltage-drop-recovery');
   });
 
+  it('takes a change of settings at the next reading (muting works at once)', async () => {
+    // An account of its own: the history test below counts alice's notifications.
+    const carol = await signUp(t.app);
+    const other = await claimMeter(t.app, carol, await locationOf(t.app, carol, 'UTC'));
+    await alertOnVoltage(t.app, carol, other);
+    const at = Date.parse('2026-06-01T12:30:00Z');
+    const drop = (s: number) => ({ deviceKey: other.deviceKey, ts: at + s * 1000, values: { vave1: 190 } });
+    const drops = async () =>
+      (
+        (await as(t.app, carol, { method: 'GET', url: '/api/notifications' })).json().items as {
+          deviceId: number;
+          kind: string;
+        }[]
+      ).filter((n) => n.deviceId === other.id && n.kind === 'voltage-drop').length;
+    await t.app.alerts.evaluate(drop(0));
+    expect(await drops()).toBe(1);
+    const muted = await as(t.app, carol, {
+      method: 'PUT',
+      url: `/api/devices/${other.id}/notifications`,
+      payload: {
+        enabled: true,
+        voltageDrop: 207,
+        voltageRise: 253,
+        totalConsumption: 0,
+        disableAtNight: false,
+        interval: 1,
+        muteAll: true,
+      },
+    });
+    expect(muted.statusCode).toBe(200);
+    // Back to normal and down again two minutes later: a new alert, were the old settings still cached.
+    await t.app.alerts.evaluate({ deviceKey: other.deviceKey, ts: at + 60_000, values: { vave1: 230 } });
+    await t.app.alerts.evaluate(drop(180));
+    expect(await drops()).toBe(1);
+  });
+
   it('raises no-data for a silent device and pages the history by cursor', async () => {
     await t.app.alerts.checkSilence(Date.parse('2026-06-01T13:00:00Z'));
     const body = await notifications(alice, 3);

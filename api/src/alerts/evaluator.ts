@@ -26,6 +26,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { countersOf } from '../analytics/energy.ts';
 import type { Queryable } from '../db/sql.ts';
+import type { HubRelay } from '../hub/hub.ts';
 import type { LiveSource } from '../hub/live-source.ts';
 import { type NotificationRow, notificationSettingsFromRow } from '../plugins/app/devices-repository.ts';
 import { createNotificationsRepository } from './notifications-repository.ts';
@@ -42,6 +43,8 @@ export interface AlertsOptions {
   settingsTtlMs?: number;
   /** Several processes evaluate one device's readings: its state is kept in the metadata store. */
   sharedState?: boolean;
+  /** Several API processes: a settings change made in one is read again in the others at once. */
+  relay?: HubRelay;
   alertOptions?: AlertOptions;
 }
 
@@ -65,6 +68,11 @@ declare module 'fastify' {
       evaluate(reading: Reading): Promise<void>;
       /** Evaluates the passing of time for every known device. */
       checkSilence(now?: number): Promise<void>;
+      /**
+       * The device's settings, zone or owner changed (or it was claimed, or deleted): they are read again
+       * at its next reading, in this process and the others.
+       */
+      reload(deviceKey: string): void;
     };
   }
 }
@@ -104,17 +112,19 @@ export default fp(
       }
       unknown.delete(deviceKey);
       const settings: AlertSettings = notificationSettingsFromRow(r);
-      const entry: DeviceAlerts = cached
-        ? { ...cached, settings, tz: r.timezone || DEFAULT_TIMEZONE, loadedAt: now }
-        : {
-            deviceId: Number(r.id),
-            userId: Number(r.user_id),
-            tz: r.timezone || DEFAULT_TIMEZONE,
-            settings,
-            state: initialAlertState(),
-            loadedAt: now,
-            queue: Promise.resolve(),
-          };
+      // The same claim keeps its state; a meter claimed anew (by whoever) starts afresh.
+      const entry: DeviceAlerts =
+        cached && cached.deviceId === Number(r.id)
+          ? { ...cached, settings, tz: r.timezone || DEFAULT_TIMEZONE, loadedAt: now }
+          : {
+              deviceId: Number(r.id),
+              userId: Number(r.user_id),
+              tz: r.timezone || DEFAULT_TIMEZONE,
+              settings,
+              state: initialAlertState(),
+              loadedAt: now,
+              queue: Promise.resolve(),
+            };
       devices.set(deviceKey, entry);
       return entry;
     }
@@ -225,7 +235,22 @@ export default fp(
       }
     }
 
-    app.decorate('alerts', { evaluate, checkSilence });
+    function forget(deviceKey: string): void {
+      const cached = devices.get(deviceKey);
+      if (cached) cached.loadedAt = Number.NEGATIVE_INFINITY;
+      unknown.delete(deviceKey);
+    }
+
+    function reload(deviceKey: string): void {
+      forget(deviceKey);
+      opts.relay?.publish({ kind: 'alert-settings', deviceKey });
+    }
+
+    app.decorate('alerts', { evaluate, checkSilence, reload });
+
+    const offRelay = opts.relay?.onEvent((event) => {
+      if (event.kind === 'alert-settings') forget(event.deviceKey);
+    });
 
     const unsubscribe = opts.alertSource?.onReading((r) => {
       evaluate(r).catch((err) => app.log.warn({ err }, 'alerts: evaluation failed'));
@@ -237,6 +262,7 @@ export default fp(
     app.addHook('onClose', async () => {
       clearInterval(timer);
       unsubscribe?.();
+      offRelay?.();
     });
   },
   { name: 'alerts', dependencies: ['hub', 'telemetry'] },

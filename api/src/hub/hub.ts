@@ -31,7 +31,9 @@ export type HubMessage =
 /** What one API process hands the others over the broker (`startHubRelay` in relay.ts). */
 export type HubEvent =
   | { kind: 'user'; userId: number; key: string; message: HubMessage }
-  | { kind: 'sessions'; userId: number };
+  | { kind: 'sessions'; userId: number }
+  /** A device's notification settings, zone or owner changed: its alert settings are read again. */
+  | { kind: 'alert-settings'; deviceKey: string };
 
 export interface HubRelay {
   /** Hands an event to every other API process. */
@@ -224,7 +226,7 @@ export default fp(
       unsubscribe.push(
         relay.onEvent((event) => {
           if (event.kind === 'user') deliverToUser(event.userId, event.message, event.key);
-          else
+          else if (event.kind === 'sessions')
             void recheckSessions(event.userId).catch((err) =>
               app.log.warn({ err }, 'hub: session check failed'),
             );

@@ -4,19 +4,13 @@
  * out through the other.
  */
 import { findServerBinary, type MosquittoServer, startMosquitto } from '@kilowatch/ingest/testing';
+import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { claimMeter, locationOf } from '../analytics/testing.ts';
 import { buildApp } from '../app.ts';
-import {
-  type Account,
-  as,
-  buildTestApp,
-  noTelemetryStore,
-  signUp,
-  TEST_CONFIG,
-  type TestApp,
-} from '../testing/helper.ts';
+import { type Account, as, buildTestApp, signUp, TEST_CONFIG, type TestApp } from '../testing/helper.ts';
 import { CLOSE_POLICY, HUB_PATH } from './hub.ts';
 import { type HubRelay, startHubRelay } from './relay.ts';
 
@@ -57,6 +51,7 @@ describe.skipIf(!binary)('the hub across two API processes on Mosquitto', () => 
   let baseB: string;
   let alice: Account;
   let bob: Account;
+  let store: TelemetryStore;
 
   beforeAll(async () => {
     broker = await startMosquitto(binary!);
@@ -65,9 +60,10 @@ describe.skipIf(!binary)('the hub across two API processes on Mosquitto', () => 
     relays.push(relayA, relayB);
     // The periodic session check is far away: only the relay can close a socket within the test.
     const hub = { sessionCheckMs: 3_600_000 };
-    t = await buildTestApp('pglite', { liveServices: { hub: { ...hub, relay: relayA } } });
+    store = await createDuckDbStore();
+    t = await buildTestApp('pglite', { store, liveServices: { hub: { ...hub, relay: relayA } } });
     other = await buildApp({
-      store: noTelemetryStore(),
+      store,
       sql: t.sql,
       config: TEST_CONFIG,
       liveServices: { hub: { ...hub, relay: relayB } },
@@ -84,6 +80,7 @@ describe.skipIf(!binary)('the hub across two API processes on Mosquitto', () => 
     await t?.close();
     for (const r of relays) await r.stop();
     await broker?.stop();
+    await store?.close();
   });
 
   it("delivers a user's notification raised in one process to the sockets the other holds, once", async () => {
@@ -126,5 +123,54 @@ describe.skipIf(!binary)('the hub across two API processes on Mosquitto', () => 
     // The other user's socket on that process stays open.
     expect(bobOnB.ws.readyState).toBe(WebSocket.OPEN);
     bobOnB.ws.close();
+  });
+
+  it("reads a device's alert settings again in the other process as soon as they change", async () => {
+    const carol = await signUp(t.app);
+    const meter = await claimMeter(t.app, carol, await locationOf(t.app, carol, 'UTC'));
+    const settings = (muteAll: boolean) =>
+      as(t.app, carol, {
+        method: 'PUT',
+        url: `/api/devices/${meter.id}/notifications`,
+        payload: {
+          enabled: true,
+          voltageDrop: 207,
+          voltageRise: 253,
+          totalConsumption: 0,
+          disableAtNight: false,
+          interval: 1,
+          muteAll,
+        },
+      });
+    const drops = async () =>
+      (
+        (await as(t.app, carol, { method: 'GET', url: '/api/notifications' })).json().items as {
+          kind: string;
+        }[]
+      ).filter((n) => n.kind === 'voltage-drop').length;
+    expect((await settings(false)).statusCode).toBe(200);
+    const at = Date.parse('2026-06-01T12:00:00Z');
+    const reading = (s: number, vave1: number) => ({
+      deviceKey: meter.deviceKey,
+      ts: at + s * 1000,
+      values: { vave1 },
+    });
+    // The other process evaluates (and caches the settings: alerts on).
+    await other.alerts.evaluate(reading(0, 190));
+    expect(await drops()).toBe(1);
+    // Muted through this one; the other hears of it over the broker.
+    const heard = new Promise<void>((resolve) => {
+      const off = relays[1]!.onEvent((e) => {
+        if (e.kind === 'alert-settings' && e.deviceKey === meter.deviceKey) {
+          off();
+          resolve();
+        }
+      });
+    });
+    expect((await settings(true)).statusCode).toBe(200);
+    await heard;
+    await other.alerts.evaluate(reading(60, 230));
+    await other.alerts.evaluate(reading(180, 190));
+    expect(await drops()).toBe(1);
   });
 });

@@ -24,13 +24,15 @@ interface Envelope {
 function parseEnvelope(payload: Buffer): Envelope | null {
   try {
     const e = JSON.parse(payload.toString('utf8')) as Partial<Envelope>;
-    const ev = e.event as Partial<HubEvent> | undefined;
-    if (typeof e.origin !== 'string' || !ev || !Number.isSafeInteger(ev.userId)) return null;
+    const ev = e.event as Record<string, unknown> | undefined;
+    if (typeof e.origin !== 'string' || !ev) return null;
+    if (ev.kind === 'alert-settings') return typeof ev.deviceKey === 'string' ? (e as Envelope) : null;
+    if (!Number.isSafeInteger(ev.userId)) return null;
     if (ev.kind === 'sessions') return e as Envelope;
     if (
       ev.kind === 'user' &&
-      typeof (ev as { key?: unknown }).key === 'string' &&
-      typeof (ev as { message?: { type?: unknown } }).message?.type === 'string'
+      typeof ev.key === 'string' &&
+      typeof (ev.message as { type?: unknown } | undefined)?.type === 'string'
     )
       return e as Envelope;
     return null;

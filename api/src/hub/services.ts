@@ -22,6 +22,10 @@ export async function registerLiveServices(
 ): Promise<void> {
   await app.register(hubPlugin, { ...options.hub, ...(live ? { live } : {}) });
   const alertSource = options.alerts?.alertSource ?? live;
-  await app.register(alertsPlugin, { ...options.alerts, ...(alertSource ? { alertSource } : {}) });
+  await app.register(alertsPlugin, {
+    ...options.alerts,
+    ...(alertSource ? { alertSource } : {}),
+    ...(options.hub?.relay ? { relay: options.hub.relay } : {}),
+  });
   await app.register(exportsPlugin, options.exports ?? {});
 }

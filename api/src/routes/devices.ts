@@ -157,6 +157,8 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         billingStart: localDateString(app.clock.now(), location?.timezone ?? DEFAULT_TIMEZONE),
       });
       if (id === null) throw new ConflictError(MESSAGES.alreadyClaimed, { mac: [MESSAGES.alreadyClaimed] });
+      // Its readings are evaluated for alerts from now on, not once a "no such device" is forgotten.
+      app.alerts.reload(deviceKey);
       const d = (await devices.get(userId, id))!;
       return reply.code(201).send(toDevice(d, await app.deviceStatus(d.deviceKey)));
     },
@@ -192,11 +194,14 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       const { id } = req.params as { id: number };
       const userId = req.session.userId;
       const body = req.body as v.InferOutput<typeof UpdateDeviceRequestSchema>;
-      if (!(await devices.get(userId, id))) throw new NotFoundError();
+      const d = await devices.get(userId, id);
+      if (!d) throw new NotFoundError();
       await ownLocation(userId, body.locationId);
       if (body.tariffId !== null && !(await locations.getTariff(userId, body.tariffId)))
         throw new NotFoundError();
       await devices.update(userId, id, body);
+      // A new location may bring a new zone for the night silence and the day's consumption.
+      app.alerts.reload(d.deviceKey);
       return overview(userId, id);
     },
   );
@@ -219,6 +224,7 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       // Telemetry first: if that fails the device stays listed and the delete can be retried.
       await app.store.deleteDevice(d.deviceKey);
       await devices.remove(req.session.userId, id);
+      app.alerts.reload(d.deviceKey);
       return reply.code(204).send();
     },
   );
@@ -256,7 +262,10 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
     async (req) => {
       const { id } = req.params as { id: number };
       const body = req.body as v.InferOutput<typeof NotificationSettingsSchema>;
-      if (!(await devices.setNotifications(req.session.userId, id, body))) throw new NotFoundError();
+      const d = await devices.get(req.session.userId, id);
+      if (!d || !(await devices.setNotifications(req.session.userId, id, body))) throw new NotFoundError();
+      // Muting takes effect at the next reading, in every API process.
+      app.alerts.reload(d.deviceKey);
       return body;
     },
   );
