@@ -14,6 +14,10 @@ interface Conn {
   next(pred: (m: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
 }
 
+/** The promise's value, or 'not within 5 s'. */
+const soon = <T>(p: Promise<T>) =>
+  Promise.race([p, new Promise<string>((r) => setTimeout(() => r('not within 5 s'), 5_000))]);
+
 describe('dashboard hub over a real WebSocket', () => {
   let t: TestApp;
   let store: TelemetryStore;
@@ -161,6 +165,39 @@ describe('dashboard hub over a real WebSocket', () => {
     const res = await as(t.app, session, { method: 'GET', url: '/api/account/logout' });
     expect(res.statusCode).toBe(204);
     expect(await closed).toBe(CLOSE_POLICY);
+  });
+
+  it('closes the socket with 1008 when its session ends by a replayed refresh token', async () => {
+    const session = await signUp(t.app);
+    const refresh = (refreshToken: string) =>
+      t.app.inject({ method: 'POST', url: '/api/account/refreshtoken', payload: { refreshToken } });
+    const rotated = await refresh(session.refreshToken);
+    expect(rotated.statusCode).toBe(200);
+    const c = await connect(rotated.json().token);
+    const closed = new Promise<number>((resolve) => c.ws.once('close', (code) => resolve(code)));
+    // The spent token again: a replay, so the whole session ends, and the socket with it.
+    expect((await refresh(session.refreshToken)).statusCode).toBe(401);
+    // At once: not at the periodic session check a minute later.
+    expect(await soon(closed)).toBe(CLOSE_POLICY);
+  });
+
+  it('closes every socket of an account whose password is reset', async () => {
+    const account = await signUp(t.app);
+    const sockets = [await connect(account.token), await connect(account.token)];
+    const closed = sockets.map(
+      (c) => new Promise<number>((resolve) => c.ws.once('close', (code) => resolve(code))),
+    );
+    const before = t.mails.length;
+    await t.app.inject({ method: 'POST', url: '/api/forgot_password', payload: { email: account.email } });
+    for (let i = 0; i < 200 && t.mails.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+    const token = /token=([A-Za-z0-9_-]+)/.exec(t.mails.at(-1)!.text)![1]!;
+    const reset = await t.app.inject({
+      method: 'POST',
+      url: '/api/reset_password',
+      payload: { token, password: 'a brand new password' },
+    });
+    expect(reset.statusCode).toBe(204);
+    expect(await soon(Promise.all(closed))).toEqual([CLOSE_POLICY, CLOSE_POLICY]);
   });
 
   it("pushes device status to its owner's sockets", async () => {

@@ -1,6 +1,7 @@
 /**
  * The real-time hub (API.md §Real-time hub) at /hubs/dashboardHub. The access token is checked on connect
- * and again periodically and right after a logout; a socket whose session ended is closed with 1008. The
+ * and again periodically and right after a session ends (logout, a replayed refresh token, a password
+ * reset); a socket whose session ended is closed with 1008. The
  * Origin must be on the allow-list. A client only receives its own devices' messages, and a slow client
  * gets the newest value per device instead of an ever-growing queue.
  */
@@ -80,6 +81,11 @@ declare module 'fastify' {
       publishToUser(userId: number, message: HubMessage, key: string): void;
       /** Closes sockets whose session no longer verifies. */
       recheckSessions(userId?: number): Promise<void>;
+      /**
+       * Sessions of the user ended (logout, a replayed refresh token, a password reset): their sockets
+       * close with 1008 now, in this process and the others.
+       */
+      sessionsEnded(userId: number): Promise<void>;
       stats(): HubStats;
     };
   }
@@ -240,6 +246,10 @@ export default fp(
         relay?.publish({ kind: 'user', userId, key, message });
       },
       recheckSessions,
+      async sessionsEnded(userId: number) {
+        relay?.publish({ kind: 'sessions', userId });
+        await recheckSessions(userId);
+      },
       stats: () => ({
         clients: clients.size,
         sent,
@@ -254,14 +264,6 @@ export default fp(
       for (const u of unsubscribe) u();
       for (const c of clients) c.socket.terminate();
       clients.clear();
-    });
-
-    // A logout ends the session at once: its sockets close right after the answer.
-    app.addHook('onResponse', async (request, reply) => {
-      if (reply.statusCode === 204 && request.routeOptions.url === '/api/account/logout' && request.session) {
-        relay?.publish({ kind: 'sessions', userId: request.session.userId });
-        await recheckSessions(request.session.userId);
-      }
     });
 
     await app.register(websocket, { options: { maxPayload: 64 * 1024 } });

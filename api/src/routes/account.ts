@@ -170,6 +170,7 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
     },
     async (req, reply) => {
       await accounts.revokeSession(req.session.sessionId, 'logout');
+      await app.hub.sessionsEnded(req.session.userId);
       return reply.code(204).send();
     },
   );
@@ -245,6 +246,7 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       if (userId === null) throw new ValidationError({ token: [MESSAGES.invalidToken] });
       await accounts.setPassword(userId, await hashPassword(password, config.scrypt));
       await accounts.revokeUserSessions(userId, 'password reset');
+      await app.hub.sessionsEnded(userId);
       return reply.code(204).send();
     },
   );

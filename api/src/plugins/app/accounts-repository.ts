@@ -68,7 +68,7 @@ export interface AuthenticatedSession {
 
 export type RotateOutcome =
   | { kind: 'invalid' }
-  | { kind: 'reused'; sessionId: number }
+  | { kind: 'reused'; sessionId: number; userId: number }
   | { kind: 'rotated'; userId: number; sessionId: number; remember: boolean };
 
 const USER_COLUMNS = 'id, email, password_hash, full_name, country, timezone, language, is_demo';
@@ -191,7 +191,8 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
         const r = rows[0];
         if (!r) return { kind: 'invalid' };
         const sessionId = Number(r.session_id);
-        if (r.used_at !== null) return { kind: 'reused', sessionId };
+        const userId = Number(r.user_id);
+        if (r.used_at !== null) return { kind: 'reused', sessionId, userId };
         if (r.revoked_at !== null || Number(r.expires_at) <= t || Number(r.session_expires_at) <= t) {
           return { kind: 'invalid' };
         }
@@ -199,14 +200,14 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
           'update refresh_tokens set used_at = $2 where token_hash = $1 and used_at is null',
           [refreshHash, t],
         );
-        if (spent.rowCount !== 1) return { kind: 'reused', sessionId };
+        if (spent.rowCount !== 1) return { kind: 'reused', sessionId, userId };
         const tokens = next(r.remember);
         await insertTokens(tx, sessionId, tokens);
         await tx.query('update sessions set expires_at = $2 where id = $1', [
           sessionId,
           tokens.refreshExpiresAt,
         ]);
-        return { kind: 'rotated', userId: Number(r.user_id), sessionId, remember: r.remember };
+        return { kind: 'rotated', userId, sessionId, remember: r.remember };
       });
     },
 

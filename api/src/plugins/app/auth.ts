@@ -74,6 +74,7 @@ function createSessions(app: FastifyInstance) {
       if (outcome.kind === 'reused') {
         await accounts.revokeSession(outcome.sessionId, 'refresh token reused');
         app.log.warn({ sessionId: outcome.sessionId }, 'refresh token replayed: session revoked');
+        await app.hub.sessionsEnded(outcome.userId);
         return null;
       }
       if (outcome.kind !== 'rotated' || !issued) return null;
