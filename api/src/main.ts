@@ -27,6 +27,7 @@ import { configFromEnv } from './config.ts';
 import { ensureDemoAccount } from './demo.ts';
 import { createLocalLiveSource } from './hub/live-source.ts';
 import { startHubRelay } from './hub/relay.ts';
+import { within } from './routes/health.ts';
 
 const DAY_MS = 86_400_000;
 const RECENT_HISTORY_MS = 2 * DAY_MS;
@@ -145,7 +146,11 @@ async function main(): Promise<void> {
     );
     http.get('/api/health', async (_req, reply) => {
       const ingest = ingestHealth(rt);
-      const storeHealth = await store.health();
+      const storeHealth = await within(store.health(), (detail) => ({
+        ok: false,
+        engine: store.engine,
+        detail,
+      }));
       if (!ingest.ok || !storeHealth.ok) reply.code(503);
       return {
         status: ingest.ok && storeHealth.ok ? 'ok' : 'degraded',

@@ -5,7 +5,7 @@ import type { RouteOptions } from './options.ts';
 const PROBE_MS = 3_000;
 
 /** The probe's answer, or the fallback with the reason when it fails or says nothing within PROBE_MS. */
-async function within<T, F>(probe: Promise<T>, fallback: (detail: string) => F): Promise<T | F> {
+export async function within<T, F>(probe: Promise<T>, fallback: (detail: string) => F): Promise<T | F> {
   let timer: NodeJS.Timeout | undefined;
   const silent = new Promise<F>((resolve) => {
     timer = setTimeout(() => resolve(fallback(`no answer within ${PROBE_MS / 1000} s`)), PROBE_MS);
