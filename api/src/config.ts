@@ -1,5 +1,6 @@
 /** Configuration from the environment (API.md §Configuration); `buildApp` takes the parsed form. */
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { memoryLimit } from '@kilowatch/ingest';
 
@@ -88,7 +89,10 @@ function flag(value: string | undefined, fallback: boolean): boolean {
 }
 
 /** The environment of API.md §Configuration. `embedded` is true when no external servers are configured. */
-export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig & {
+export function configFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  hostname: string = os.hostname(),
+): AppConfig & {
   port: number;
   host: string;
   role: Role;
@@ -96,6 +100,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig &
   mqttUrl: string | undefined;
   mqttPort: number;
   duckdbMemoryLimit: string;
+  ingestClientId: string;
 } {
   const base = defaultConfig();
   const port = Number(env.PORT ?? 8080);
@@ -113,6 +118,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig &
     embedded,
     mqttUrl: env.MQTT_URL || undefined,
     mqttPort: Number(env.KW_MQTT_PORT ?? 1883),
+    // The ingest's persistent MQTT session. One per ingest process: two processes with one client id
+    // would take the session from each other endlessly. Stable across restarts of the same host, so
+    // what the broker queued for it while it was down is delivered when it is back.
+    ingestClientId:
+      env.KW_INGEST_CLIENT_ID ||
+      (embedded
+        ? 'kilowatch-ingest'
+        : `kilowatch-ingest-${hostname.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40)}`),
     dataDir: path.resolve(env.KW_DATA_DIR ?? 'data'),
     duckdbMemoryLimit: memoryLimit(env.KW_DUCKDB_MEMORY_LIMIT),
     databaseUrl: env.DATABASE_URL || undefined,

@@ -134,6 +134,7 @@ async function main(): Promise<void> {
     runtime = await startIngest({
       store,
       ...(broker ? { broker } : { mqttUrl: url }),
+      clientId: config.ingestClientId,
       shared: !config.embedded,
       publishLive: Boolean(config.mqttUrl),
       deadLetterDir: path.join(config.dataDir, 'dead-letters'),
@@ -227,6 +228,7 @@ async function main(): Promise<void> {
       runtime = await startIngest({
         store,
         ...(broker ? { broker } : { mqttUrl: url }),
+        clientId: config.ingestClientId,
         shared: !config.embedded,
         publishLive: Boolean(config.mqttUrl),
         deadLetterDir: path.join(config.dataDir, 'dead-letters'),

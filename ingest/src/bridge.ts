@@ -256,8 +256,26 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
         resubscribe: true,
       })
     : null;
+  // A broker closes a connection when another client connects with the same id: two ingest processes
+  // sharing one id take the session from each other every second. Said once a minute, with the cure.
+  let connectedAt = 0;
+  let quickCloses: number[] = [];
+  let toldTakeover = Number.NEGATIVE_INFINITY;
+  client?.on('connect', () => {
+    connectedAt = performance.now();
+  });
   client?.on('close', () => {
     connection++;
+    const now = performance.now();
+    if (connectedAt > 0 && now - connectedAt < 5_000) quickCloses.push(now);
+    quickCloses = quickCloses.filter((t) => now - t < 60_000);
+    if (quickCloses.length >= 3 && now - toldTakeover >= 60_000) {
+      toldTakeover = now;
+      log.error(
+        { clientId: opts.clientId ?? 'kilowatch-ingest', closes: quickCloses.length },
+        'the MQTT connection keeps closing right after it opens: is another ingest process using the same client id? Give each one its own (KW_INGEST_CLIENT_ID)',
+      );
+    }
   });
   client?.on('error', (e) => log.warn({ err: e }, 'mqtt error'));
   client?.on('reconnect', () => log.info('mqtt reconnecting'));
