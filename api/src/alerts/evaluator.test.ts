@@ -2,7 +2,7 @@
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimMeter, locationOf, type Meter } from '../analytics/testing.ts';
+import { alertOnVoltage, claimMeter, locationOf, type Meter } from '../analytics/testing.ts';
 import { buildApp } from '../app.ts';
 import { createLocalLiveSource } from '../hub/live-source.ts';
 import {
@@ -14,24 +14,6 @@ import {
   TEST_CONFIG,
   type TestApp,
 } from '../testing/helper.ts';
-
-/** Alerts on for the meter: below 207 V or above 253 V, at most one of a kind a minute, day and night. */
-async function alertOnVoltage(app: FastifyInstance, who: Account, meter: Meter): Promise<void> {
-  const res = await as(app, who, {
-    method: 'PUT',
-    url: `/api/devices/${meter.id}/notifications`,
-    payload: {
-      enabled: true,
-      voltageDrop: 207,
-      voltageRise: 253,
-      totalConsumption: 0,
-      disableAtNight: false,
-      interval: 1,
-      muteAll: false,
-    },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-}
 
 describe('alert evaluator', () => {
   let t: TestApp;
@@ -95,20 +77,7 @@ describe('alert evaluator', () => {
       ).filter((n) => n.deviceId === other.id && n.kind === 'voltage-drop').length;
     await t.app.alerts.evaluate(drop(0));
     expect(await drops()).toBe(1);
-    const muted = await as(t.app, carol, {
-      method: 'PUT',
-      url: `/api/devices/${other.id}/notifications`,
-      payload: {
-        enabled: true,
-        voltageDrop: 207,
-        voltageRise: 253,
-        totalConsumption: 0,
-        disableAtNight: false,
-        interval: 1,
-        muteAll: true,
-      },
-    });
-    expect(muted.statusCode).toBe(200);
+    await alertOnVoltage(t.app, carol, other, true);
     // Back to normal and down again two minutes later: a new alert, were the old settings still cached.
     await t.app.alerts.evaluate({ deviceKey: other.deviceKey, ts: at + 60_000, values: { vave1: 230 } });
     await t.app.alerts.evaluate(drop(180));

@@ -66,3 +66,29 @@ export function steadyCounter(
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * Voltage alerts for the meter: below 207 V or above 253 V, at most one of a kind a minute, day and
+ * night; `muteAll` silences them.
+ */
+export async function alertOnVoltage(
+  app: FastifyInstance,
+  who: Account,
+  meter: Meter,
+  muteAll = false,
+): Promise<void> {
+  const res = await as(app, who, {
+    method: 'PUT',
+    url: `/api/devices/${meter.id}/notifications`,
+    payload: {
+      enabled: true,
+      voltageDrop: 207,
+      voltageRise: 253,
+      totalConsumption: 0,
+      disableAtNight: false,
+      interval: 1,
+      muteAll,
+    },
+  });
+  if (res.statusCode !== 200) throw new Error(`notification settings: ${res.statusCode} ${res.body}`);
+}

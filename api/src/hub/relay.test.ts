@@ -8,7 +8,7 @@ import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { claimMeter, locationOf } from '../analytics/testing.ts';
+import { alertOnVoltage, claimMeter, locationOf } from '../analytics/testing.ts';
 import { buildApp } from '../app.ts';
 import { type Account, as, buildTestApp, signUp, TEST_CONFIG, type TestApp } from '../testing/helper.ts';
 import { CLOSE_POLICY, HUB_PATH } from './hub.ts';
@@ -128,27 +128,13 @@ describe.skipIf(!binary)('the hub across two API processes on Mosquitto', () => 
   it("reads a device's alert settings again in the other process as soon as they change", async () => {
     const carol = await signUp(t.app);
     const meter = await claimMeter(t.app, carol, await locationOf(t.app, carol, 'UTC'));
-    const settings = (muteAll: boolean) =>
-      as(t.app, carol, {
-        method: 'PUT',
-        url: `/api/devices/${meter.id}/notifications`,
-        payload: {
-          enabled: true,
-          voltageDrop: 207,
-          voltageRise: 253,
-          totalConsumption: 0,
-          disableAtNight: false,
-          interval: 1,
-          muteAll,
-        },
-      });
     const drops = async () =>
       (
         (await as(t.app, carol, { method: 'GET', url: '/api/notifications' })).json().items as {
           kind: string;
         }[]
       ).filter((n) => n.kind === 'voltage-drop').length;
-    expect((await settings(false)).statusCode).toBe(200);
+    await alertOnVoltage(t.app, carol, meter);
     const at = Date.parse('2026-06-01T12:00:00Z');
     const reading = (s: number, vave1: number) => ({
       deviceKey: meter.deviceKey,
@@ -167,7 +153,7 @@ describe.skipIf(!binary)('the hub across two API processes on Mosquitto', () => 
         }
       });
     });
-    expect((await settings(true)).statusCode).toBe(200);
+    await alertOnVoltage(t.app, carol, meter, true);
     await heard;
     await other.alerts.evaluate(reading(60, 230));
     await other.alerts.evaluate(reading(180, 190));
