@@ -244,11 +244,12 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     setState(r.deviceKey, next);
   };
 
+  const clientId = opts.clientId ?? 'kilowatch-ingest';
   if (Boolean(opts.mqttUrl) === Boolean(opts.broker))
     throw new Error('startIngest needs either mqttUrl or broker, not both');
   const client: MqttClient | null = opts.mqttUrl
     ? mqtt.connect(opts.mqttUrl, {
-        clientId: opts.clientId ?? 'kilowatch-ingest',
+        clientId,
         clean: false,
         protocolVersion: 4,
         reconnectPeriod: 1000,
@@ -272,7 +273,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     if (quickCloses.length >= 3 && now - toldTakeover >= 60_000) {
       toldTakeover = now;
       log.error(
-        { clientId: opts.clientId ?? 'kilowatch-ingest', closes: quickCloses.length },
+        { clientId, closes: quickCloses.length },
         'the MQTT connection keeps closing right after it opens: is another ingest process using the same client id? Give each one its own (KW_INGEST_CLIENT_ID)',
       );
     }

@@ -163,14 +163,20 @@ export default fp(
 
     /** Reads the device's shared state under a row lock (created on first use). */
     async function lockedState(tx: Queryable, deviceId: number): Promise<AlertState> {
-      await tx.query(
-        'insert into alert_states (device_id, state, updated_at) values ($1, $2::jsonb, $3) on conflict (device_id) do nothing',
-        [deviceId, JSON.stringify(initialAlertState()), app.clock.now()],
-      );
-      const { rows } = await tx.query<{ state: AlertState | string }>(
-        'select state from alert_states where device_id = $1 for update',
-        [deviceId],
-      );
+      const read = () =>
+        tx.query<{ state: AlertState | string }>(
+          'select state from alert_states where device_id = $1 for update',
+          [deviceId],
+        );
+      let { rows } = await read();
+      if (rows.length === 0) {
+        // The device's first step anywhere: created once (a concurrent first step finds it made).
+        await tx.query(
+          'insert into alert_states (device_id, state, updated_at) values ($1, $2::jsonb, $3) on conflict (device_id) do nothing',
+          [deviceId, JSON.stringify(initialAlertState()), app.clock.now()],
+        );
+        ({ rows } = await read());
+      }
       const raw = rows[0]?.state;
       return typeof raw === 'string' ? (JSON.parse(raw) as AlertState) : (raw ?? initialAlertState());
     }
