@@ -14,6 +14,7 @@ import {
   TEST_CONFIG,
   type TestApp,
 } from '../testing/helper.ts';
+import { MAX_WAITING_READINGS } from './evaluator.ts';
 
 describe('alert evaluator', () => {
   let t: TestApp;
@@ -82,6 +83,22 @@ describe('alert evaluator', () => {
     await t.app.alerts.evaluate({ deviceKey: other.deviceKey, ts: at + 60_000, values: { vave1: 230 } });
     await t.app.alerts.evaluate(drop(180));
     expect(await drops()).toBe(1);
+  });
+
+  it("gives readings that arrive together one state: a new meter's first burst alerts once", async () => {
+    const dave = await signUp(t.app);
+    const fresh = await claimMeter(t.app, dave, await locationOf(t.app, dave, 'UTC'));
+    await alertOnVoltage(t.app, dave, fresh);
+    const at = Date.parse('2026-06-01T12:40:00Z');
+    // Not awaited one by one: the live source hands readings over as they come.
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        t.app.alerts.evaluate({ deviceKey: fresh.deviceKey, ts: at + i * 1000, values: { vave1: 190 } }),
+      ),
+    );
+    const items = (await as(t.app, dave, { method: 'GET', url: '/api/notifications' })).json().items;
+    expect(items.map((n: { kind: string }) => n.kind)).toEqual(['voltage-drop']);
+    expect(items[0].at).toBe(at);
   });
 
   it('raises no-data for a silent device and pages the history by cursor', async () => {
@@ -165,5 +182,69 @@ describe.each(engines())('alert state shared by two API processes (%s)', (engine
     // Both processes check for silence: the device is silent once.
     await Promise.all([a.checkSilence(at + 3_600_000), b.checkSilence(at + 3_600_000)]);
     expect((await kinds()).filter((k) => k === 'no-data')).toHaveLength(1);
+  });
+
+  it('stores the state once for the readings that arrived while the last was being stored', async () => {
+    const bursty = await claimMeter(t.app, alice, await locationOf(t.app, alice, 'UTC'));
+    await alertOnVoltage(t.app, alice, bursty);
+    const transaction = t.sql.transaction.bind(t.sql);
+    let transactions = 0;
+    t.sql.transaction = (fn) => {
+      transactions++;
+      return transaction(fn);
+    };
+    try {
+      const at = Date.parse('2026-06-02T12:00:00Z');
+      const before = (await kinds()).length;
+      // A meter sending faster than its state is stored: 200 readings, down for the first 100 s.
+      await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          t.app.alerts.evaluate({
+            deviceKey: bursty.deviceKey,
+            ts: at + i * 1000,
+            values: { vave1: i < 100 ? 190 : 230 },
+          }),
+        ),
+      );
+      expect((await kinds()).slice(before)).toEqual(['voltage-drop', 'voltage-drop-recovery']);
+      expect(transactions).toBeLessThanOrEqual(2);
+    } finally {
+      t.sql.transaction = transaction;
+    }
+  });
+
+  it('skips the oldest waiting readings rather than hold an ever-growing queue while the store stalls', async () => {
+    const stalled = await claimMeter(t.app, alice, await locationOf(t.app, alice, 'UTC'));
+    await alertOnVoltage(t.app, alice, stalled);
+    const transaction = t.sql.transaction.bind(t.sql);
+    let thaw = () => {};
+    const frozen = new Promise<void>((resolve) => {
+      thaw = resolve;
+    });
+    t.sql.transaction = async (fn) => {
+      await frozen;
+      return transaction(fn);
+    };
+    try {
+      const at = Date.parse('2026-06-03T12:00:00Z');
+      const before = (await kinds()).length;
+      const reading = (i: number, vave1: number) => ({
+        deviceKey: stalled.deviceKey,
+        ts: at + i,
+        values: { vave1 },
+      });
+      // The first reading's step waits on the store; behind it, ten readings too many wait, the first
+      // ten of them low.
+      const all = [t.app.alerts.evaluate(reading(0, 230))];
+      await new Promise((r) => setTimeout(r, 20));
+      for (let i = 1; i <= MAX_WAITING_READINGS + 10; i++)
+        all.push(t.app.alerts.evaluate(reading(i, i <= 10 ? 190 : 230)));
+      thaw();
+      await Promise.all(all);
+      // The low readings were the oldest waiting: skipped, so no alert (and no recovery).
+      expect((await kinds()).slice(before)).toEqual([]);
+    } finally {
+      t.sql.transaction = transaction;
+    }
   });
 });

@@ -8,6 +8,10 @@
  * one device's readings to any of them, so there (`sharedState`) a device's state lives in the metadata
  * store (`alert_states`), read and written under a row lock with each reading: whichever process gets the
  * next reading continues the same state machine, and an alert is raised once, not once per process.
+ *
+ * A device's readings are evaluated in arrival order, in batches: those that arrive while the previous
+ * batch is being stored go together in the next one (one transaction with shared state), so a meter that
+ * sends faster than its state is stored grows the batch, not a queue of transactions.
  */
 import {
   type AlertEvent,
@@ -48,6 +52,18 @@ export interface AlertsOptions {
   alertOptions?: AlertOptions;
 }
 
+interface Batch {
+  readings: Reading[];
+  done: Promise<void>;
+}
+
+/**
+ * Readings of one device waiting for the batch in progress. A meter keeps sending while its state is
+ * stored (in server mode a transaction per batch); past this many the oldest waiting ones are skipped, so
+ * a metadata store that stalls cannot grow the process's memory without bound.
+ */
+export const MAX_WAITING_READINGS = 10_000;
+
 interface DeviceAlerts {
   deviceId: number;
   userId: number;
@@ -55,8 +71,10 @@ interface DeviceAlerts {
   settings: AlertSettings;
   state: AlertState;
   loadedAt: number;
-  /** Readings of one device are evaluated in order. */
+  /** Readings of one device are evaluated in order: each batch after the one before. */
   queue: Promise<void>;
+  /** Readings that arrived while a batch was being evaluated: they go together, in one step. */
+  open?: Batch;
   today?: { day: number; at: number; kwh: number };
 }
 
@@ -88,12 +106,28 @@ export default fp(
     /** Keys with no claimed device, and when they were last looked up. */
     const unknown = new Map<string, number>();
 
+    /** Settings being read, so that readings arriving meanwhile share one read and one state. */
+    const loading = new Map<string, Promise<DeviceAlerts | null>>();
+
     async function load(deviceKey: string): Promise<DeviceAlerts | null> {
       const cached = devices.get(deviceKey);
       const now = app.clock.now();
       if (cached && now - cached.loadedAt < ttl) return cached;
       const missedAt = unknown.get(deviceKey);
       if (!cached && missedAt !== undefined && now - missedAt < ttl) return null;
+      let pending = loading.get(deviceKey);
+      if (!pending) {
+        pending = read(deviceKey, cached, now).finally(() => loading.delete(deviceKey));
+        loading.set(deviceKey, pending);
+      }
+      return pending;
+    }
+
+    async function read(
+      deviceKey: string,
+      cached: DeviceAlerts | undefined,
+      now: number,
+    ): Promise<DeviceAlerts | null> {
       const { rows } = await app.sql.query<
         NotificationRow & { id: number; user_id: number; timezone: string | null }
       >(
@@ -112,19 +146,22 @@ export default fp(
       }
       unknown.delete(deviceKey);
       const settings: AlertSettings = notificationSettingsFromRow(r);
-      // The same claim keeps its state; a meter claimed anew (by whoever) starts afresh.
-      const entry: DeviceAlerts =
-        cached && cached.deviceId === Number(r.id)
-          ? { ...cached, settings, tz: r.timezone || DEFAULT_TIMEZONE, loadedAt: now }
-          : {
-              deviceId: Number(r.id),
-              userId: Number(r.user_id),
-              tz: r.timezone || DEFAULT_TIMEZONE,
-              settings,
-              state: initialAlertState(),
-              loadedAt: now,
-              queue: Promise.resolve(),
-            };
+      const tz = r.timezone || DEFAULT_TIMEZONE;
+      // The same claim keeps its state and its place in line; a meter claimed anew (by whoever) starts
+      // afresh.
+      if (cached && cached.deviceId === Number(r.id)) {
+        Object.assign(cached, { settings, tz, loadedAt: now });
+        return cached;
+      }
+      const entry: DeviceAlerts = {
+        deviceId: Number(r.id),
+        userId: Number(r.user_id),
+        tz,
+        settings,
+        state: initialAlertState(),
+        loadedAt: now,
+        queue: Promise.resolve(),
+      };
       devices.set(deviceKey, entry);
       return entry;
     }
@@ -212,23 +249,58 @@ export default fp(
       for (const { id, kind, ev } of told) push(d, id, kind, ev);
     }
 
-    async function evaluate(reading: Reading): Promise<void> {
-      const d = await load(reading.deviceKey);
-      if (!d) return;
-      const run = d.queue.then(async () => {
-        const kwh = await todayImport(reading.deviceKey, d, reading.ts);
-        await advance(d, (state) =>
-          evaluateReading(
+    /** Readings skipped because too many waited (logged at most once a minute). */
+    let skipped = 0;
+    let skippedLoggedAt = Number.NEGATIVE_INFINITY;
+
+    /**
+     * Evaluates the readings of one batch in arrival order in a single step: with shared state, one
+     * transaction for all the readings a device sent while its previous batch was stored.
+     */
+    async function runBatch(deviceKey: string, d: DeviceAlerts, batch: Batch): Promise<void> {
+      if (d.open === batch) d.open = undefined;
+      const { readings } = batch;
+      const kwh: (number | undefined)[] = [];
+      for (const r of readings) kwh.push(await todayImport(deviceKey, d, r.ts));
+      await advance(d, (state) =>
+        readings.flatMap((r, i) => {
+          const today = kwh[i];
+          return evaluateReading(
             state,
-            { ts: reading.ts, values: reading.values, ...(kwh !== undefined ? { todayImportKwh: kwh } : {}) },
+            { ts: r.ts, values: r.values, ...(today !== undefined ? { todayImportKwh: today } : {}) },
             d.settings,
             d.tz,
             alertOptions,
-          ),
-        );
-      });
-      d.queue = run.catch(() => {});
-      return run;
+          );
+        }),
+      );
+    }
+
+    async function evaluate(reading: Reading): Promise<void> {
+      const d = await load(reading.deviceKey);
+      if (!d) return;
+      let batch = d.open;
+      if (!batch) {
+        const opened: Batch = { readings: [], done: Promise.resolve() };
+        opened.done = d.queue.then(() => runBatch(reading.deviceKey, d, opened));
+        d.queue = opened.done.catch(() => {});
+        d.open = opened;
+        batch = opened;
+      }
+      batch.readings.push(reading);
+      if (batch.readings.length > MAX_WAITING_READINGS) {
+        batch.readings.shift();
+        skipped++;
+        const now = app.clock.now();
+        if (now - skippedLoggedAt >= 60_000) {
+          skippedLoggedAt = now;
+          app.log.warn(
+            { deviceKey: reading.deviceKey, skipped },
+            'alerts: the metadata store is too slow for the readings; the oldest waiting ones were not evaluated',
+          );
+        }
+      }
+      return batch.done;
     }
 
     async function checkSilence(now = app.clock.now()): Promise<void> {
