@@ -223,11 +223,15 @@ describe.skipIf(skip !== null)('every route for the demo user', () => {
     }
   });
 
-  it('redirects / to /dashboard and an unknown path to /404', async () => {
+  it('redirects / to /dashboard, and an unknown path or tariff to /404', async () => {
     await page.goto(`${api.url}/`);
     await page.waitForURL(/\/dashboard$/);
     expect(await heading()).toContain(text('dashboard.title'));
     await page.goto(`${api.url}/no/such/route`);
+    await page.waitForURL(/\/404$/);
+    expect(await heading()).toContain(text('notFound.title'));
+    // A tariff that does not exist, as a device that does not exist.
+    await page.goto(`${api.url}/stats/tariff/999999`);
     await page.waitForURL(/\/404$/);
     expect(await heading()).toContain(text('notFound.title'));
   });

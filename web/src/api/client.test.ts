@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, retryRead, retryShed } from './client.ts';
+import { ApiError, retryRead, retryShed, worthRetrying } from './client.ts';
 
 describe('retry policies', () => {
   it.each([
@@ -23,5 +23,18 @@ describe('retry policies', () => {
   it('waits longer each time, at most 8 s', () => {
     expect([0, 1, 2, 3, 4].map(retryShed.retryDelay)).toEqual([1000, 2000, 4000, 8000, 8000]);
     expect(retryRead.retryDelay).toBe(retryShed.retryDelay);
+  });
+});
+
+describe('worthRetrying', () => {
+  it('offers a retry after lost connections, timeouts, rate limits and server errors', () => {
+    for (const status of [0, 408, 429, 500, 502, 503])
+      expect(worthRetrying(new ApiError('x', status))).toBe(true);
+    expect(worthRetrying(new TypeError('Failed to fetch'))).toBe(true);
+  });
+
+  it('offers none when the server refused the request itself', () => {
+    for (const status of [400, 401, 403, 404, 409, 422])
+      expect(worthRetrying(new ApiError('x', status))).toBe(false);
   });
 });

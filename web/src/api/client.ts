@@ -29,6 +29,15 @@ export class ApiError extends Error {
 }
 
 /**
+ * Whether a "Retry" button can help after a failed load: not when the server refused the request itself
+ * (a 4xx other than a timeout or a rate limit), which it would refuse again.
+ */
+export function worthRetrying(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return true;
+  return error.status === 0 || error.status >= 500 || error.status === 408 || error.status === 429;
+}
+
+/**
  * A busy server turns requests away (503 with Retry-After, 429) before handling them, so trying again
  * cannot apply a save twice: shed requests are tried up to four more times, waiting 1, 2, 4 and 8 s,
  * which rides out a demo-history write or a burst. Reads also try a lost connection twice more; any

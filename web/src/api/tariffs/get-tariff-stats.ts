@@ -12,13 +12,15 @@ export interface TariffStatsQuery {
   to: string;
 }
 
-/** Energy and cost per zone and month for one tariff and one device (simulated). */
+/**
+ * Energy and cost per zone and month for one tariff and one device (simulated). A tariff (or device) that
+ * does not exist, or is not the user's, leads to the not-found page, as a missing device does.
+ */
 export function getTariffStats(id: string, q: TariffStatsQuery, signal?: AbortSignal): Promise<TariffStats> {
   return request('GET', `/tariffs/${encodeURIComponent(id)}/stats`, {
     query: { ...q },
     schema: TariffStatsSchema,
     signal,
-    notFoundPage: false,
   });
 }
 

@@ -1,6 +1,6 @@
 import { Alert, Button, Skeleton, Stack } from '@mantine/core';
 import type { ErrorComponentProps } from '@tanstack/react-router';
-import { ApiError } from '../../api/client.ts';
+import { ApiError, worthRetrying } from '../../api/client.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 
 export function RoutePending() {
@@ -24,7 +24,7 @@ export function ErrorState({ error, onRetry }: { error: unknown; onRetry?: () =>
       : t('msg.internal');
   return (
     <Alert color="red" title={message} role="alert">
-      {onRetry && (
+      {onRetry && worthRetrying(error) && (
         <Button size="xs" variant="light" color="red" onClick={onRetry} mt="xs">
           {t('common.retry')}
         </Button>
