@@ -85,6 +85,35 @@ describe('alert evaluator', () => {
     expect(await drops()).toBe(1);
   });
 
+  it('reads the settings again when they change while being read', async () => {
+    const erin = await signUp(t.app);
+    const raced = await claimMeter(t.app, erin, await locationOf(t.app, erin, 'UTC'));
+    await alertOnVoltage(t.app, erin, raced);
+    // The evaluator's read of the settings comes back only after the user has muted the meter.
+    const query = t.sql.query.bind(t.sql);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let reads = 0;
+    t.sql.query = (async (text: string, params?: readonly unknown[]) => {
+      const out = await query(text, params);
+      if (text.includes('join notification_settings') && reads++ === 0) await held;
+      return out;
+    }) as typeof t.sql.query;
+    try {
+      const at = Date.parse('2026-06-01T12:50:00Z');
+      const evaluated = t.app.alerts.evaluate({ deviceKey: raced.deviceKey, ts: at, values: { vave1: 190 } });
+      for (let i = 0; i < 100 && reads === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      await alertOnVoltage(t.app, erin, raced, true);
+      release();
+      await evaluated;
+      expect((await as(t.app, erin, { method: 'GET', url: '/api/notifications' })).json().items).toEqual([]);
+    } finally {
+      t.sql.query = query;
+    }
+  });
+
   it("gives readings that arrive together one state: a new meter's first burst alerts once", async () => {
     const dave = await signUp(t.app);
     const fresh = await claimMeter(t.app, dave, await locationOf(t.app, dave, 'UTC'));

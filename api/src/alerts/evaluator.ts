@@ -108,6 +108,8 @@ export default fp(
 
     /** Settings being read, so that readings arriving meanwhile share one read and one state. */
     const loading = new Map<string, Promise<DeviceAlerts | null>>();
+    /** How often each device's settings were changed: a read that a change overtook is read again. */
+    const changes = new Map<string, number>();
 
     async function load(deviceKey: string): Promise<DeviceAlerts | null> {
       const cached = devices.get(deviceKey);
@@ -117,8 +119,11 @@ export default fp(
       if (!cached && missedAt !== undefined && now - missedAt < ttl) return null;
       let pending = loading.get(deviceKey);
       if (!pending) {
-        pending = read(deviceKey, cached, now).finally(() => loading.delete(deviceKey));
-        loading.set(deviceKey, pending);
+        const started = read(deviceKey, cached, now).finally(() => {
+          if (loading.get(deviceKey) === started) loading.delete(deviceKey);
+        });
+        loading.set(deviceKey, started);
+        pending = started;
       }
       return pending;
     }
@@ -128,6 +133,7 @@ export default fp(
       cached: DeviceAlerts | undefined,
       now: number,
     ): Promise<DeviceAlerts | null> {
+      const change = changes.get(deviceKey);
       const { rows } = await app.sql.query<
         NotificationRow & { id: number; user_id: number; timezone: string | null }
       >(
@@ -137,6 +143,8 @@ export default fp(
          left join locations l on l.id = d.location_id where d.device_key = $1`,
         [deviceKey],
       );
+      // The settings changed while they were being read: what came back may be from before.
+      if (changes.get(deviceKey) !== change) return read(deviceKey, devices.get(deviceKey), app.clock.now());
       const r = rows[0];
       if (!r) {
         devices.delete(deviceKey);
@@ -317,6 +325,7 @@ export default fp(
       const cached = devices.get(deviceKey);
       if (cached) cached.loadedAt = Number.NEGATIVE_INFINITY;
       unknown.delete(deviceKey);
+      changes.set(deviceKey, (changes.get(deviceKey) ?? 0) + 1);
     }
 
     function reload(deviceKey: string): void {
