@@ -17,6 +17,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatValue } from '../src/charts/options.ts';
 import { chartGroups, kindFromPath } from '../src/features/devices/chartGroups.ts';
+import { en } from '../src/i18n/locales/en.ts';
 import {
   apiUnavailable,
   chromiumUnavailable,
@@ -302,6 +303,82 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     } finally {
       await client.endAsync();
     }
+  });
+
+  it('tells of a voltage alert at once and keeps it under the bell, unread until opened', async () => {
+    const d =
+      devices.find((x) => kindFromPath(detailsPathFor(x.id, x.typeCode, x.phases ?? 3)) === 'three-phase') ??
+      devices[0]!;
+    const path = detailsPathFor(d.id, d.typeCode, d.phases ?? 3);
+    const headers = { Authorization: `Bearer ${await token()}`, 'content-type': 'application/json' };
+    const settings = await fetch(`${api.url}/api/devices/${d.id}/notifications`, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify({
+        enabled: true,
+        voltageDrop: 207,
+        voltageRise: 253,
+        totalConsumption: 0,
+        disableAtNight: false,
+        interval: 1,
+        muteAll: false,
+      }),
+    });
+    expect(settings.status).toBe(200);
+    await page.goto(`${api.url}/dashboard`);
+    await page
+      .getByTestId('hub-status')
+      .and(page.locator('[data-state=connected]'))
+      .waitFor({ timeout: 15_000 });
+    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${api.mqttPort}`, {
+      clientId: `kw-e2e-alert-${Date.now()}`,
+    });
+    try {
+      await client.publishAsync(
+        `kilowatch/meters/${deviceKeyFromMac(d.mac)}/readings`,
+        JSON.stringify({ ts: Date.now(), values: { vave1: 190.5, vave2: 230, vave3: 230 } }),
+        { qos: 1 },
+      );
+    } finally {
+      await client.endAsync();
+    }
+    const title = `${en['alerts.kind.voltage-drop']} · ${d.name}`;
+    // The toast, titled in the user's language.
+    await page
+      .locator('.mantine-Notification-root')
+      .filter({ hasText: en['alerts.kind.voltage-drop'] })
+      .first()
+      .waitFor({ timeout: 10_000 });
+    const bell = page.getByTestId('notifications-bell');
+    await page.waitForFunction(
+      () =>
+        Number(document.querySelector('[data-testid=notifications-bell]')?.getAttribute('data-unread')) > 0,
+      undefined,
+      { timeout: 10_000 },
+    );
+    await bell.click();
+    const item = page.getByTestId('notification-item').filter({ hasText: title }).first();
+    await item.waitFor();
+    expect(await item.getAttribute('data-read')).toBe('false');
+    expect(await item.textContent()).toContain('190.5');
+    await item.click();
+    await page.waitForURL(new RegExp(`${path}$`));
+    // Read on the server too, and so after a reload.
+    const history = (await (await fetch(`${api.url}/api/notifications`, { headers })).json()) as {
+      items: { deviceId: number; kind: string; read: boolean }[];
+    };
+    const drop = history.items.find((n) => n.deviceId === Number(d.id) && n.kind === 'voltage-drop');
+    expect(drop?.read).toBe(true);
+    await page.reload();
+    await bell.click();
+    expect(
+      await page
+        .getByTestId('notification-item')
+        .filter({ hasText: title })
+        .first()
+        .getAttribute('data-read'),
+    ).toBe('true');
+    await page.keyboard.press('Escape');
   });
 
   it('refreshes an expired token once, transparently', async () => {

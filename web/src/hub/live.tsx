@@ -6,10 +6,11 @@
 import { type QueryClient, useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useContext, useEffect, useMemo, useSyncExternalStore } from 'react';
 import { refreshSession } from '../api/client.ts';
+import { NOTIFICATIONS_KEY } from '../api/notifications/notifications.ts';
 import type { Device, Latest, SeriesResponse } from '../api/schemas.ts';
 import { latestQueryKey } from '../api/telemetry/get-latest.ts';
 import { getSession, useSession } from '../auth/session.ts';
-import { i18n } from '../i18n/i18n.ts';
+import { i18n, kindTitleId } from '../i18n/i18n.ts';
 import { notify } from '../lib/notify.ts';
 import { type HubClient as Hub, HubClient, type HubMessage, type HubState } from './hub.ts';
 
@@ -97,8 +98,11 @@ export function HubProvider({ children }: { children: ReactNode }) {
       hub.onMessage((msg) => {
         if (msg.type === 'reading') applyReading(qc, msg);
         else if (msg.type === 'status') applyStatus(qc, msg);
-        else if (msg.type === 'notification')
-          notify({ color: 'orange', title: msg.kind, message: msg.message });
+        else if (msg.type === 'notification') {
+          const title = kindTitleId(msg.kind);
+          notify({ color: 'orange', title: title ? i18n._(title) : msg.kind, message: msg.message });
+          void qc.invalidateQueries({ queryKey: NOTIFICATIONS_KEY });
+        }
       }),
     [hub, qc],
   );

@@ -63,3 +63,9 @@ export function translateServerMessage(message: string): string {
   const id = byEnglish.get(message);
   return id ? i18n._(id) : message;
 }
+
+/** The catalogue title of a notification kind (`voltage-drop`, `voltage-drop-recovery`, …), if known. */
+export function kindTitleId(kind: string): MessageId | null {
+  const id = `alerts.kind.${kind}`;
+  return id in en ? (id as MessageId) : null;
+}

@@ -18,6 +18,7 @@ import { NAVIGATION } from '../../app/screens.ts';
 import { appMode, useSession } from '../../auth/session.ts';
 import { useHubState } from '../../hub/live.tsx';
 import { useT } from '../../i18n/i18n.ts';
+import { NotificationsBell } from './NotificationsBell.tsx';
 import { LanguageSelect, ThemeSwitch } from './Preferences.tsx';
 
 function HubStatus() {
@@ -85,25 +86,28 @@ export default function Shell() {
             </Text>
             <HubStatus />
           </Group>
-          <Group gap="xs" wrap="nowrap" visibleFrom="xs">
-            <ThemeSwitch />
-            <LanguageSelect />
-            <Menu position="bottom-end">
-              <Menu.Target>
-                <ActionIcon variant="light" size="lg" aria-label={user?.email ?? t('nav.profile')}>
-                  {(user?.fullName || user?.email || '?').slice(0, 1).toUpperCase()}
-                </ActionIcon>
-              </Menu.Target>
-              <Menu.Dropdown>
-                <Menu.Label>{user?.email}</Menu.Label>
-                <Menu.Item component={Link} to="/user/profile">
-                  {t('nav.profile')}
-                </Menu.Item>
-                <Menu.Item color="red" onClick={signOut} data-testid="sign-out">
-                  {t('nav.signOut')}
-                </Menu.Item>
-              </Menu.Dropdown>
-            </Menu>
+          <Group gap="xs" wrap="nowrap">
+            <NotificationsBell />
+            <Group gap="xs" wrap="nowrap" visibleFrom="xs">
+              <ThemeSwitch />
+              <LanguageSelect />
+              <Menu position="bottom-end">
+                <Menu.Target>
+                  <ActionIcon variant="light" size="lg" aria-label={user?.email ?? t('nav.profile')}>
+                    {(user?.fullName || user?.email || '?').slice(0, 1).toUpperCase()}
+                  </ActionIcon>
+                </Menu.Target>
+                <Menu.Dropdown>
+                  <Menu.Label>{user?.email}</Menu.Label>
+                  <Menu.Item component={Link} to="/user/profile">
+                    {t('nav.profile')}
+                  </Menu.Item>
+                  <Menu.Item color="red" onClick={signOut} data-testid="sign-out">
+                    {t('nav.signOut')}
+                  </Menu.Item>
+                </Menu.Dropdown>
+              </Menu>
+            </Group>
           </Group>
         </Group>
       </AppShell.Header>
