@@ -143,6 +143,29 @@ describe('alert evaluator', () => {
     expect(page2.nextCursor).toBeNull();
   });
 
+  it("marks all of a user's notifications read, and only theirs", async () => {
+    const frank = await signUp(t.app);
+    const his = await claimMeter(t.app, frank, await locationOf(t.app, frank, 'UTC'));
+    await alertOnVoltage(t.app, frank, his);
+    const at = Date.parse('2026-06-01T14:00:00Z');
+    await t.app.alerts.evaluate({ deviceKey: his.deviceKey, ts: at, values: { vave1: 190 } });
+    await t.app.alerts.evaluate({ deviceKey: his.deviceKey, ts: at + 60_000, values: { vave1: 230 } });
+    const unread = async (who: Account) =>
+      (
+        (await as(t.app, who, { method: 'GET', url: '/api/notifications' })).json().items as {
+          read: boolean;
+        }[]
+      ).filter((n) => !n.read).length;
+    expect(await unread(frank)).toBe(2);
+    const aliceUnread = await unread(alice);
+    expect(aliceUnread).toBeGreaterThan(0);
+    expect((await as(t.app, frank, { method: 'POST', url: '/api/notifications/read' })).statusCode).toBe(204);
+    expect(await unread(frank)).toBe(0);
+    expect(await unread(alice)).toBe(aliceUnread);
+    // Nothing left to mark: still fine.
+    expect((await as(t.app, frank, { method: 'POST', url: '/api/notifications/read' })).statusCode).toBe(204);
+  });
+
   it('marks a notification read for its owner; another user gets 404', async () => {
     const id = (await notifications(alice, 1)).items[0].id;
     expect((await as(t.app, bob, { method: 'POST', url: `/api/notifications/${id}/read` })).statusCode).toBe(

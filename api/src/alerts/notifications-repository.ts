@@ -50,6 +50,14 @@ export function createNotificationsRepository(sql: Sql) {
       return { items, nextCursor: rows.length > limit && last ? String(last.id) : null };
     },
 
+    /** Marks every unread notification of the user read; returns how many were. */
+    async markAllRead(userId: number): Promise<number> {
+      const r = await sql.query('update notifications set read = true where user_id = $1 and not read', [
+        userId,
+      ]);
+      return r.rowCount;
+    },
+
     async markRead(userId: number, id: number): Promise<boolean> {
       const r = await sql.query('update notifications set read = true where user_id = $1 and id = $2', [
         userId,

@@ -1,4 +1,4 @@
-/** Alert history (API.md §Exports and notifications): newest first, paged by cursor; mark as read. */
+/** Alert history (API.md §Exports and notifications): newest first, paged by cursor; mark one or all read. */
 import { IdParamsSchema, NotificationsPageSchema, NotificationsQuerySchema } from '@kilowatch/core';
 import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';
@@ -26,6 +26,22 @@ const notificationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
     async (req) => {
       const q = req.query as v.InferOutput<typeof NotificationsQuerySchema>;
       return app.notifications.page(req.session.userId, q.cursor, q.limit);
+    },
+  );
+
+  app.post(
+    '/notifications/read',
+    {
+      schema: {
+        summary: "Mark all of the user's notifications as read",
+        tags,
+        security,
+        response: { 204: noContent, 401: errorResponse },
+      },
+    },
+    async (req, reply) => {
+      await app.notifications.markAllRead(req.session.userId);
+      return reply.code(204).send();
     },
   );
 

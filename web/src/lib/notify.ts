@@ -5,3 +5,19 @@ import { notifications } from '@mantine/notifications';
 export function notify(o: { color: string; message: string; title?: string; id?: string }): void {
   notifications.show({ ...o, closeButtonProps: { 'aria-label': i18n._('common.close') } });
 }
+
+let alertsListOpen = false;
+
+/**
+ * The notifications list is open (or closed again): it shows alerts as they come, so while it is open
+ * alerts raise no toast, and the toasts shown before are closed (they would cover the list).
+ */
+export function setAlertsListOpen(open: boolean): void {
+  alertsListOpen = open;
+  if (open) notifications.clean();
+}
+
+/** A toast for an alert pushed by the hub, unless the notifications list already shows it. */
+export function notifyAlert(o: { title: string; message: string }): void {
+  if (!alertsListOpen) notify({ color: 'orange', ...o });
+}

@@ -1,5 +1,11 @@
 import { type Notification, NotificationsPageSchema } from '@kilowatch/core';
-import { type InfiniteData, useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
+import {
+  type InfiniteData,
+  type QueryClient,
+  useInfiniteQuery,
+  useMutation,
+  useQueryClient,
+} from '@tanstack/react-query';
 import type * as v from 'valibot';
 import { request } from '../client.ts';
 
@@ -18,6 +24,10 @@ export function getNotifications(cursor: string | null, signal?: AbortSignal): P
     schema: NotificationsPageSchema,
     signal,
   });
+}
+
+export async function markAllNotificationsRead(): Promise<void> {
+  await request('POST', '/notifications/read');
 }
 
 export async function markNotificationRead(id: number): Promise<void> {
@@ -46,24 +56,37 @@ export function unreadCount(pages: readonly NotificationsPage[] | undefined): {
   return { count, more: count === items.length && last.nextCursor !== null };
 }
 
+/** Shows the chosen notifications (`null`: all) read in the cached list, before the server answers. */
+function showRead(qc: QueryClient, id: number | null): void {
+  qc.setQueryData<InfiniteData<NotificationsPage, string | null>>(NOTIFICATIONS_KEY, (data) =>
+    data
+      ? {
+          ...data,
+          pages: data.pages.map((p) => ({
+            ...p,
+            items: p.items.map((n) => (id === null || n.id === id ? { ...n, read: true } : n)),
+          })),
+        }
+      : data,
+  );
+}
+
 /** Marks a notification read, in the list at once and then on the server. */
 export function useMarkRead() {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: markNotificationRead,
-    onMutate: (id: number) => {
-      qc.setQueryData<InfiniteData<NotificationsPage, string | null>>(NOTIFICATIONS_KEY, (data) =>
-        data
-          ? {
-              ...data,
-              pages: data.pages.map((p) => ({
-                ...p,
-                items: p.items.map((n) => (n.id === id ? { ...n, read: true } : n)),
-              })),
-            }
-          : data,
-      );
-    },
+    onMutate: (id: number) => showRead(qc, id),
+    onSettled: () => void qc.invalidateQueries({ queryKey: NOTIFICATIONS_KEY }),
+  });
+}
+
+/** Marks every notification read, in the list at once and then on the server. */
+export function useMarkAllRead() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: markAllNotificationsRead,
+    onMutate: () => showRead(qc, null),
     onSettled: () => void qc.invalidateQueries({ queryKey: NOTIFICATIONS_KEY }),
   });
 }

@@ -19,15 +19,18 @@ import {
 } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useNavigate } from '@tanstack/react-router';
+import { useEffect } from 'react';
 import { useDevices } from '../../api/devices/get-devices.ts';
 import {
   type Notification,
   unreadCount,
+  useMarkAllRead,
   useMarkRead,
   useNotifications,
 } from '../../api/notifications/notifications.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { kindTitleId, useT } from '../../i18n/i18n.ts';
+import { setAlertsListOpen } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
 import { ErrorState } from './RouteStates.tsx';
 
@@ -54,8 +57,13 @@ export function NotificationsBell() {
   const list = useNotifications();
   const devices = useDevices();
   const markRead = useMarkRead();
+  const markAllRead = useMarkAllRead();
   const navigate = useNavigate();
   const tz = displayTimeZone();
+  useEffect(() => {
+    setAlertsListOpen(opened);
+    return () => setAlertsListOpen(false);
+  }, [opened]);
   const { count, more } = unreadCount(list.data?.pages);
   const label = count > 0 ? `${count}${more ? '+' : ''}` : null;
   const items = list.data?.pages.flatMap((p) => p.items) ?? [];
@@ -84,9 +92,19 @@ export function NotificationsBell() {
           </ActionIcon>
         </Popover.Target>
         <Popover.Dropdown p={0} data-testid="notifications-list">
-          <Text fw={700} px="md" py="xs">
-            {t('alerts.title')}
-          </Text>
+          <Group justify="space-between" px="md" py="xs" wrap="nowrap">
+            <Text fw={700}>{t('alerts.title')}</Text>
+            {count > 0 && (
+              <Button
+                variant="subtle"
+                size="compact-xs"
+                onClick={() => markAllRead.mutate()}
+                data-testid="notifications-read-all"
+              >
+                {t('alerts.readAll')}
+              </Button>
+            )}
+          </Group>
           {list.isPending ? (
             <Group justify="center" p="md">
               <Loader size="sm" aria-label={t('common.loading')} />

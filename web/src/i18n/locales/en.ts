@@ -58,6 +58,7 @@ const base = {
   'alerts.openUnread': 'Notifications, {count} unread',
   'alerts.empty': 'No notifications yet. Set limits on a device to be told when they are crossed.',
   'alerts.more': 'Show older',
+  'alerts.readAll': 'Mark all as read',
   'alerts.unread': 'Unread',
   'alerts.kind.voltage-drop': 'Voltage drop',
   'alerts.kind.voltage-drop-recovery': 'Voltage back above the limit',

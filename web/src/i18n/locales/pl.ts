@@ -59,6 +59,7 @@ export const pl: Record<MessageId, string> = {
   'alerts.openUnread': 'Powiadomienia, nieprzeczytane: {count}',
   'alerts.empty': 'Brak powiadomień. Ustaw limity urządzenia, aby dowiedzieć się o ich przekroczeniu.',
   'alerts.more': 'Pokaż starsze',
+  'alerts.readAll': 'Oznacz wszystkie jako przeczytane',
   'alerts.unread': 'Nieprzeczytane',
   'alerts.kind.voltage-drop': 'Spadek napięcia',
   'alerts.kind.voltage-drop-recovery': 'Napięcie znów powyżej limitu',

@@ -59,6 +59,7 @@ export const tr: Record<MessageId, string> = {
   'alerts.openUnread': 'Bildirimler, {count} okunmamış',
   'alerts.empty': 'Henüz bildirim yok. Aşıldığında haber almak için bir cihazda sınırlar belirleyin.',
   'alerts.more': 'Daha eskileri göster',
+  'alerts.readAll': 'Tümünü okundu işaretle',
   'alerts.unread': 'Okunmamış',
   'alerts.kind.voltage-drop': 'Gerilim düşüşü',
   'alerts.kind.voltage-drop-recovery': 'Gerilim yeniden sınırın üzerinde',
