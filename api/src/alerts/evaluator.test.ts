@@ -51,7 +51,15 @@ describe('alert evaluator', () => {
     const at = Date.parse('2026-06-01T12:00:00Z');
     live.publish({ deviceKey: meter.deviceKey, ts: at, values: { vave1: 190, vave2: 230, vave3: 230 } });
     const first = await notifications(alice, 1);
-    expect(first.items[0]).toMatchObject({ deviceId: meter.id, kind: 'voltage-drop', at, read: false });
+    expect(first.items[0]).toMatchObject({
+      deviceId: meter.id,
+      kind: 'voltage-drop',
+      at,
+      read: false,
+      phase: 1,
+      value: 190,
+      threshold: 207,
+    });
     expect(first.items[0].message).toEqual(expect.any(String));
     expect((await as(t.app, bob, { method: 'GET', url: '/api/notifications' })).json().items).toEqual([]);
     // Back above 207 V but inside the hysteresis margin: still active, nothing new.

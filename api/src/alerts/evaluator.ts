@@ -199,11 +199,22 @@ export default fp(
     function push(d: DeviceAlerts, id: number, kind: string, ev: AlertEvent): void {
       app.hub.publishToUser(
         d.userId,
-        { type: 'notification', id, deviceId: d.deviceId, kind, message: ev.message, at: ev.at },
+        {
+          type: 'notification',
+          id,
+          deviceId: d.deviceId,
+          kind,
+          message: ev.message,
+          at: ev.at,
+          phase: ev.phase ?? null,
+          value: ev.value,
+          threshold: ev.threshold,
+        },
         `notification:${id}`,
       );
     }
 
+    const detailOf = (ev: AlertEvent) => ({ phase: ev.phase, value: ev.value, threshold: ev.threshold });
     const kindOf = (ev: AlertEvent) => (ev.type === 'recovery' ? `${ev.kind}-recovery` : ev.kind);
 
     /** Reads the device's shared state under a row lock (created on first use). */
@@ -235,7 +246,12 @@ export default fp(
       if (!shared) {
         for (const ev of step(d.state)) {
           const kind = kindOf(ev);
-          push(d, await repo.add(d.userId, d.deviceId, kind, ev.message, ev.at), kind, ev);
+          push(
+            d,
+            await repo.add(d.userId, d.deviceId, kind, ev.message, ev.at, app.sql, detailOf(ev)),
+            kind,
+            ev,
+          );
         }
         return;
       }
@@ -250,7 +266,11 @@ export default fp(
         const out: { id: number; kind: string; ev: AlertEvent }[] = [];
         for (const ev of events) {
           const kind = kindOf(ev);
-          out.push({ id: await repo.add(d.userId, d.deviceId, kind, ev.message, ev.at, tx), kind, ev });
+          out.push({
+            id: await repo.add(d.userId, d.deviceId, kind, ev.message, ev.at, tx, detailOf(ev)),
+            kind,
+            ev,
+          });
         }
         return out;
       });

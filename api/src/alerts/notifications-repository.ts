@@ -9,7 +9,19 @@ interface Row {
   message: string;
   at: number;
   read: boolean;
+  phase: number | null;
+  value: number | null;
+  threshold: number | null;
 }
+
+/** What a notification measured: the phase (voltage kinds), the value and the limit it crossed. */
+export interface NotificationDetail {
+  phase?: number | undefined;
+  value?: number | undefined;
+  threshold?: number | undefined;
+}
+
+const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
 
 const toNotification = (r: Row): Notification => ({
   id: Number(r.id),
@@ -18,6 +30,9 @@ const toNotification = (r: Row): Notification => ({
   message: r.message,
   at: Number(r.at),
   read: r.read,
+  phase: num(r.phase),
+  value: num(r.value),
+  threshold: num(r.threshold),
 });
 
 export function createNotificationsRepository(sql: Sql) {
@@ -30,10 +45,21 @@ export function createNotificationsRepository(sql: Sql) {
       message: string,
       at: number,
       tx: Queryable = sql,
+      detail: NotificationDetail = {},
     ): Promise<number> {
       const { rows } = await tx.query<{ id: number }>(
-        'insert into notifications (user_id, device_id, kind, message, at) values ($1, $2, $3, $4, $5) returning id',
-        [userId, deviceId, kind, message, at],
+        `insert into notifications (user_id, device_id, kind, message, at, phase, value, threshold)
+         values ($1, $2, $3, $4, $5, $6, $7, $8) returning id`,
+        [
+          userId,
+          deviceId,
+          kind,
+          message,
+          at,
+          detail.phase ?? null,
+          detail.value ?? null,
+          detail.threshold ?? null,
+        ],
       );
       return Number(rows[0]!.id);
     },
@@ -41,7 +67,7 @@ export function createNotificationsRepository(sql: Sql) {
     /** A page of the newest notifications below `cursor` (an id). */
     async page(userId: number, cursor: number | undefined, limit: number) {
       const { rows } = await sql.query<Row>(
-        `select id, device_id, kind, message, at, read from notifications
+        `select id, device_id, kind, message, at, read, phase, value, threshold from notifications
          where user_id = $1 and ($2::integer is null or id < $2) order by id desc limit $3`,
         [userId, cursor ?? null, limit + 1],
       );

@@ -212,6 +212,15 @@ create table alert_states (
 )
 `,
   },
+  {
+    version: 102,
+    name: "what a notification measured, for messages in the reader's language",
+    sql: `
+alter table notifications add column phase smallint;
+alter table notifications add column value double precision;
+alter table notifications add column threshold double precision
+`,
+  },
 ];
 
 /** Applies every migration not yet recorded, in version order. Returns the versions applied now. */

@@ -24,7 +24,17 @@ export const CLOSE_POLICY = 1008;
 export type HubMessage =
   | { type: 'reading'; deviceId: number; ts: number; values: Record<string, number> }
   | { type: 'status'; deviceId: number; status: string; rssi?: number }
-  | { type: 'notification'; id: number; deviceId: number; kind: string; message: string; at: number }
+  | {
+      type: 'notification';
+      id: number;
+      deviceId: number;
+      kind: string;
+      message: string;
+      at: number;
+      phase?: number | null;
+      value?: number;
+      threshold?: number;
+    }
   | { type: 'export'; id: number; status: string; progress: number }
   | { type: 'pong' }
   | { type: 'error'; message: string };

@@ -54,6 +54,10 @@ export const NotificationSchema = v.object({
   message: v.string(),
   at: v.number(),
   read: v.boolean(),
+  /** What was measured (the message says it in English; clients may say it in the reader's language). */
+  phase: v.optional(v.nullable(v.number())),
+  value: v.optional(v.nullable(v.number())),
+  threshold: v.optional(v.nullable(v.number())),
 });
 export type Notification = v.InferOutput<typeof NotificationSchema>;
 

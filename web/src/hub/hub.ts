@@ -24,6 +24,9 @@ export const HubMessageSchema = v.variant('type', [
     kind: v.string(),
     message: v.string(),
     at: v.optional(v.unknown()),
+    phase: v.optional(v.nullable(v.number())),
+    value: v.optional(v.nullable(v.number())),
+    threshold: v.optional(v.nullable(v.number())),
   }),
   v.object({
     type: v.literal('export'),

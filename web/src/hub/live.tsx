@@ -10,7 +10,7 @@ import { NOTIFICATIONS_KEY } from '../api/notifications/notifications.ts';
 import type { Device, Latest, SeriesResponse } from '../api/schemas.ts';
 import { latestQueryKey } from '../api/telemetry/get-latest.ts';
 import { getSession, useSession } from '../auth/session.ts';
-import { i18n, kindTitleId } from '../i18n/i18n.ts';
+import { alertMessage, i18n, kindTitleId } from '../i18n/i18n.ts';
 import { notify, notifyAlert } from '../lib/notify.ts';
 import { type HubClient as Hub, HubClient, type HubMessage, type HubState } from './hub.ts';
 
@@ -100,7 +100,7 @@ export function HubProvider({ children }: { children: ReactNode }) {
         else if (msg.type === 'status') applyStatus(qc, msg);
         else if (msg.type === 'notification') {
           const title = kindTitleId(msg.kind);
-          notifyAlert({ title: title ? i18n._(title) : msg.kind, message: msg.message });
+          notifyAlert({ title: title ? i18n._(title) : msg.kind, message: alertMessage(msg) });
           void qc.invalidateQueries({ queryKey: NOTIFICATIONS_KEY });
         }
       }),

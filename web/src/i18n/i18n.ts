@@ -69,3 +69,31 @@ export function kindTitleId(kind: string): MessageId | null {
   const id = `alerts.kind.${kind}`;
   return id in en ? (id as MessageId) : null;
 }
+
+/** A notification as the API and the hub give it: `value` and `threshold` arrive with newer ones. */
+export interface AlertLike {
+  kind: string;
+  message: string;
+  phase?: number | null | undefined;
+  value?: number | null | undefined;
+  threshold?: number | null | undefined;
+}
+
+/**
+ * A notification's message in the active language, from what it measured; the server's English message
+ * when it did not say (notifications stored before it did) or the kind is unknown.
+ */
+export function alertMessage(n: AlertLike): string {
+  const id = `alerts.msg.${n.kind}`;
+  if (!(id in en) || n.value === null || n.value === undefined) return n.message;
+  if (n.kind.startsWith('voltage') && (n.phase === null || n.phase === undefined)) return n.message;
+  const format = new Intl.NumberFormat(i18n.locale || 'en', { maximumFractionDigits: 1 });
+  return i18n._({
+    id,
+    values: {
+      phase: n.phase ?? '',
+      value: format.format(n.value),
+      threshold: n.threshold === null || n.threshold === undefined ? '' : format.format(n.threshold),
+    },
+  } as MessageDescriptor);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kindTitleId } from '../../i18n/i18n.ts';
+import { activateLanguage, alertMessage, kindTitleId } from '../../i18n/i18n.ts';
 import { type NotificationsPage, unreadCount } from './notifications.ts';
 
 const n = (id: number, read: boolean) => ({
@@ -42,5 +42,40 @@ describe('kindTitleId', () => {
       expect(kindTitleId(`${kind}-recovery`)).toBe(`alerts.kind.${kind}-recovery`);
     }
     expect(kindTitleId('something-new')).toBeNull();
+  });
+});
+
+describe('alertMessage', () => {
+  const drop = {
+    kind: 'voltage-drop',
+    message: 'Voltage drop on phase 2: 190.5 V (below 207 V)',
+    phase: 2,
+    value: 190.54,
+    threshold: 207,
+  };
+
+  it('says what was measured in the active language', async () => {
+    await activateLanguage('pl');
+    try {
+      expect(alertMessage(drop)).toBe('Spadek napięcia na fazie 2: 190,5 V (poniżej 207 V)');
+      expect(alertMessage({ kind: 'consumption', message: 'x', value: 12.25, threshold: 10 })).toBe(
+        'Dzisiejsze zużycie 12,3 kWh przekracza 10 kWh',
+      );
+    } finally {
+      await activateLanguage('en');
+    }
+    expect(alertMessage(drop)).toBe(drop.message);
+  });
+
+  it("keeps the server's message when the notification does not say what it measured", async () => {
+    await activateLanguage('pl');
+    try {
+      expect(
+        alertMessage({ kind: 'voltage-drop', message: 'Voltage drop on phase 1: 190 V (below 207 V)' }),
+      ).toBe('Voltage drop on phase 1: 190 V (below 207 V)');
+      expect(alertMessage({ kind: 'new-kind', message: 'As sent', value: 1 })).toBe('As sent');
+    } finally {
+      await activateLanguage('en');
+    }
   });
 });

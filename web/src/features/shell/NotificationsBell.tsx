@@ -29,7 +29,7 @@ import {
   useNotifications,
 } from '../../api/notifications/notifications.ts';
 import { displayTimeZone } from '../../auth/session.ts';
-import { kindTitleId, useT } from '../../i18n/i18n.ts';
+import { alertMessage, kindTitleId, useT } from '../../i18n/i18n.ts';
 import { setAlertsListOpen } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
 import { ErrorState } from './RouteStates.tsx';
@@ -78,7 +78,7 @@ export function NotificationsBell() {
 
   return (
     <Indicator label={label} size={16} disabled={label === null} color="red" offset={4} inline>
-      <Popover opened={opened} onChange={(o) => !o && close()} position="bottom-end" width={360} shadow="md">
+      <Popover opened={opened} onChange={(o) => !o && close()} position="bottom-end" width={380} shadow="md">
         <Popover.Target>
           <ActionIcon
             variant="subtle"
@@ -91,8 +91,8 @@ export function NotificationsBell() {
             <BellIcon />
           </ActionIcon>
         </Popover.Target>
-        <Popover.Dropdown p={0} data-testid="notifications-list">
-          <Group justify="space-between" px="md" py="xs" wrap="nowrap">
+        <Popover.Dropdown p={0} maw="calc(100vw - 16px)" data-testid="notifications-list">
+          <Group justify="space-between" px="md" py="xs" gap={4}>
             <Text fw={700}>{t('alerts.title')}</Text>
             {count > 0 && (
               <Button
@@ -150,7 +150,7 @@ export function NotificationsBell() {
                             {titleId ? t(titleId) : n.kind}
                             {byId.get(n.deviceId) ? ` · ${byId.get(n.deviceId)!.name}` : ''}
                           </Text>
-                          <Text size="xs">{n.message}</Text>
+                          <Text size="xs">{alertMessage(n)}</Text>
                           <Text size="xs" c="dimmed">
                             {formatInZone(n.at, tz)}
                           </Text>
