@@ -311,20 +311,40 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
       devices[0]!;
     const path = detailsPathFor(d.id, d.typeCode, d.phases ?? 3);
     const headers = { Authorization: `Bearer ${await token()}`, 'content-type': 'application/json' };
-    const settings = await fetch(`${api.url}/api/devices/${d.id}/notifications`, {
-      method: 'PUT',
-      headers,
-      body: JSON.stringify({
-        enabled: true,
-        voltageDrop: 207,
-        voltageRise: 253,
-        totalConsumption: 0,
-        disableAtNight: false,
-        interval: 1,
-        muteAll: false,
-      }),
+    // Voltage alerts for the meter, set on its edit page as a user would.
+    await page.goto(`${api.url}/edit-device/${d.id}`);
+    const form = page.getByTestId('notification-settings');
+    await form.waitFor();
+    const enabled = page.getByTestId('notif-enabled');
+    if (!(await enabled.isChecked())) await enabled.check({ force: true });
+    await page.getByTestId('notif-voltageDrop').fill('207');
+    await page.getByTestId('notif-voltageRise').fill('253');
+    await page.getByTestId('notif-interval').fill('1');
+    const night = page.getByTestId('notif-disableAtNight');
+    if (await night.isChecked()) await night.uncheck({ force: true });
+    const mute = page.getByTestId('notif-muteAll');
+    if (await mute.isChecked()) await mute.uncheck({ force: true });
+    const saved = page.waitForResponse(
+      (r) => r.url().endsWith(`/api/devices/${d.id}/notifications`) && r.request().method() === 'PUT',
+    );
+    await page.getByTestId('notif-save').click();
+    expect((await saved).status()).toBe(200);
+    const stored = (await (
+      await fetch(`${api.url}/api/devices/${d.id}/notifications`, { headers })
+    ).json()) as {
+      enabled: boolean;
+      voltageDrop: number;
+      interval: number;
+      disableAtNight: boolean;
+      muteAll: boolean;
+    };
+    expect(stored).toMatchObject({
+      enabled: true,
+      voltageDrop: 207,
+      interval: 1,
+      disableAtNight: false,
+      muteAll: false,
     });
-    expect(settings.status).toBe(200);
     await page.goto(`${api.url}/dashboard`);
     await page
       .getByTestId('hub-status')

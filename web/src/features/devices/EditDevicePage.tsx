@@ -10,6 +10,7 @@ import { notify } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
 import { detailsPath } from '../dashboard/DashboardPage.tsx';
 import { RoutePending } from '../shell/RouteStates.tsx';
+import { NotificationSettingsCard } from './NotificationSettingsCard.tsx';
 import { parseLocalDate } from './ranges.ts';
 
 function EditForm({ device }: { device: DeviceOverview }) {
@@ -125,6 +126,7 @@ export default function EditDevicePage() {
         {t('edit.title')}: {device.data.name}
       </Title>
       <EditForm device={device.data} />
+      <NotificationSettingsCard device={device.data} />
     </Stack>
   );
 }

@@ -54,6 +54,11 @@ const base = {
   'hub.disconnected': 'Not connected',
   'hub.connectedHint': 'Live readings are connected',
   'hub.disconnectedHint': 'Live readings are not connected; reconnecting',
+  'notif.hint':
+    'Alerts appear under the bell in the header and, while Kilowatch is open, as messages on screen.',
+  'notif.enabled': 'Send notifications for this device',
+  'notif.totalConsumption': 'Daily consumption threshold',
+  'notif.totalConsumptionHint': 'Energy imported in a day; 0 turns it off',
   'alerts.title': 'Notifications',
   'alerts.openUnread': 'Notifications, {count} unread',
   'alerts.empty': 'No notifications yet. Set limits on a device to be told when they are crossed.',

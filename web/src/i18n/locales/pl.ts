@@ -55,6 +55,11 @@ export const pl: Record<MessageId, string> = {
   'hub.disconnected': 'Brak połączenia',
   'hub.connectedHint': 'Odczyty na żywo są połączone',
   'hub.disconnectedHint': 'Odczyty na żywo nie są połączone; trwa ponowne łączenie',
+  'notif.hint':
+    'Alerty pojawiają się pod dzwonkiem w nagłówku, a gdy Kilowatch jest otwarty, także jako komunikaty na ekranie.',
+  'notif.enabled': 'Wysyłaj powiadomienia dla tego urządzenia',
+  'notif.totalConsumption': 'Próg dziennego zużycia',
+  'notif.totalConsumptionHint': 'Energia pobrana w ciągu dnia; 0 wyłącza',
   'alerts.title': 'Powiadomienia',
   'alerts.openUnread': 'Powiadomienia, nieprzeczytane: {count}',
   'alerts.empty': 'Brak powiadomień. Ustaw limity urządzenia, aby dowiedzieć się o ich przekroczeniu.',
