@@ -67,6 +67,22 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
 
   const token = () => page.evaluate(() => localStorage.getItem('kw.token'));
 
+  /** A reading of phase 1's voltage (the others at 230 V) over MQTT, acknowledged once stored. */
+  async function publishVoltage(mac: string, vave1: number): Promise<void> {
+    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${api.mqttPort}`, {
+      clientId: `kw-e2e-voltage-${Date.now()}`,
+    });
+    try {
+      await client.publishAsync(
+        `kilowatch/meters/${deviceKeyFromMac(mac)}/readings`,
+        JSON.stringify({ ts: Date.now(), values: { vave1, vave2: 230, vave3: 230 } }),
+        { qos: 1 },
+      );
+    } finally {
+      await client.endAsync();
+    }
+  }
+
   /**
    * Leaves the first refreshes unanswered, one per entry of `answers` (503 load shed, 429 rate limit, a
    * dropped connection), then lets them reach the API. `done` removes the route and the console errors
@@ -350,18 +366,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
       .getByTestId('hub-status')
       .and(page.locator('[data-state=connected]'))
       .waitFor({ timeout: 15_000 });
-    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${api.mqttPort}`, {
-      clientId: `kw-e2e-alert-${Date.now()}`,
-    });
-    try {
-      await client.publishAsync(
-        `kilowatch/meters/${deviceKeyFromMac(d.mac)}/readings`,
-        JSON.stringify({ ts: Date.now(), values: { vave1: 190.5, vave2: 230, vave3: 230 } }),
-        { qos: 1 },
-      );
-    } finally {
-      await client.endAsync();
-    }
+    await publishVoltage(d.mac, 190.5);
     const title = `${en['alerts.kind.voltage-drop']} · ${d.name}`;
     // The toast, titled in the user's language.
     await page
@@ -401,18 +406,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     await page.keyboard.press('Escape');
 
     // A rise (a kind of its own, so not held back by the drop's interval), then "Mark all as read".
-    const again = await mqtt.connectAsync(`mqtt://127.0.0.1:${api.mqttPort}`, {
-      clientId: `kw-e2e-alert-${Date.now()}`,
-    });
-    try {
-      await again.publishAsync(
-        `kilowatch/meters/${deviceKeyFromMac(d.mac)}/readings`,
-        JSON.stringify({ ts: Date.now(), values: { vave1: 262.5, vave2: 230, vave3: 230 } }),
-        { qos: 1 },
-      );
-    } finally {
-      await again.endAsync();
-    }
+    await publishVoltage(d.mac, 262.5);
     const rise = `${en['alerts.kind.voltage-rise']} · ${d.name}`;
     await page.waitForFunction(
       () =>
