@@ -1,5 +1,6 @@
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { screenFor } from './screens.ts';
+import { SCREENS, screenFor } from './screens.ts';
 
 describe('screenFor', () => {
   it.each([
@@ -21,4 +22,19 @@ describe('screenFor', () => {
       expect(screenFor(pathname)).toBeUndefined();
     },
   );
+});
+
+describe('the data log address', () => {
+  const search = SCREENS.find((s) => s.path === '/device/data-log')?.search;
+
+  it('reads ?device=6 (parsed as a number) and ?device="6" alike', () => {
+    expect(search).toBeDefined();
+    expect(v.parse(search!, { device: 6 })).toEqual({ device: '6' });
+    expect(v.parse(search!, { device: '6' })).toEqual({ device: '6' });
+  });
+
+  it('drops an id that does not fit rather than fail the screen', () => {
+    expect(v.parse(search!, { device: 'abc' })).toEqual({ device: undefined });
+    expect(v.parse(search!, {})).toEqual({ device: undefined });
+  });
 });

@@ -11,7 +11,7 @@ import { devicesQueryOptions } from '../api/devices/get-devices.ts';
 import { locationQueryOptions } from '../api/locations/get-location.ts';
 import { locationsQueryOptions } from '../api/locations/get-locations.ts';
 import { tariffQueryOptions } from '../api/locations/get-tariff.ts';
-import { AnalyticsSearchSchema } from '../features/analytics/search.ts';
+import { AnalyticsSearchSchema, SearchIdSchema } from '../features/analytics/search.ts';
 import type { MessageId } from '../i18n/i18n.ts';
 
 export interface LoaderArgs {
@@ -73,7 +73,8 @@ export const SCREENS: readonly Screen[] = [
     title: 'log.title',
     nav: true,
     load: () => import('../features/devices/DataLogPage.tsx'),
-    search: v.object({ device: v.optional(v.string()) }),
+    // An id that does not fit is dropped (no device chosen), never an error page.
+    search: v.object({ device: v.fallback(v.optional(SearchIdSchema), undefined) }),
     loader: ({ queryClient }) => queryClient.ensureQueryData(devicesQueryOptions()),
   },
   {
