@@ -287,6 +287,22 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     }
   });
 
+  it("opens the data log on a thermostat with the thermostat's own parameters", async () => {
+    const d = devices.find(
+      (x) => kindFromPath(detailsPathFor(x.id, x.typeCode, x.phases ?? 3)) === 'thermostat',
+    );
+    expect(d, 'the demo has a thermostat').toBeDefined();
+    await page.goto(`${api.url}/device/data-log?device=${d!.id}`);
+    const pill = (name: string) =>
+      page.locator('.mantine-MultiSelect-pill').filter({ hasText: new RegExp(`^${name}$`) });
+    await pill('tempmain').waitFor({ timeout: 10_000 });
+    expect(await pill('vave1').count()).toBe(0);
+    await page.getByRole('button', { name: en['log.show'] }).click();
+    const header = page.locator('table thead th').filter({ hasText: 'tempmain' });
+    await header.first().waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId('log-count').textContent()).toMatch(/[1-9]/);
+  });
+
   it('shows a live reading published over MQTT within 5 s', async () => {
     const d =
       devices.find((x) => kindFromPath(detailsPathFor(x.id, x.typeCode, x.phases ?? 3)) === 'three-phase') ??

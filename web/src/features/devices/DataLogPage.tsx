@@ -1,4 +1,4 @@
-import { PARAM_NAMES, unitOf } from '@kilowatch/core';
+import { unitOf } from '@kilowatch/core';
 import {
   Alert,
   Button,
@@ -13,20 +13,22 @@ import {
   TextInput,
   Title,
 } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
 import { useSearch } from '@tanstack/react-router';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { type FormEvent, useEffect, useMemo, useRef, useState } from 'react';
 import { useDevices } from '../../api/devices/get-devices.ts';
+import { latestQueryOptions } from '../../api/telemetry/get-latest.ts';
 import { type ReadingsQuery, useReadings } from '../../api/telemetry/get-readings.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { formatValue } from '../../charts/options.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { dayjs, formatInZone, parseUtcTimestamp } from '../../lib/time.ts';
 import { ErrorState } from '../shell/RouteStates.tsx';
+import { DEFAULT_LOG_PARAMS, defaultParamsFor, ownParams, paramOptions } from './logParams.ts';
 import { parseLocalDate } from './ranges.ts';
 
 const ROW = 30;
-const DEFAULT_PARAMS = ['vave1', 'vave2', 'vave3', 'pave1', 'pave2', 'pave3'];
 
 function LogTable({ deviceId, query }: { deviceId: string; query: ReadingsQuery }) {
   const { t } = useT();
@@ -124,7 +126,14 @@ export default function DataLogPage() {
   const search = useSearch({ strict: false }) as { device?: string };
   const devices = useDevices();
   const [device, setDevice] = useState<string | null>(search.device ?? null);
-  const [params, setParams] = useState<string[]>(DEFAULT_PARAMS);
+  const [params, setParams] = useState<string[]>(DEFAULT_LOG_PARAMS);
+  // Until the reader picks parameters, they follow the device: the ones it reports.
+  const [paramsPicked, setParamsPicked] = useState(false);
+  const latest = useQuery({ ...latestQueryOptions(device ?? ''), enabled: device !== null });
+  const own = useMemo(() => ownParams(latest.data?.values), [latest.data]);
+  useEffect(() => {
+    if (!paramsPicked && own.length > 0) setParams(defaultParamsFor(own));
+  }, [own, paramsPicked]);
   const [from, setFrom] = useState(() => dayjs().tz(tz).subtract(1, 'day').format('YYYY-MM-DD'));
   const [to, setTo] = useState(() => dayjs().tz(tz).format('YYYY-MM-DD'));
   const [query, setQuery] = useState<{ device: string; q: ReadingsQuery } | null>(null);
@@ -163,9 +172,12 @@ export default function DataLogPage() {
           />
           <MultiSelect
             label={t('log.params')}
-            data={[...PARAM_NAMES]}
+            data={paramOptions(own, { own: t('log.deviceParams'), other: t('log.otherParams') })}
             value={params}
-            onChange={setParams}
+            onChange={(v) => {
+              setParams(v);
+              setParamsPicked(true);
+            }}
             searchable
             clearable
             error={errors.params}

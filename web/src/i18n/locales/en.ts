@@ -252,6 +252,8 @@ const base = {
   'log.show': 'Show',
   'log.more': 'Load more',
   'log.rows': '{count, plural, one {# row} other {# rows}}',
+  'log.deviceParams': "This device's parameters",
+  'log.otherParams': 'Other parameters',
   'log.pick': 'Choose a device, parameters and a date range.',
   // later screens
   'page.analytics': 'Comparative analysis',

@@ -249,6 +249,8 @@ export const pl: Record<MessageId, string> = {
   'log.show': 'Pokaż',
   'log.more': 'Wczytaj więcej',
   'log.rows': '{count, plural, one {# wiersz} few {# wiersze} many {# wierszy} other {# wiersza}}',
+  'log.deviceParams': 'Parametry tego urządzenia',
+  'log.otherParams': 'Pozostałe parametry',
   'log.pick': 'Wybierz urządzenie, parametry i zakres dat.',
   'page.analytics': 'Analiza porównawcza',
   'page.tariffStats': 'Statystyki zużycia w taryfie',

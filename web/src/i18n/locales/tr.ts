@@ -247,6 +247,8 @@ export const tr: Record<MessageId, string> = {
   'log.show': 'Göster',
   'log.more': 'Daha fazla yükle',
   'log.rows': '{count, plural, one {# satır} other {# satır}}',
+  'log.deviceParams': 'Bu cihazın parametreleri',
+  'log.otherParams': 'Diğer parametreler',
   'log.pick': 'Bir cihaz, parametreler ve tarih aralığı seçin.',
   'page.analytics': 'Karşılaştırmalı analiz',
   'page.tariffStats': 'Tarife tüketim istatistikleri',
