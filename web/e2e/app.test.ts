@@ -382,6 +382,21 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
       .getByTestId('hub-status')
       .and(page.locator('[data-state=connected]'))
       .waitFor({ timeout: 15_000 });
+    /** The bell counts at least one unread notification. */
+    const unreadShown = () =>
+      page.waitForFunction(
+        () =>
+          Number(document.querySelector('[data-testid=notifications-bell]')?.getAttribute('data-unread')) > 0,
+        undefined,
+        { timeout: 10_000 },
+      );
+    /** The newest stored notification of this kind for the meter, as the API gives it. */
+    const storedAlert = async (kind: string) => {
+      const history = (await (await fetch(`${api.url}/api/notifications`, { headers })).json()) as {
+        items: { deviceId: number; kind: string; read: boolean }[];
+      };
+      return history.items.find((n) => n.deviceId === Number(d.id) && n.kind === kind);
+    };
     await publishVoltage(d.mac, 190.5);
     const title = `${en['alerts.kind.voltage-drop']} · ${d.name}`;
     // The toast, titled in the user's language.
@@ -391,12 +406,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
       .first()
       .waitFor({ timeout: 10_000 });
     const bell = page.getByTestId('notifications-bell');
-    await page.waitForFunction(
-      () =>
-        Number(document.querySelector('[data-testid=notifications-bell]')?.getAttribute('data-unread')) > 0,
-      undefined,
-      { timeout: 10_000 },
-    );
+    await unreadShown();
     await bell.click();
     const item = page.getByTestId('notification-item').filter({ hasText: title }).first();
     await item.waitFor();
@@ -405,11 +415,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     await item.click();
     await page.waitForURL(new RegExp(`${path}$`));
     // Read on the server too, and so after a reload.
-    const history = (await (await fetch(`${api.url}/api/notifications`, { headers })).json()) as {
-      items: { deviceId: number; kind: string; read: boolean }[];
-    };
-    const drop = history.items.find((n) => n.deviceId === Number(d.id) && n.kind === 'voltage-drop');
-    expect(drop?.read).toBe(true);
+    expect((await storedAlert('voltage-drop'))?.read).toBe(true);
     await page.reload();
     await bell.click();
     expect(
@@ -424,12 +430,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     // A rise (a kind of its own, so not held back by the drop's interval), then "Mark all as read".
     await publishVoltage(d.mac, 262.5);
     const rise = `${en['alerts.kind.voltage-rise']} · ${d.name}`;
-    await page.waitForFunction(
-      () =>
-        Number(document.querySelector('[data-testid=notifications-bell]')?.getAttribute('data-unread')) > 0,
-      undefined,
-      { timeout: 10_000 },
-    );
+    await unreadShown();
     await bell.click();
     const riseItem = page.getByTestId('notification-item').filter({ hasText: rise }).first();
     await riseItem.waitFor();
@@ -443,12 +444,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
       rise,
       { timeout: 10_000 },
     );
-    const after = (await (await fetch(`${api.url}/api/notifications`, { headers })).json()) as {
-      items: { deviceId: number; kind: string; read: boolean }[];
-    };
-    expect(after.items.find((n) => n.deviceId === Number(d.id) && n.kind === 'voltage-rise')?.read).toBe(
-      true,
-    );
+    expect((await storedAlert('voltage-rise'))?.read).toBe(true);
     await page.keyboard.press('Escape');
   });
 
