@@ -9,7 +9,7 @@ import { arg, benchApp } from './query.ts';
 export default async function exportBench(args: string[]): Promise<object> {
   const days = arg(args, 'days', 365);
   const from = Date.parse('2025-01-01T00:00:00Z');
-  const b = await benchApp(1, days, from, memoryLimitArg(args));
+  const b = await benchApp(1, days, from, { memoryLimit: memoryLimitArg(args) });
   try {
     if (global.gc) global.gc();
     const baseRss = process.memoryUsage().rss;

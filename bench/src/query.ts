@@ -1,20 +1,28 @@
 /**
- * `pnpm bench query [--devices 20] [--days 365] [--runs 100] [--memory-limit 1GB|duckdb]`: analytics answers through the API (HTTP on loopback,
- * the client in a worker thread)
- * over a DuckDB file of 1-minute readings — a one-year chart at 1 h, a yearly heatmap, a one-day raw chart,
- * a comparison of 4 devices (at 1 h, and at the interval the analytics screen gets by not naming one) and
- * the consumption table of 4 devices per day —
- * each timed again with `source=raw` (the same answer from raw readings).
- * Prints p50/p95 per query and the raw/rollup ratio, and the floor: an authenticated answer that reads no
- * telemetry.
+ * `pnpm bench query [--engine duckdb|influx] [--devices 20] [--days 365] [--step-min 1] [--runs 100]
+ * [--memory-limit 1GB|duckdb]`: analytics answers through the API (HTTP on loopback, the client in a worker
+ * thread) over stored history — a one-year chart at 1 h, a yearly heatmap, a one-day raw chart, a comparison
+ * of 4 devices (at 1 h, and at the interval the analytics screen gets by not naming one) and the consumption
+ * table of 4 devices per day — each timed again with `source=raw` (the same answer from raw readings).
+ *
+ * The embedded set is a DuckDB file of 20 meters × a year of 1-minute readings. `--engine influx` starts a
+ * throw-away `influxd` on loopback and loads its stated set: 20 meters × a year at 15 minutes unless told
+ * otherwise (`--step-min`).
+ *
+ * Prints p50/p95 per query and the raw/rollup ratio; the floor (an authenticated answer that reads no
+ * telemetry); and per query the bare time: the rollup answer's own bytes served by a bare `node:http`
+ * server through the same client, so `rawOverBare` is the largest ratio any server could reach here.
  */
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { buildApp, createPgliteSql } from '@kilowatch/api';
 import type { Reading } from '@kilowatch/core';
+import { createInfluxStore } from '@kilowatch/influx';
+import { type InfluxTestServer, startInfluxServer } from '@kilowatch/influx/testing';
 import { createDuckDbStore, type DuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { memoryLimitArg } from './memory.ts';
 
@@ -33,8 +41,8 @@ export function percentile(samples: number[], p: number): number {
 const MINUTE = 60_000;
 
 /**
- * One-minute readings of a three-phase meter: voltages with a daily swing, power, and import counters
- * rising with the power drawn. Deterministic per device index.
+ * Readings of a three-phase meter every `stepMin` minutes (1 by default): voltages with a daily swing,
+ * power, and import counters rising with the power drawn. Deterministic per device index.
  */
 export function* meterReadings(
   deviceKey: string,
@@ -42,16 +50,17 @@ export function* meterReadings(
   from: number,
   minutes: number,
   batch = 50_000,
+  stepMin = 1,
 ) {
   const e = [1000 * (index + 1), 2000, 3000];
   let out: Reading[] = [];
-  for (let m = 0; m < minutes; m++) {
+  for (let m = 0; m < minutes; m += stepMin) {
     const ts = from + m * MINUTE;
     const day = Math.sin((2 * Math.PI * (m % 1440)) / 1440);
     const values: Record<string, number> = {};
     for (let p = 0; p < 3; p++) {
       const power = 400 + 300 * day + 50 * p + ((m * (index + 3) + p) % 97);
-      e[p]! += power / 60_000;
+      e[p]! += (power * stepMin) / 60_000;
       values[`vave${p + 1}`] = Math.round((230 + 4 * day + ((m + p * 7) % 11) / 5) * 10) / 10;
       values[`pave${p + 1}`] = Math.round(power);
       values[`eai${p + 1}`] = Math.round(e[p]! * 1000) / 1000;
@@ -74,15 +83,35 @@ export interface BenchApp {
   close(): Promise<void>;
 }
 
-/** A DuckDB file with `devices` meters × `days` of 1-minute readings, and the API over it with one user. */
+export interface BenchAppOptions {
+  /** DuckDB's memory limit (embedded only). */
+  memoryLimit?: string;
+  /** `influx`: a throw-away `influxd` on loopback instead of a DuckDB file. */
+  engine?: 'duckdb' | 'influx';
+  /** Minutes between readings (1 by default). */
+  stepMin?: number;
+}
+
+/**
+ * `devices` meters × `days` of readings (1-minute by default) in a DuckDB file or a throw-away InfluxDB,
+ * and the API over it with one user.
+ */
 export async function benchApp(
   devices: number,
   days: number,
   from: number,
-  memoryLimit?: string,
+  options: BenchAppOptions = {},
 ): Promise<BenchApp> {
+  const { memoryLimit, engine = 'duckdb', stepMin = 1 } = options;
   const dir = await mkdtemp(path.join(tmpdir(), 'kw-bench-'));
-  const store = await createDuckDbStore({ path: path.join(dir, 'telemetry.duckdb'), memoryLimit });
+  let influx: InfluxTestServer | undefined;
+  let store: TelemetryStore;
+  if (engine === 'influx') {
+    influx = await startInfluxServer();
+    store = await createInfluxStore({ url: influx.url, database: influx.database });
+  } else {
+    store = await createDuckDbStore({ path: path.join(dir, 'telemetry.duckdb'), memoryLimit });
+  }
   const sql = await createPgliteSql();
   const app = await buildApp({
     store,
@@ -122,7 +151,7 @@ export async function benchApp(
   // History goes in as a backfill would (the bulk path), a device after another.
   async function* history() {
     for (const [i, key] of deviceKeys.entries()) {
-      yield* meterReadings(key, i, from, minutes);
+      yield* meterReadings(key, i, from, minutes, engine === 'influx' ? 10_000 : 50_000, stepMin);
       process.stderr.write(
         `wrote device ${i + 1}/${devices} (${Math.round((performance.now() - t0) / 1000)} s)\n`,
       );
@@ -141,6 +170,7 @@ export async function benchApp(
     async close() {
       await app.close();
       await store.close();
+      await influx?.stop();
       await sql.close();
       await rm(dir, { recursive: true, force: true });
     },
@@ -171,12 +201,12 @@ parentPort.on('message', async ({ url, token, runs }) => {
 });
 `;
 
-function httpClient(origin: string, token: string) {
+function httpClient(token: string) {
   const worker = new Worker(CLIENT, { eval: true });
   return {
     async time(url: string, runs: number): Promise<{ p50: number; p95: number }> {
       const reply = once(worker, 'message');
-      worker.postMessage({ url: origin + url, token, runs });
+      worker.postMessage({ url, token, runs });
       const [m] = (await reply) as [{ samples?: number[]; error?: string }];
       const { samples, error } = m;
       if (!samples) throw new Error(error);
@@ -186,13 +216,42 @@ function httpClient(origin: string, token: string) {
   };
 }
 
+/**
+ * A bare `node:http` server answering each path with bytes given in advance: no routing, no
+ * authentication, no store. Timing an answer's own bytes through it shows what any server would pay.
+ */
+async function bareServer() {
+  const bodies = new Map<string, Buffer>();
+  const server = createServer((req, res) => {
+    const body = bodies.get(req.url ?? '');
+    res.writeHead(body ? 200 : 404, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(body);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    bodies,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 export default async function query(args: string[]): Promise<object> {
+  const i = args.indexOf('--engine');
+  const engine = i >= 0 ? args[i + 1] : 'duckdb';
+  if (engine !== 'duckdb' && engine !== 'influx') throw new Error('--engine is duckdb or influx');
   const devices = Math.max(4, arg(args, 'devices', 20));
   const days = arg(args, 'days', 365);
+  const stepMin = arg(args, 'step-min', engine === 'influx' ? 15 : 1);
   const runs = arg(args, 'runs', 100);
   const from = Date.parse('2025-01-01T00:00:00Z');
   const to = from + days * 86_400_000;
-  const b = await benchApp(devices, days, from, memoryLimitArg(args));
+  const b = await benchApp(devices, days, from, {
+    engine,
+    stepMin,
+    memoryLimit: engine === 'duckdb' ? memoryLimitArg(args) : undefined,
+  });
   try {
     const id = b.deviceIds[0]!;
     const range = `from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`;
@@ -218,33 +277,44 @@ export default async function query(args: string[]): Promise<object> {
       // (balance netted per hour across phases, then summed into days).
       consumption4: `/api/analytics/consumption?deviceIds=${b.deviceIds.slice(0, 4).join(',')}&interval=1d&${range}`,
     };
-    const client = httpClient(await b.app.listen({ port: 0, host: '127.0.0.1' }), b.token);
+    const origin = await b.app.listen({ port: 0, host: '127.0.0.1' });
+    const client = httpClient(b.token);
+    const bare = await bareServer();
     const results: Record<string, object> = {};
     for (const [name, url] of Object.entries(queries)) {
-      const rollup = await client.time(url, runs);
-      const raw = await client.time(`${url}&source=raw`, Math.max(3, Math.round(runs / 4)));
+      const rollup = await client.time(origin + url, runs);
+      const raw = await client.time(`${origin}${url}&source=raw`, Math.max(3, Math.round(runs / 4)));
+      const answer = await fetch(origin + url, { headers: { authorization: `Bearer ${b.token}` } });
+      bare.bodies.set(`/${name}`, Buffer.from(await answer.arrayBuffer()));
+      const bareTime = await client.time(`${bare.origin}/${name}`, runs);
       results[name] = {
         p50Ms: +rollup.p50.toFixed(2),
         p95Ms: +rollup.p95.toFixed(2),
         rawP50Ms: +raw.p50.toFixed(2),
         rawP95Ms: +raw.p95.toFixed(2),
         rawOverRollup: +(raw.p50 / rollup.p50).toFixed(2),
+        answerBytes: bare.bodies.get(`/${name}`)!.length,
+        bareP50Ms: +bareTime.p50.toFixed(2),
+        rawOverBare: +(raw.p50 / bareTime.p50).toFixed(2),
       };
       process.stderr.write(`${name}: ${JSON.stringify(results[name])}\n`);
     }
     // The floor under every answer: an authenticated request that reads no telemetry (the comparison's
     // definition) through the same client. A rollup answer cannot beat it, so no ratio can pass raw ÷ floor.
-    const floor = await client.time(`/api/comparisons/${comparisonId}`, runs);
+    const floor = await client.time(`${origin}/api/comparisons/${comparisonId}`, runs);
     process.stderr.write(`floor: p50 ${floor.p50.toFixed(2)} ms, p95 ${floor.p95.toFixed(2)} ms\n`);
     await client.close();
+    await bare.close();
     return {
       floor: { p50Ms: +floor.p50.toFixed(2), p95Ms: +floor.p95.toFixed(2) },
       bench: 'query',
+      engine,
       devices,
       days,
-      readingsPerDevice: Math.round(days * 1440),
+      stepMin,
+      readingsPerDevice: Math.round((days * 1440) / stepMin),
       runs,
-      memoryLimit: await (b.store as DuckDbStore).memoryLimit(),
+      memoryLimit: engine === 'duckdb' ? await (b.store as DuckDbStore).memoryLimit() : null,
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
       results,
     };
