@@ -30,7 +30,7 @@ import {
   StoreError,
 } from '@kilowatch/tsdb';
 import { calendarBuckets } from './calendar.ts';
-import type { InfluxClient } from './client.ts';
+import type { InfluxClient, StatementResult } from './client.ts';
 import { ident, literal } from './lineProtocol.ts';
 import { bucketIndex, combinedValues, decodeEvents, type GaugeAgg } from './rollup.ts';
 import {
@@ -132,26 +132,7 @@ export async function series(client: InfluxClient, q: SeriesQuery): Promise<Seri
     q.params.map((p) => [p, new Array(b.starts.length)]),
   );
   if (q.source === 'raw') await rawGauges(client, q, b, aggs);
-  else {
-    const fields = q.params.flatMap((p) => ['sum', 'count', 'min', 'max'].map((s) => ident(`${p}_${s}`)));
-    const [res] = await client.query(
-      `SELECT ${fields.join(', ')} FROM ${ROLLUP_MEASUREMENT[b.fine]} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)}`,
-    );
-    for (const row of rowsOf(res?.series)) {
-      const i = bucketIndex(b.starts, b.end, row.time as number);
-      if (i < 0) continue;
-      for (const p of q.params) {
-        const count = row[`${p}_count`];
-        if (typeof count !== 'number' || count === 0) continue;
-        merge(aggs.get(p)!, i, {
-          sum: row[`${p}_sum`] as number,
-          count,
-          min: row[`${p}_min`] as number,
-          max: row[`${p}_max`] as number,
-        });
-      }
-    }
-  }
+  else await rollupGauges(client, q, stats, b, aggs);
   const out: SeriesResult = { interval: q.interval, from: q.from, to: q.to, tz, t: b.starts, series: {} };
   for (const p of q.params) {
     const a = aggs.get(p)!;
@@ -166,6 +147,113 @@ export async function series(client: InfluxClient, q: SeriesQuery): Promise<Seri
     out.series[p] = s;
   }
   return out;
+}
+
+/** The rollup fields each statistic needs: an average its sum, a minimum the min, a maximum the max. */
+function rollupAggregates(stats: readonly Stat[]): ('sum' | 'count' | 'min' | 'max')[] {
+  const out: ('sum' | 'count' | 'min' | 'max')[] = ['count'];
+  if (stats.includes('avg')) out.unshift('sum');
+  if (stats.includes('min')) out.push('min');
+  if (stats.includes('max')) out.push('max');
+  return out;
+}
+
+/** The neutral value of each aggregate's merge, for what was not read. */
+const NEUTRAL = { sum: 0, count: 0, min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY };
+
+/**
+ * Gauges from rollups. Fixed buckets read the rollup rows themselves. Local days are summed on
+ * the server: each run of equally long, equally aligned buckets (the days between two clock changes) is one
+ * `GROUP BY time(length, offset)` statement, and every other bucket (a 23- or 25-hour day, a month) one
+ * statement of its own, all in one request. A year of days then comes back as 365 rows instead of 8,760.
+ */
+async function rollupGauges(
+  client: InfluxClient,
+  q: SeriesQuery,
+  stats: readonly Stat[],
+  b: Buckets,
+  aggs: Map<string, (GaugeAgg | undefined)[]>,
+): Promise<void> {
+  const aggregates = rollupAggregates(stats);
+  const measurement = ROLLUP_MEASUREMENT[b.fine];
+  let results: StatementResult[];
+  if (q.interval === '1d') {
+    const outer = { sum: 'sum', count: 'sum', min: 'min', max: 'max' } as const;
+    const fields = q.params
+      .flatMap((p) => aggregates.map((f) => `${outer[f]}(${ident(`${p}_${f}`)}) AS ${ident(`${p}_${f}`)}`))
+      .join(', ');
+    const statements = calendarRuns(b).map(
+      (r) =>
+        `SELECT ${fields} FROM ${measurement} WHERE ${deviceWhere(q.deviceKey, r.from, r.to)}` +
+        (r.step ? ` GROUP BY time(${r.step}ms, ${r.offset}ms) fill(none)` : ''),
+    );
+    results = await client.query(statements.join('; '));
+  } else {
+    const fields = q.params.flatMap((p) => aggregates.map((f) => ident(`${p}_${f}`)));
+    results = await client.query(
+      `SELECT ${fields.join(', ')} FROM ${measurement} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)}`,
+    );
+  }
+  // Columns read by position: a year of hours is 8,760 rows, and an object per row cost more than the
+  // arithmetic. Rows come in time order within a series, so the bucket follows a cursor.
+  for (const res of results)
+    for (const s of res.series ?? []) {
+      const at = (c: string) => s.columns.indexOf(c);
+      const time = at('time');
+      const cols = q.params.map((p) => ({
+        agg: aggs.get(p)!,
+        count: at(`${p}_count`),
+        sum: at(`${p}_sum`),
+        min: at(`${p}_min`),
+        max: at(`${p}_max`),
+      }));
+      let i = 0;
+      for (const v of s.values) {
+        const t = v[time] as number;
+        if (t < b.starts[0]! || t >= b.end) continue;
+        if (t < b.starts[i]!) i = 0;
+        while (i + 1 < b.starts.length && b.starts[i + 1]! <= t) i++;
+        for (const c of cols) {
+          const count = v[c.count];
+          if (typeof count !== 'number' || count === 0) continue;
+          merge(c.agg, i, {
+            sum: c.sum >= 0 ? (v[c.sum] as number) : NEUTRAL.sum,
+            count,
+            min: c.min >= 0 ? (v[c.min] as number) : NEUTRAL.min,
+            max: c.max >= 0 ? (v[c.max] as number) : NEUTRAL.max,
+          });
+        }
+      }
+    }
+}
+
+/** A time range of one InfluxQL statement: `step` set when it groups a run of equal buckets. */
+interface CalendarRun {
+  from: number;
+  to: number;
+  step?: number;
+  offset?: number;
+}
+
+/**
+ * Runs of consecutive buckets with the same length and the same position against the epoch (local days
+ * between two clock changes); a bucket that fits no run (a DST day, a month) is a run of its own.
+ */
+export function calendarRuns(b: { starts: readonly number[]; end: number }): CalendarRun[] {
+  const runs: CalendarRun[] = [];
+  const endOf = (i: number) => (i + 1 < b.starts.length ? b.starts[i + 1]! : b.end);
+  let i = 0;
+  while (i < b.starts.length) {
+    const start = b.starts[i]!;
+    const step = endOf(i) - start;
+    let j = i + 1;
+    while (j < b.starts.length && endOf(j) - b.starts[j]! === step) j++;
+    if (j - i >= 2) {
+      runs.push({ from: start, to: endOf(j - 1), step, offset: ((start % step) + step) % step });
+    } else runs.push({ from: start, to: endOf(i) });
+    i = j;
+  }
+  return runs;
 }
 
 /**
