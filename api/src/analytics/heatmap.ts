@@ -1,6 +1,7 @@
 /**
- * Heatmaps (API.md §Telemetry): hourly energy (cells add up) for counters, hourly averages (cells average)
- * for gauges, arranged by core `heatmapRows` in the location's zone.
+ * Heatmaps (API.md §Telemetry): hourly energy (cells add up; daily energy for calendars of days) for
+ * counters, hourly averages (cells average) for gauges, arranged by core `heatmapRows` in the location's
+ * zone.
  */
 import {
   combinedParamDef,
@@ -13,7 +14,7 @@ import {
   startOfLocalDay,
   unitOf,
 } from '@kilowatch/core';
-import type { QuerySource, TelemetryStore } from '@kilowatch/tsdb';
+import type { EnergyInterval, QuerySource, TelemetryStore } from '@kilowatch/tsdb';
 import { ValidationError } from '../errors.ts';
 import { type DeviceContext, type Range, rangeTooLong } from './context.ts';
 import { fineInterval } from './energy.ts';
@@ -46,29 +47,39 @@ export async function heatmapFor(
   const from = startOfLocalDay(range.from, ctx.tz);
   const to = range.to;
   if ((to - from) / 3_600_000 > MAX_HOURS) throw rangeTooLong();
-  const interval = fineInterval(ctx.tz, from);
+  const fine = fineInterval(ctx.tz, from);
+  const counter = isCounter(param);
   let t: number[];
   let values: (number | null)[];
-  const counter = isCounter(param);
   if (counter) {
-    const e = await store.energy({
-      deviceKey: ctx.deviceKey,
-      counters: [param],
-      from,
-      to,
-      interval,
-      tz: ctx.tz,
-      ...(source ? { source } : {}),
-    });
-    t = e.t;
-    values = e.energy[param] ?? [];
+    const energy = (interval: EnergyInterval, f: number, until: number) =>
+      store.energy({
+        deviceKey: ctx.deviceKey,
+        counters: [param],
+        from: f,
+        to: until,
+        interval,
+        tz: ctx.tz,
+        ...(source ? { source } : {}),
+      });
+    // A calendar of days (monthly, yearly) from rollups adds up daily energy, one bucket a day instead of
+    // 24 (a day's energy is the sum of its hours), and the hours of a last day the range ends inside.
+    // From raw readings one pass gives the hours: a second would replay the history again.
+    const lastDay = startOfLocalDay(to, ctx.tz);
+    const days = (kind === 'monthly' || kind === 'yearly') && source !== 'raw' && lastDay > from;
+    const [whole, tail] = await Promise.all([
+      energy(days ? '1d' : fine, from, days ? lastDay : to),
+      days && to > lastDay ? energy(fine, lastDay, to) : null,
+    ]);
+    t = tail ? [...whole.t, ...tail.t] : whole.t;
+    values = [...(whole.energy[param] ?? []), ...(tail?.energy[param] ?? [])];
   } else {
     const s = await store.series({
       deviceKey: ctx.deviceKey,
       params: [param],
       from,
       to,
-      interval,
+      interval: fine,
       stats: ['avg'],
       tz: ctx.tz,
       ...(source ? { source } : {}),

@@ -253,6 +253,39 @@ for (const engine of ENGINES) {
       expect(total).toBeCloseTo(25, 9);
     });
 
+    it('fills monthly and yearly heatmaps from daily energy with the cells of hourly energy, a last day cut short included', async () => {
+      // From the local midnight before the spring change to 06:30 two days after it.
+      const range = `from=${iso(WARSAW_SPRING - 24 * H)}&to=${iso(WARSAW_SPRING_END + 6.5 * H)}`;
+      for (const kind of ['monthly', 'yearly']) {
+        const url = `/api/devices/${m.dst!.id}/heatmap?param=eai&kind=${kind}&${range}`;
+        type Rows = { rows: { id: string; data: { x: number | string; y: number | null }[] }[] };
+        const rollups = (await get(url)).json() as Rows;
+        const raw = (await get(`${url}&source=raw`)).json() as Rows;
+        const cells = (h: Rows) => h.rows.flatMap((r) => r.data.map((c) => [r.id, c.x, c.y] as const));
+        const a = cells(rollups);
+        const b = cells(raw);
+        expect(
+          a.map(([id, x]) => `${id}/${x}`),
+          kind,
+        ).toEqual(b.map(([id, x]) => `${id}/${x}`));
+        for (const [i, [, , y]] of a.entries()) {
+          const want = b[i]![2];
+          if (want === null) expect(y).toBeNull();
+          else expect(y).toBeCloseTo(want, 9);
+        }
+        const filled = a
+          .map(([, , y]) => y)
+          .filter((y) => y !== null)
+          .sort((x, y) => x - y);
+        // 28 March (its first reading at 00:00 starts the counter: 23.75 kWh), 29 March (23 hours) and
+        // 30 March up to 06:30 (whole hours from 00:00 to 07:00).
+        expect(filled, kind).toHaveLength(3);
+        expect(filled[0]).toBeCloseTo(7, 9);
+        expect(filled[1]).toBeCloseTo(23, 9);
+        expect(filled[2]).toBeCloseTo(23.75, 9);
+      }
+    });
+
     it('prices a G12w weekend and a public holiday entirely in zone 2', async () => {
       const loc = await locationOf(t.app, account);
       const tariff = await as(t.app, account, {
