@@ -162,10 +162,8 @@ function rollupAggregates(stats: readonly Stat[]): ('sum' | 'count' | 'min' | 'm
 const NEUTRAL = { sum: 0, count: 0, min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY };
 
 /**
- * Gauges from rollups. Fixed buckets read the rollup rows themselves. Local days are summed on
- * the server: each run of equally long, equally aligned buckets (the days between two clock changes) is one
- * `GROUP BY time(length, offset)` statement, and every other bucket (a 23- or 25-hour day, a month) one
- * statement of its own, all in one request. A year of days then comes back as 365 rows instead of 8,760.
+ * Gauges from rollups. Fixed buckets read the rollup rows themselves. Local days are summed on the server
+ * (`bucketStatements`): a year of days comes back as 365 rows instead of 8,760.
  */
 async function rollupGauges(
   client: InfluxClient,
@@ -175,32 +173,63 @@ async function rollupGauges(
   aggs: Map<string, (GaugeAgg | undefined)[]>,
 ): Promise<void> {
   const aggregates = rollupAggregates(stats);
-  const measurement = ROLLUP_MEASUREMENT[b.fine];
-  let results: StatementResult[];
-  if (q.interval === '1d') {
-    const outer = { sum: 'sum', count: 'sum', min: 'min', max: 'max' } as const;
-    const fields = q.params
-      .flatMap((p) => aggregates.map((f) => `${outer[f]}(${ident(`${p}_${f}`)}) AS ${ident(`${p}_${f}`)}`))
-      .join(', ');
-    const statements = calendarRuns(b).map(
+  const outer = { sum: 'sum', count: 'sum', min: 'min', max: 'max' } as const;
+  const fields = q.params.flatMap((p) =>
+    aggregates.map((f) =>
+      q.interval === '1d'
+        ? `${outer[f]}(${ident(`${p}_${f}`)}) AS ${ident(`${p}_${f}`)}`
+        : ident(`${p}_${f}`),
+    ),
+  );
+  const statements = bucketStatements(ROLLUP_MEASUREMENT[b.fine], q, fields, b, null);
+  mergeColumns(await client.query(statements.join('; ')), q.params, b, aggs);
+}
+
+/**
+ * InfluxQL summing `fields` of one device into the buckets. Fixed buckets: one statement, grouped by
+ * `groupMs` when given (raw readings) or not at all (rollup rows are the buckets). Local days: each run
+ * of equally long, equally aligned days (those between two clock changes) is one
+ * `GROUP BY time(length, offset)` statement, and every other day (23 or 25 hours) one of its own.
+ */
+function bucketStatements(
+  measurement: string,
+  q: SeriesQuery,
+  fields: readonly string[],
+  b: Buckets,
+  groupMs: number | null,
+): string[] {
+  const select = `SELECT ${fields.join(', ')} FROM ${measurement} WHERE `;
+  if (q.interval === '1d')
+    return calendarRuns(b).map(
       (r) =>
-        `SELECT ${fields} FROM ${measurement} WHERE ${deviceWhere(q.deviceKey, r.from, r.to)}` +
+        select +
+        deviceWhere(q.deviceKey, r.from, r.to) +
         (r.step ? ` GROUP BY time(${r.step}ms, ${r.offset}ms) fill(none)` : ''),
     );
-    results = await client.query(statements.join('; '));
-  } else {
-    const fields = q.params.flatMap((p) => aggregates.map((f) => ident(`${p}_${f}`)));
-    results = await client.query(
-      `SELECT ${fields.join(', ')} FROM ${measurement} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)}`,
-    );
-  }
-  // Columns read by position: a year of hours is 8,760 rows, and an object per row cost more than the
-  // arithmetic. Rows come in time order within a series, so the bucket follows a cursor.
+  return [
+    select +
+      deviceWhere(q.deviceKey, b.starts[0], b.end) +
+      (groupMs ? ` GROUP BY time(${groupMs}ms) fill(none)` : ''),
+  ];
+}
+
+/**
+ * Merges answer rows holding `<param>_count` and any of `_sum`, `_min`, `_max` into the buckets; what was
+ * not asked takes the neutral value of its merge. Columns are read by position (a year of hours is 8,760
+ * rows, and an object per row cost more than the arithmetic); rows come in time order within a series, so
+ * the bucket follows a cursor.
+ */
+function mergeColumns(
+  results: readonly StatementResult[],
+  params: readonly string[],
+  b: Buckets,
+  aggs: Map<string, (GaugeAgg | undefined)[]>,
+): void {
   for (const res of results)
     for (const s of res.series ?? []) {
       const at = (c: string) => s.columns.indexOf(c);
       const time = at('time');
-      const cols = q.params.map((p) => ({
+      const cols = params.map((p) => ({
         agg: aggs.get(p)!,
         count: at(`${p}_count`),
         sum: at(`${p}_sum`),
@@ -271,34 +300,10 @@ async function rawGauges(
   const stored = q.params.filter(isStoredParam);
   const combined = q.params.filter((p) => !isStoredParam(p));
   if (stored.length > 0) {
-    const stats = q.stats.length > 0 ? q.stats : STATS;
-    const wanted = {
-      sum: stats.includes('avg'),
-      count: true,
-      min: stats.includes('min'),
-      max: stats.includes('max'),
-    };
-    const aggregates = (['sum', 'count', 'min', 'max'] as const).filter((f) => wanted[f]);
+    const aggregates = rollupAggregates(q.stats.length > 0 ? q.stats : STATS);
     const fields = stored.flatMap((p) => aggregates.map((f) => `${f}(${ident(p)}) AS ${ident(`${p}_${f}`)}`));
-    const step = ROLLUP_STEP_MS[b.fine] / 60_000;
-    const [res] = await client.query(
-      `SELECT ${fields.join(', ')} FROM ${READINGS} WHERE ${deviceWhere(q.deviceKey, b.starts[0], b.end)} GROUP BY time(${step}m) fill(none)`,
-    );
-    for (const row of rowsOf(res?.series)) {
-      const i = bucketIndex(b.starts, b.end, row.time as number);
-      if (i < 0) continue;
-      for (const p of stored) {
-        const count = row[`${p}_count`];
-        if (typeof count !== 'number' || count === 0) continue;
-        // What was not computed takes the neutral value of its merge.
-        merge(aggs.get(p)!, i, {
-          sum: wanted.sum ? (row[`${p}_sum`] as number) : 0,
-          count,
-          min: wanted.min ? (row[`${p}_min`] as number) : Number.POSITIVE_INFINITY,
-          max: wanted.max ? (row[`${p}_max`] as number) : Number.NEGATIVE_INFINITY,
-        });
-      }
-    }
+    const statements = bucketStatements(READINGS, q, fields, b, ROLLUP_STEP_MS[b.fine]);
+    mergeColumns(await client.query(statements.join('; ')), stored, b, aggs);
   }
   if (combined.length > 0) {
     const phases = [...new Set(combined.flatMap(storedOf))];
