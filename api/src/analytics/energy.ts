@@ -15,7 +15,6 @@ import {
   startOfLocalDay,
   startOfLocalMonth,
   startOfLocalYear,
-  sumIntoBuckets,
   sumSeries,
 } from '@kilowatch/core';
 import type { EnergyInterval, QuerySource, TelemetryStore } from '@kilowatch/tsdb';
@@ -121,7 +120,9 @@ function calendarEnd(last: number, unit: 'day' | 'month', tz: string): number {
 
 /**
  * `/energy`: fixed buckets come straight from the counters (sub-hour buckets net within the bucket);
- * days and months sum the hourly import, export and netted balance of exactly their local hours.
+ * days and months read the counters' energy per local day or month. Their balance is the sum of their
+ * hourly balances, and since each hour's balance is its import minus its export (DOMAIN.md §Balance), that
+ * sum is the bucket's import minus its export; only the billed parts of a balance need the hours.
  */
 export async function energySeries(
   store: TelemetryStore,
@@ -139,15 +140,30 @@ export async function energySeries(
   const starts = calendarBucketStarts(range.from, range.to, unit, ctx.tz);
   if (starts.length > MAX_FINE_BUCKETS) throw rangeTooLong();
   if (starts.length === 0) return { interval, tz: ctx.tz, t: [], import: [], export: [], balance: [] };
-  const whole = { from: starts[0]!, to: calendarEnd(starts[starts.length - 1]!, unit, ctx.tz) };
-  const f = await fineEnergy(store, ctx, counters, whole, fineInterval(ctx.tz, whole.from), source);
+  const all = [...counters.import, ...counters.export];
+  const none = () => new Array<number | null>(starts.length).fill(null);
+  const res = all.length
+    ? await store.energy({
+        deviceKey: ctx.deviceKey,
+        counters: all,
+        from: starts[0]!,
+        to: calendarEnd(starts[starts.length - 1]!, unit, ctx.tz),
+        interval,
+        tz: ctx.tz,
+        ...(source ? { source } : {}),
+      })
+    : null;
+  const sum = (names: string[]) =>
+    names.length ? sumSeries(names.map((c) => res?.energy[c] ?? none())) : none();
+  const imp = sum(counters.import);
+  const exp = sum(counters.export);
   return {
     interval,
     tz: ctx.tz,
     t: starts,
-    import: sumIntoBuckets(f.t, f.import, starts),
-    export: sumIntoBuckets(f.t, f.export, starts),
-    balance: sumIntoBuckets(f.t, f.balance, starts),
+    import: imp,
+    export: exp,
+    balance: hourlyBalance([imp], [exp]).balance,
   };
 }
 
