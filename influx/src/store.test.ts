@@ -89,6 +89,23 @@ describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
     expect(await store.latest(d)).toEqual({ ts: T0 + MIN, values: { vave1: 231, eai1: 10 } });
   });
 
+  it('answers latest for a live meter from its last day, with what it reported only before, and for a silent one from its history', async () => {
+    const DAY = 86_400_000;
+    const now = Math.floor(Date.now() / 1000) * 1000;
+    const [live, quiet, other] = [device(), device(), device()];
+    await store.write([
+      { deviceKey: live, ts: now - 3 * DAY, values: { eai1: 10, iave1: 1 } },
+      { deviceKey: live, ts: now - 2 * DAY, values: { eai1: 11 } },
+      { deviceKey: live, ts: now - MIN, values: { vave1: 231, iave1: 2 } },
+      { deviceKey: other, ts: now - MIN, values: { tempmain: 21.5 } },
+      { deviceKey: quiet, ts: now - 5 * DAY, values: { vave1: 229 } },
+      { deviceKey: quiet, ts: now - 4 * DAY, values: { eai1: 3 } },
+    ]);
+    expect(await store.latest(live)).toEqual({ ts: now - MIN, values: { eai1: 11, iave1: 2, vave1: 231 } });
+    expect(await store.latest(quiet)).toEqual({ ts: now - 4 * DAY, values: { eai1: 3, vave1: 229 } });
+    expect(await store.latest(other)).toEqual({ ts: now - MIN, values: { tempmain: 21.5 } });
+  });
+
   it('answers bucketed series from rollups, equal to raw, with gaps and combined parameters', async () => {
     const d = device();
     const rows: Reading[] = [];

@@ -19,7 +19,7 @@ import { checkRange, DayRollupReader, type DayRollups, energy, series } from './
 import { type ClientStats, InfluxClient, type InfluxClientOptions, type RetryOptions } from './client.ts';
 import { encodeLine, ident, literal } from './lineProtocol.ts';
 import { type DirtyRange, RollupMaintainer } from './refresh.ts';
-import { deviceWhere, fieldList, READINGS, rowsOf, toRawRows } from './schema.ts';
+import { deviceWhere, fieldList, READINGS, type Row, rowsOf, toRawRows } from './schema.ts';
 
 export interface InfluxStoreOptions {
   /** Base URL of the server (`INFLUX_URL`), e.g. http://127.0.0.1:8086. */
@@ -93,6 +93,23 @@ function checkParams(params: readonly string[] | undefined): readonly string[] {
   return params;
 }
 
+/** How far back `latest` looks first (a live meter reports within it). */
+const LATEST_WINDOW_MS = 86_400_000;
+
+/** Values of a `last(…)` row, whose columns are named `last_<field>`. */
+function lastValues(row: Row): Record<string, number> {
+  const values: Record<string, number> = {};
+  for (const [k, v] of Object.entries(row)) {
+    if (k.startsWith('last_') && typeof v === 'number') values[k.slice(5)] = v;
+  }
+  return values;
+}
+
+/** The values in field order, as one `last(*)` over the whole history gives them. */
+function sortedValues(values: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(values).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 export async function createInfluxStore(options: InfluxStoreOptions): Promise<InfluxTelemetryStore> {
   const client = new InfluxClient({
     url: options.url,
@@ -157,6 +174,17 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
     }
   }
 
+  /** `latest` over the device's whole history. */
+  async function latestOver(where: string): Promise<LatestValues | null> {
+    const [lastRes, newest] = await client.query(
+      `SELECT last(*) FROM ${READINGS} WHERE ${where}; SELECT * FROM ${READINGS} WHERE ${where} ORDER BY time DESC LIMIT 1`,
+    );
+    const top = rowsOf(newest?.series)[0];
+    const row = rowsOf(lastRes?.series)[0];
+    if (!top || !row) return null;
+    return { ts: top.time as number, values: lastValues(row) };
+  }
+
   async function readRaw(query: RawQuery): Promise<RawPage> {
     open();
     checkRange(query.deviceKey, query.from, query.to);
@@ -219,17 +247,34 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
       open();
       if (typeof deviceKey !== 'string' || deviceKey.length === 0) throw reject('deviceKey is required');
       const where = deviceWhere(deviceKey);
-      const [lastRes, newest] = await client.query(
-        `SELECT last(*) FROM ${READINGS} WHERE ${where}; SELECT * FROM ${READINGS} WHERE ${where} ORDER BY time DESC LIMIT 1`,
+      // `last(*)` reads every field of the device over the range asked, and over a year of readings that
+      // took tens of milliseconds (growing with the history). A live meter's newest values lie in the last
+      // day, so that day is asked first; what the device reported only before it is then asked field by
+      // field, and a device silent for a day is asked over its whole history.
+      const since = Date.now() - LATEST_WINDOW_MS;
+      const recent = `${where} AND time >= ${since}ms`;
+      const [lastRes, newest, keys] = await client.query(
+        `SELECT last(*) FROM ${READINGS} WHERE ${recent}; SELECT * FROM ${READINGS} WHERE ${recent} ORDER BY time DESC LIMIT 1; SHOW FIELD KEYS FROM ${READINGS}`,
       );
       const top = rowsOf(newest?.series)[0];
       const row = rowsOf(lastRes?.series)[0];
-      if (!top || !row) return null;
-      const values: Record<string, number> = {};
-      for (const [k, v] of Object.entries(row)) {
-        if (k.startsWith('last_') && typeof v === 'number') values[k.slice(5)] = v;
+      if (!top || !row) return latestOver(where);
+      const values = lastValues(row);
+      const older = [
+        ...new Set(
+          rowsOf(keys?.series)
+            .map((k) => k.fieldKey)
+            .filter((k): k is string => typeof k === 'string' && !(k in values)),
+        ),
+      ];
+      if (older.length > 0) {
+        const [res] = await client.query(
+          `SELECT ${older.map((f) => `last(${ident(f)}) AS ${ident(`last_${f}`)}`).join(', ')} FROM ${READINGS} WHERE ${where} AND time < ${since}ms`,
+        );
+        const before = rowsOf(res?.series)[0];
+        if (before) Object.assign(values, lastValues(before));
       }
-      return { ts: top.time as number, values };
+      return { ts: top.time as number, values: sortedValues(values) };
     },
 
     async refreshRollups(now = Date.now()): Promise<RollupRunResult> {
