@@ -136,6 +136,19 @@ interface SeriesSlot {
   outs: readonly SeriesResult['series'][string][];
 }
 
+/** Index of the bucket holding `t`: the last of the sorted `starts` at or before it, or -1 before them. */
+function startIndex(starts: readonly number[], t: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  if (hi < 0 || t < starts[0]!) return -1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= t) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 export class DuckDbStore implements TelemetryStore {
   readonly engine = 'duckdb' as const;
   private readonly lock = new Mutex();
@@ -1574,10 +1587,9 @@ export class DuckDbStore implements TelemetryStore {
         const inList = counters.map((c) => `'${c}'`).join(', ');
         // The counter comes back as its position in `counters` (no string per row).
         const pos = (col: string) => `(list_position([${inList}], ${col}) - 1)::DOUBLE`;
-        const sql = calendar
-          ? `SELECT (${bucketStartSql('bucket', starts, end)})::DOUBLE AS b, ${pos('param')}, sum(e) FROM rollup_${table}
-             WHERE device = ${dev} AND param IN (${inList}) AND bucket >= ${s0} AND bucket < ${end} GROUP BY ALL`
-          : `SELECT bucket::DOUBLE AS b, ${pos('param')}, e FROM rollup_${table}
+        // Local days and months add up the fine rows in JS: a year of hours is 8,760 rows a counter, and
+        // folding them by a binary search over the starts cost less than bucketing them in SQL.
+        const sql = `SELECT bucket::DOUBLE AS b, ${pos('param')}, e FROM rollup_${table}
              WHERE device = ${dev} AND param IN (${inList}) AND bucket >= ${s0} AND bucket < ${end}`;
         const arrays = counters.map((c) => perCounter.get(c)!);
         const step = calendar ? 0 : ROLLUP_STEP_MS[query.interval as RollupInterval];
@@ -1587,10 +1599,17 @@ export class DuckDbStore implements TelemetryStore {
           const kv = kc.values;
           for (let r = 0; r < n; r++) {
             const t = bv[r]!;
-            let i = step > 0 ? (t - s0) / step : -1;
-            if (starts[i] !== t) i = index.get(t) ?? -1;
             const arr = arrays[kv[r]!];
-            if (i >= 0 && arr) arr[i] = valueAt(ec, r);
+            if (!arr) continue;
+            if (calendar) {
+              const e = valueAt(ec, r);
+              const i = startIndex(starts, t);
+              if (e !== null && i >= 0) arr[i] = (arr[i] ?? 0) + e;
+              continue;
+            }
+            let i = (t - s0) / step;
+            if (starts[i] !== t) i = index.get(t) ?? -1;
+            if (i >= 0) arr[i] = valueAt(ec, r);
           }
         });
         rows = [];
