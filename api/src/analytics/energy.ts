@@ -130,8 +130,9 @@ export async function energySeries(
   range: Range,
   interval: EnergyInterval,
   source?: QuerySource,
+  known?: EnergyCounters,
 ): Promise<EnergyAnswer> {
-  const counters = await deviceCounters(store, ctx.deviceKey);
+  const counters = known ?? (await deviceCounters(store, ctx.deviceKey));
   if (interval === '15m' || interval === '30m' || interval === '1h') {
     const f = await fineEnergy(store, ctx, counters, range, interval, source);
     return { interval, tz: ctx.tz, t: f.t, import: f.import, export: f.export, balance: f.balance };
@@ -173,7 +174,9 @@ export interface Triple {
   balance: number | null;
 }
 
-function sumWithin(f: FineEnergy, from: number, to: number): Triple {
+type Buckets = Pick<FineEnergy, 't' | 'import' | 'export' | 'balance'>;
+
+function sumWithin(f: Buckets, from: number, to: number): Triple {
   let imp: number | null = null;
   let exp: number | null = null;
   let bal: number | null = null;
@@ -221,14 +224,21 @@ export async function energySummary(
   now: number,
 ): Promise<EnergySummaryAnswer> {
   const { tz } = ctx;
-  const counters = await deviceCounters(store, ctx.deviceKey);
+  const latest = await store.latest(ctx.deviceKey);
+  const counters = countersOf(latest ? Object.keys(latest.values) : []);
   const period = billingPeriodAt(now, ctx.device.billingStart, ctx.device.billingMonths, tz);
   const day = startOfLocalDay(now, tz);
   const month = startOfLocalMonth(now, tz);
   const year = startOfLocalYear(now, tz);
   const from = Math.min(year, period.start);
-  const f = await fineEnergy(store, ctx, counters, { from, to: now }, fineInterval(tz, from));
-  const latest = await store.latest(ctx.deviceKey);
+  // Per local day (a year is 365 buckets, not 8,760 hours; today's bucket holds what was read so far,
+  // and no reading runs more than minutes ahead). A period's balance, the sum of its hourly balances, is
+  // its import minus its export, so days carry it. A period not starting at a local midnight takes hours.
+  const f =
+    startOfLocalDay(from, tz) === from
+      ? await energySeries(store, ctx, { from, to: now }, '1d', undefined, counters)
+      : await fineEnergy(store, ctx, counters, { from, to: now }, fineInterval(tz, from));
+  const within = (since: number): Triple => sumWithin(f, since, now + 1);
   const register = (names: string[]): number | null => {
     if (!latest || names.length === 0) return null;
     let sum = 0;
@@ -244,15 +254,15 @@ export async function energySummary(
   return {
     tz,
     unit: 'kWh',
-    today: sumWithin(f, day, now + 1),
-    month: sumWithin(f, month, now + 1),
-    year: sumWithin(f, year, now + 1),
+    today: within(day),
+    month: within(month),
+    year: within(year),
     total: {
       import: totalImport,
       export: totalExport,
       balance: totalImport === null && totalExport === null ? null : (totalImport ?? 0) - (totalExport ?? 0),
     },
     billingPeriod: { start: new Date(period.start).toISOString(), end: new Date(period.end).toISOString() },
-    billing: sumWithin(f, period.start, now + 1),
+    billing: within(period.start),
   };
 }

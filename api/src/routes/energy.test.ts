@@ -2,7 +2,7 @@
  * Energy, DST, heatmap and tariff numbers through `inject`, on real DuckDB (in memory) and on a real
  * InfluxDB (influxd on a loopback port), with known data: the same answers from both engines.
  */
-import type { Reading } from '@kilowatch/core';
+import { type Reading, startOfLocalDay, startOfLocalMonth, startOfLocalYear } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
 import { influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
@@ -284,6 +284,48 @@ for (const engine of ENGINES) {
         expect(filled[1]).toBeCloseTo(23, 9);
         expect(filled[2]).toBeCloseTo(23.75, 9);
       }
+    });
+
+    it("sums today, month, year and billing period from whole days and today's hours as the hours alone add up", async () => {
+      // 1 kWh an hour imported on phase 1 and 0.25 kWh exported on phase 2, every 15 minutes for the last
+      // 70 days (two month boundaries; the billing period starts at the meter's claim, today).
+      const meter = await claimMeter(t.app, account, await locationOf(t.app, account), 'summary');
+      const end = Math.floor(Date.now() / (15 * 60_000)) * 15 * 60_000;
+      const readings: Reading[] = [];
+      for (let ts = end - 70 * 24 * H, i = 0; ts <= end; ts += 15 * 60_000, i++)
+        readings.push({ deviceKey: meter.deviceKey, ts, values: { eai1: 100 + i / 4, eae2: 5 + i / 16 } });
+      await store.write(readings);
+      await store.refreshRollups(Date.now());
+      const summary = (await get(`/api/devices/${meter.id}/energy/summary`)).json();
+      const now = Date.now();
+      const yearStart = Date.parse(`${new Date(now).getUTCFullYear() - 1}-12-01T00:00:00Z`);
+      const hours = (
+        await get(`/api/devices/${meter.id}/energy?interval=1h&from=${iso(yearStart)}&to=${iso(now)}`)
+      ).json() as {
+        t: number[];
+        import: (number | null)[];
+        export: (number | null)[];
+        balance: (number | null)[];
+      };
+      const sum = (since: number, key: 'import' | 'export' | 'balance') =>
+        hours.t.reduce((s, t, i) => (t >= since && t <= now ? s + (hours[key][i] ?? 0) : s), 0);
+      const starts = {
+        today: startOfLocalDay(now, 'Europe/Warsaw'),
+        month: startOfLocalMonth(now, 'Europe/Warsaw'),
+        year: startOfLocalYear(now, 'Europe/Warsaw'),
+        billing: Date.parse(summary.billingPeriod.start),
+      };
+      for (const [name, since] of Object.entries(starts)) {
+        const got = summary[name] as { import: number; export: number; balance: number };
+        expect(got.import, name).toBeCloseTo(sum(since, 'import'), 6);
+        expect(got.export, name).toBeCloseTo(sum(since, 'export'), 6);
+        expect(got.balance, name).toBeCloseTo(sum(since, 'balance'), 6);
+      }
+      // The month holds whole days and today's hours: 0.75 kWh net an hour since the month began (or since
+      // the first reading, 70 days ago).
+      const monthHours = (now - Math.max(starts.month, end - 70 * 24 * H)) / H;
+      expect(summary.month.balance).toBeGreaterThan(0.75 * (monthHours - 2));
+      expect(summary.month.balance).toBeLessThan(0.75 * (monthHours + 2));
     });
 
     it('prices a G12w weekend and a public holiday entirely in zone 2', async () => {
