@@ -201,7 +201,7 @@ parentPort.on('message', async ({ url, token, runs }) => {
 });
 `;
 
-function httpClient(token: string) {
+export function httpClient(token: string) {
   const worker = new Worker(CLIENT, { eval: true });
   return {
     async time(url: string, runs: number): Promise<{ p50: number; p95: number }> {
