@@ -1,6 +1,6 @@
 /**
  * Voltage quality (DOMAIN.md §Limits, voltage quality): 10-minute means per phase from raw readings,
- * streamed with bounded memory, and the shares inside the user's bands and EN 50160's ±10 %.
+ * read a week at a time with bounded memory, and the shares inside the user's bands and EN 50160's ±10 %.
  */
 import { type Limits, type PhaseQuality, phaseQuality, TEN_MINUTES_MS } from '@kilowatch/core';
 import type { TelemetryStore } from '@kilowatch/tsdb';
@@ -14,6 +14,9 @@ export interface VoltageQualityAnswer {
 }
 
 const PHASES = [1, 2, 3] as const;
+
+/** Raw readings read per query. */
+const CHUNK_MS = 7 * 86_400_000;
 
 export async function voltageQuality(
   store: TelemetryStore,
@@ -31,18 +34,24 @@ export async function voltageQuality(
     sum[p] = 0;
     n[p] = 0;
   };
-  for await (const page of store.streamRaw({
-    deviceKey: ctx.deviceKey,
-    from: range.from,
-    to: range.to,
-    params: ['vave1', 'vave2', 'vave3'],
-    pageSize: 5_000,
-  })) {
-    for (const row of page) {
-      const w = Math.floor(row.ts / TEN_MINUTES_MS);
-      for (let p = 0; p < 3; p++) {
-        const v = row.values[`vave${p + 1}`];
-        if (v === undefined) continue;
+  // A week at a time, as columns (one query each, no object per reading): memory stays bounded for a
+  // year's range and the windows run on across the weeks.
+  for (let start = range.from; start < range.to; start += CHUNK_MS) {
+    const s = await store.series({
+      deviceKey: ctx.deviceKey,
+      params: ['vave1', 'vave2', 'vave3'],
+      from: start,
+      to: Math.min(start + CHUNK_MS, range.to),
+      interval: 'raw',
+      stats: ['avg'],
+      tz: ctx.tz,
+    });
+    for (let p = 0; p < 3; p++) {
+      const col = s.series[`vave${p + 1}`]?.avg ?? [];
+      for (let i = 0; i < s.t.length; i++) {
+        const v = col[i];
+        if (v === null || v === undefined) continue;
+        const w = Math.floor(s.t[i]! / TEN_MINUTES_MS);
         if (w !== win[p]) {
           close(p);
           win[p] = w;

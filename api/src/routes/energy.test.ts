@@ -328,6 +328,30 @@ for (const engine of ENGINES) {
       expect(summary.month.balance).toBeLessThan(0.75 * (monthHours + 2));
     });
 
+    it('keeps a 10-minute voltage window whole where the reading of a long range splits it', async () => {
+      // 9 days of readings every 5 minutes: 270 V on the hour's tens, 190 V five minutes later, so each
+      // 10-minute mean is 230 V while either reading alone is outside EN 50160's ±10 %. The range starts at
+      // 00:03, so its week-long reads break mid-window.
+      const meter = await claimMeter(t.app, account, await locationOf(t.app, account), 'quality');
+      const T = Date.UTC(2026, 5, 1);
+      const readings: Reading[] = [];
+      for (let i = 0; i < 9 * 288; i++)
+        readings.push({
+          deviceKey: meter.deviceKey,
+          ts: T + i * 5 * 60_000,
+          values: { vave1: i % 2 ? 190 : 270 },
+        });
+      await store.write(readings);
+      const res = await get(
+        `/api/devices/${meter.id}/voltage-quality?from=${iso(T + 3 * 60_000)}&to=${iso(T + 9 * 24 * H)}`,
+      );
+      expect(res.statusCode, res.body).toBe(200);
+      const p1 = res.json().phases[0];
+      // One mean per 10 minutes; only the first window (its 270 V reading before the range) is out.
+      expect(p1.samples).toBe(9 * 144);
+      expect(p1.withinEn50160).toBeCloseTo((9 * 144 - 1) / (9 * 144), 9);
+    });
+
     it('prices a G12w weekend and a public holiday entirely in zone 2', async () => {
       const loc = await locationOf(t.app, account);
       const tariff = await as(t.app, account, {
