@@ -609,6 +609,11 @@ export function describeTelemetryStoreConformance(label: string, open: () => Pro
         const key = (x: { counter: string; at?: number; to?: number }) => `${x.counter}@${x.at ?? x.to}`;
         expect(a.resets.map(key).sort()).toEqual(b.resets.map(key).sort());
         expect(a.implausible.map(key).sort()).toEqual(b.implausible.map(key).sort());
+        // Without its events an answer keeps its energy.
+        const bare = await store.energy({ ...q, events: false });
+        expect(bare.t).toEqual(a.t);
+        for (const c of q.counters) expect(bare.energy[c]).toEqual(a.energy[c]);
+        expect([bare.resets, bare.implausible]).toEqual([[], []]);
       }
       // And the same as the reference implementation in core, bucket by bucket.
       const starts = fixedBucketStarts(from, to, HOUR_MS);

@@ -89,6 +89,11 @@ export interface EnergyQuery {
   /** Zone for `1d` and `1mo` buckets. */
   tz?: string;
   source?: QuerySource;
+  /**
+   * `false` leaves `resets` and `implausible` empty (the energy is the same): for answers that show only
+   * energy, so the store need not read its counter events. Default `true`.
+   */
+  events?: boolean;
 }
 
 /**

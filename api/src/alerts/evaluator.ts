@@ -189,6 +189,7 @@ export default fp(
         to: ts + 1,
         interval: '1h',
         tz: d.tz,
+        events: false,
       });
       let kwh = 0;
       for (const c of counters) for (const v of e.energy[c] ?? []) kwh += v ?? 0;

@@ -88,6 +88,7 @@ export async function fineEnergy(
         to,
         interval,
         tz: ctx.tz,
+        events: false,
         ...(source ? { source } : {}),
       })
     : null;
@@ -151,6 +152,7 @@ export async function energySeries(
         to: calendarEnd(starts[starts.length - 1]!, unit, ctx.tz),
         interval,
         tz: ctx.tz,
+        events: false,
         ...(source ? { source } : {}),
       })
     : null;

@@ -60,6 +60,7 @@ export async function heatmapFor(
         to: until,
         interval,
         tz: ctx.tz,
+        events: false,
         ...(source ? { source } : {}),
       });
     // A calendar of days (monthly, yearly) from rollups adds up daily energy, one bucket a day instead of

@@ -1613,12 +1613,15 @@ export class DuckDbStore implements TelemetryStore {
           }
         });
         rows = [];
-        events = await this.rows(
-          this.r,
-          `SELECT counter, kind, at_ts::DOUBLE, from_ts::DOUBLE, delta FROM counter_events
+        events =
+          query.events === false
+            ? []
+            : await this.rows(
+                this.r,
+                `SELECT counter, kind, at_ts::DOUBLE, from_ts::DOUBLE, delta FROM counter_events
            WHERE device = ${dev} AND at_ts >= ${s0} AND at_ts < ${end} AND counter IN (${counters.map((c) => `'${c}'`).join(', ')})
            ORDER BY at_ts, counter`,
-        );
+              );
       }
       for (const [b, c, e] of rows) {
         const i = index.get(b as number);
