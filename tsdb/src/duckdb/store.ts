@@ -1557,7 +1557,7 @@ export class DuckDbStore implements TelemetryStore {
     if (dev !== undefined && starts.length > 0 && counters.length > 0) {
       const s0 = starts[0]!;
       const calendar = query.interval === '1d' || query.interval === '1mo';
-      const index = new Map(calendar || query.source === 'raw' ? starts.map((s, i) => [s, i]) : []);
+      const index = new Map(query.source === 'raw' ? starts.map((s, i) => [s, i]) : []);
       let rows: Row[];
       let events: Row[];
       if (query.source === 'raw') {
