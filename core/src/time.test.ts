@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   addLocalDays,
+  bucketIndexOf,
   calendarBucketStarts,
   HOUR_MS,
   localParts,
@@ -172,5 +173,15 @@ describe('localParts against Intl', () => {
     expect(localParts(ts, 'Europe/Warsaw')).toEqual(first);
     expect(first).toEqual({ year: 2026, month: 3, day: 29, hour: 1, minute: 59, second: 59, weekday: 7 });
     expect(localParts(ts + 1000, 'Europe/Warsaw')).toMatchObject({ hour: 3, minute: 0, second: 0 });
+  });
+});
+
+describe('bucketIndexOf', () => {
+  it('finds the bucket holding an instant among fixed or calendar starts', () => {
+    const starts = [0, 10, 25, 60];
+    expect([-1, 0, 9, 10, 24, 25, 59, 60, 1000].map((t) => bucketIndexOf(starts, t))).toEqual([
+      -1, 0, 0, 1, 1, 2, 2, 3, 3,
+    ]);
+    expect(bucketIndexOf([], 5)).toBe(-1);
   });
 });

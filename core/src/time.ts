@@ -256,6 +256,22 @@ export function fixedBucketStarts(from: number, to: number, stepMs: number): num
   return out;
 }
 
+/**
+ * Index of the bucket holding `ts` among sorted bucket starts (fixed or calendar): the last start at or
+ * before it, or -1 before the first. The last bucket is open-ended; callers bound it by its end.
+ */
+export function bucketIndexOf(starts: readonly number[], ts: number): number {
+  if (starts.length === 0 || ts < starts[0]!) return -1;
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= ts) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 /** `YYYY-MM-DD HH:mm:ss` in UTC, the data-log form of SPEC.md §3. */
 export function formatUtcTimestamp(ts: number): string {
   return new Date(ts).toISOString().slice(0, 19).replace('T', ' ');

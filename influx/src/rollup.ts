@@ -5,6 +5,7 @@
  * bucket of its later reading, a coarse bucket's energy is the sum of its quarters' energies.
  */
 import {
+  bucketIndexOf,
   COMBINED_PARAMS,
   COUNTER_NAMES,
   type CounterEvent,
@@ -267,15 +268,7 @@ export function keysOf(name: string): FieldKeys {
 
 /** Index of the bucket holding `ts` (starts ascending), or -1 outside [starts[0], end). */
 export function bucketIndex(starts: readonly number[], end: number, ts: number): number {
-  if (starts.length === 0 || ts < starts[0]! || ts >= end) return -1;
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= ts) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
+  return ts >= end ? -1 : bucketIndexOf(starts, ts);
 }
 
 interface DayAgg {

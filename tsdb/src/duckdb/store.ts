@@ -27,6 +27,7 @@ import {
 } from '@duckdb/node-api';
 import bindings from '@duckdb/node-bindings';
 import {
+  bucketIndexOf,
   type CounterRules,
   combinedParamDef,
   counterRules,
@@ -134,19 +135,6 @@ interface SeriesSlot {
   dev: number;
   param: string;
   outs: readonly SeriesResult['series'][string][];
-}
-
-/** Index of the bucket holding `t`: the last of the sorted `starts` at or before it, or -1 before them. */
-function startIndex(starts: readonly number[], t: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  if (hi < 0 || t < starts[0]!) return -1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= t) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }
 
 export class DuckDbStore implements TelemetryStore {
@@ -1603,7 +1591,7 @@ export class DuckDbStore implements TelemetryStore {
             if (!arr) continue;
             if (calendar) {
               const e = valueAt(ec, r);
-              const i = startIndex(starts, t);
+              const i = bucketIndexOf(starts, t);
               if (e !== null && i >= 0) arr[i] = (arr[i] ?? 0) + e;
               continue;
             }
