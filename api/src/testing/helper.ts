@@ -76,13 +76,15 @@ export async function buildTestApp(
   const sql = await openSql(engine);
   const mails: MailMessage[] = [];
   let skew = 0;
+  // The caller's clock when it gives one (a test that says "now is 2026-11-03" means it), else the real one.
+  const clock = options.now ?? Date.now;
   const app = await buildApp({
     store: noTelemetryStore(),
     ...options,
     sql,
     config: { ...TEST_CONFIG, ...options.config },
     mailer: { send: async (m) => void mails.push(m) },
-    now: () => Date.now() + skew,
+    now: () => clock() + skew,
   });
   await app.ready();
   return {
