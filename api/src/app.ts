@@ -45,6 +45,8 @@ export interface BuildAppOptions {
   /** Committed live readings and device status for the hub and the alerts (embedded: the ingest bus). */
   live?: LiveSource;
   liveServices?: LiveServicesOptions;
+  /** Time budget of each telemetry read a request waits on (default `QUERY_BUDGET_MS`). */
+  queryBudgetMs?: number;
 }
 
 declare module 'fastify' {
@@ -116,7 +118,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(configPlugin, { config, now: options.now });
   await registerExternalPlugins(app, options.pressure);
   await app.register(metadataPlugin, { sql: options.sql });
-  await app.register(telemetryPlugin, { store: options.store, states: options.deviceStates });
+  await app.register(telemetryPlugin, {
+    store: options.store,
+    states: options.deviceStates,
+    ...(options.queryBudgetMs !== undefined ? { queryBudgetMs: options.queryBudgetMs } : {}),
+  });
   await app.register(mailerPlugin, { mailer: options.mailer });
   await app.register(throttlePlugin);
   await app.register(authPlugin);

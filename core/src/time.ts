@@ -240,6 +240,47 @@ export function calendarBucketStarts(from: number, to: number, unit: CalendarUni
   return out;
 }
 
+/**
+ * The instants a query may name: from the Unix epoch to the start of 2100. Outside them no meter has
+ * readings, and a range reaching year 1 or 9999 would only cost work before it is refused.
+ */
+export const EARLIEST_QUERY_MS = Date.UTC(1970, 0, 1);
+export const LATEST_QUERY_MS = Date.UTC(2100, 0, 1);
+
+/** True when [from, to) lies within the instants a query may name. */
+export function isQueryableRange(from: number, to: number): boolean {
+  return (
+    Number.isFinite(from) &&
+    Number.isFinite(to) &&
+    from >= EARLIEST_QUERY_MS &&
+    to <= LATEST_QUERY_MS &&
+    from < to
+  );
+}
+
+/**
+ * At most how many calendar buckets overlap [from, to), by arithmetic alone (no zone lookups), so a range
+ * can be refused before its buckets are built. Never less than `calendarBucketStarts(...).length`: zone
+ * offsets stay within ±18 hours, so a margin of one bucket at each end covers them.
+ */
+export function calendarBucketCountAtMost(from: number, to: number, unit: CalendarUnit): number {
+  if (!(to > from)) return 0;
+  if (!Number.isFinite(from) || !Number.isFinite(to)) return Number.POSITIVE_INFINITY;
+  switch (unit) {
+    case 'day':
+      return Math.ceil((to - from) / DAY_MS) + 2;
+    case 'week':
+      return Math.ceil((to - from) / (7 * DAY_MS)) + 2;
+    case 'month':
+    case 'year': {
+      const a = new Date(from);
+      const b = new Date(to);
+      const months = (b.getUTCFullYear() - a.getUTCFullYear()) * 12 + (b.getUTCMonth() - a.getUTCMonth());
+      return (unit === 'month' ? months : Math.ceil(months / 12)) + 2;
+    }
+  }
+}
+
 /** Fixed-length buckets (15m, 30m, 1h) aligned to the UTC epoch. */
 export function fixedBucketStart(ts: number, stepMs: number): number {
   return Math.floor(ts / stepMs) * stepMs;

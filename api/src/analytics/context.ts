@@ -2,7 +2,7 @@
  * The first step of every analytics answer: the user's device (404 when unknown or someone else's), its
  * store key and its location's zone, and the requested range checked.
  */
-import { DEFAULT_TIMEZONE, MESSAGES } from '@kilowatch/core';
+import { DEFAULT_TIMEZONE, EARLIEST_QUERY_MS, LATEST_QUERY_MS, MESSAGES } from '@kilowatch/core';
 import type { FastifyInstance } from 'fastify';
 import { ApiError, NotFoundError, ValidationError } from '../errors.ts';
 import type { DeviceRecord } from '../plugins/app/devices-repository.ts';
@@ -33,17 +33,23 @@ export interface Range {
   to: number;
 }
 
-/** `from`/`to` as epoch ms; an empty or reversed range is a missing range. */
+/**
+ * `from`/`to` as epoch ms; an empty or reversed range is a missing range. Every route checks its range
+ * here before any work: an instant before 1970 or from 2100 on is refused as too long a range (core's
+ * `EARLIEST_QUERY_MS`, `LATEST_QUERY_MS`), so no route ever walks the days of ten thousand years.
+ */
 export function parseRange(from: string, to: string): Range {
   const f = Date.parse(from);
   const t = Date.parse(to);
   if (!Number.isFinite(f) || !Number.isFinite(t) || t <= f) {
     throw new ValidationError({ to: [MESSAGES.dateRangeRequired] }, MESSAGES.dateRangeRequired);
   }
+  if (f < EARLIEST_QUERY_MS) throw rangeTooLong('from');
+  if (t > LATEST_QUERY_MS) throw rangeTooLong('to');
   return { from: f, to: t };
 }
 
 /** 400 "Data range is too long." (API.md §Conventions). */
-export function rangeTooLong(): ApiError {
-  return new ApiError(400, MESSAGES.rangeTooLong, { to: [MESSAGES.rangeTooLong] });
+export function rangeTooLong(field: 'from' | 'to' = 'to'): ApiError {
+  return new ApiError(400, MESSAGES.rangeTooLong, { [field]: [MESSAGES.rangeTooLong] });
 }

@@ -7,6 +7,7 @@ import {
   addLocalDays,
   addLocalMonths,
   billingPeriodAt,
+  calendarBucketCountAtMost,
   calendarBucketStarts,
   fixedBucketStart,
   HOUR_MS,
@@ -139,6 +140,8 @@ export async function energySeries(
     return { interval, tz: ctx.tz, t: f.t, import: f.import, export: f.export, balance: f.balance };
   }
   const unit = interval === '1d' ? 'day' : 'month';
+  // Counted by arithmetic first: building the local-day starts of a too-long range is the costly part.
+  if (calendarBucketCountAtMost(range.from, range.to, unit) > MAX_FINE_BUCKETS + 2) throw rangeTooLong();
   const starts = calendarBucketStarts(range.from, range.to, unit, ctx.tz);
   if (starts.length > MAX_FINE_BUCKETS) throw rangeTooLong();
   if (starts.length === 0) return { interval, tz: ctx.tz, t: [], import: [], export: [], balance: [] };

@@ -4,7 +4,7 @@
  */
 import { type Limits, type PhaseQuality, phaseQuality, TEN_MINUTES_MS } from '@kilowatch/core';
 import type { TelemetryStore } from '@kilowatch/tsdb';
-import type { DeviceContext, Range } from './context.ts';
+import { type DeviceContext, type Range, rangeTooLong } from './context.ts';
 
 export interface VoltageQualityAnswer {
   from: number;
@@ -18,12 +18,16 @@ const PHASES = [1, 2, 3] as const;
 /** Raw readings read per query. */
 const CHUNK_MS = 7 * 86_400_000;
 
+/** At most 100,000 ten-minute windows per phase (API.md §Conventions): about 694 days, 100 weekly reads. */
+const MAX_WINDOWS = 100_000;
+
 export async function voltageQuality(
   store: TelemetryStore,
   ctx: DeviceContext,
   range: Range,
   limits: Limits,
 ): Promise<VoltageQualityAnswer> {
+  if ((range.to - range.from) / TEN_MINUTES_MS > MAX_WINDOWS) throw rangeTooLong();
   // Running 10-minute windows per phase: only the means are kept, never the raw samples.
   const means: number[][] = [[], [], []];
   const win = [Number.NaN, Number.NaN, Number.NaN];

@@ -3,7 +3,7 @@
  * in this process — its live device states. Without ingest, status comes from the newest stored reading.
  */
 import type { DeviceStatus } from '@kilowatch/core';
-import type { TelemetryStore } from '@kilowatch/tsdb';
+import { StoreError, type TelemetryStore } from '@kilowatch/tsdb';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -23,6 +23,39 @@ export interface LiveStatus {
 /** A device whose newest stored reading is older than this is offline. */
 export const OFFLINE_AFTER_MS = 10 * 60_000;
 
+/** How long one read of a request may take before the request is answered 503 (busy, come back). */
+export const QUERY_BUDGET_MS = 20_000;
+
+const BUDGETED = ['readRaw', 'series', 'seriesMany', 'energy', 'latest'] as const;
+
+/**
+ * The store as routes see it: every read a request waits on has a time budget. Past it the request is
+ * answered 503 with Retry-After (the error handler's answer to an unavailable store) instead of waiting
+ * for as long as the store takes; the read itself finishes or fails on its own.
+ */
+export function withQueryBudget(store: TelemetryStore, budgetMs: number): TelemetryStore {
+  const budgeted = new Set<string | symbol>(BUDGETED);
+  return new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      if (!budgeted.has(prop)) return value.bind(target);
+      return (...args: unknown[]): Promise<unknown> => {
+        let timer: NodeJS.Timeout | undefined;
+        const over = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new StoreError(`${String(prop)} took longer than its ${budgetMs} ms budget`, true)),
+            budgetMs,
+          );
+        });
+        const read = (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        read.catch(() => {});
+        return Promise.race([read, over]).finally(() => clearTimeout(timer));
+      };
+    },
+  });
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     store: TelemetryStore;
@@ -31,8 +64,11 @@ declare module 'fastify' {
 }
 
 export default fp(
-  async (app: FastifyInstance, opts: { store: TelemetryStore; states?: DeviceStateSource }) => {
-    app.decorate('store', opts.store);
+  async (
+    app: FastifyInstance,
+    opts: { store: TelemetryStore; states?: DeviceStateSource; queryBudgetMs?: number },
+  ) => {
+    app.decorate('store', withQueryBudget(opts.store, opts.queryBudgetMs ?? QUERY_BUDGET_MS));
     app.decorate('deviceStatus', async (deviceKey: string): Promise<LiveStatus> => {
       const live = opts.states?.deviceState(deviceKey);
       if (live) return { status: live.status, lastSeen: live.lastSeen, rssi: live.rssi ?? null };
