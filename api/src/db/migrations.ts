@@ -223,8 +223,17 @@ alter table notifications add column threshold double precision
   },
 ];
 
-/** Applies every migration not yet recorded, in version order. Returns the versions applied now. */
+/**
+ * Applies every migration not yet recorded, in version order. Returns the versions applied now. Runs
+ * under a lock across processes: replicas starting together on an empty database take turns, and the
+ * ones after the first find everything applied.
+ */
 export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  const run = await sql.exclusive('migrations', () => migrateLocked(sql, migrations));
+  return run.ran ? run.value : [];
+}
+
+async function migrateLocked(sql: Sql, migrations: readonly Migration[]): Promise<number[]> {
   await sql.exec(
     'create table if not exists schema_migrations (version integer primary key, name text not null, applied_at bigint not null)',
   );

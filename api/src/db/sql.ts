@@ -21,6 +21,17 @@ export interface Sql extends Queryable {
   exec(text: string): Promise<void>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` while holding the named lock, across every process on this database (a PostgreSQL advisory
+   * lock in the current schema; PGlite has one process only). `wait: false` gives up at once when
+   * another process holds it (`{ ran: false }`). The lock goes with its connection: a process that dies
+   * holding it releases it.
+   */
+  exclusive<T>(
+    name: string,
+    fn: () => Promise<T>,
+    options?: { wait?: boolean },
+  ): Promise<{ ran: true; value: T } | { ran: false }>;
   close(): Promise<void>;
 }
 
@@ -67,6 +78,10 @@ export async function createPgliteSql(options: PgliteOptions = {}): Promise<Sql>
     transaction(fn) {
       return db.transaction((tx) => fn(wrap(tx)));
     },
+    async exclusive(_name, fn) {
+      // One process owns a PGlite directory: nothing to exclude.
+      return { ran: true, value: await fn() };
+    },
     async close() {
       if (!db.closed) await db.close();
     },
@@ -98,7 +113,7 @@ function unreachable(err: unknown): boolean {
     (UNREACHABLE_CODES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P03')
   )
     return true;
-  return /timeout exceeded when trying to connect|Query read timeout|Connection terminated/i.test(
+  return /timeout exceeded when trying to connect|Query read timeout|Connection terminated|not queryable/i.test(
     err.message,
   );
 }
@@ -130,7 +145,12 @@ export async function createPostgresSql(options: PostgresOptions & PostgresTimeo
   });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  if (options.schema) await pool.query(`create schema if not exists ${quoteIdent(options.schema)}`);
+  if (options.schema) {
+    // Two processes creating the same schema at once: the loser's duplicate key is the winner's schema.
+    await pool.query(`create schema if not exists ${quoteIdent(options.schema)}`).catch((err: unknown) => {
+      if (!isUniqueViolation(err)) throw translated(err);
+    });
+  }
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T>(text: string, params: readonly unknown[] = []) {
       try {
@@ -159,6 +179,13 @@ export async function createPostgresSql(options: PostgresOptions & PostgresTimeo
       });
       // A connection whose rollback failed (lost, or silent) is not given back to the pool.
       let broken: Error | undefined;
+      // While checked out, a client has no listener of the pool's: a server that goes away (a restart
+      // ends every session with 57P01) would emit an unhandled `error` and take the process with it.
+      // The query in progress fails on its own; the connection is dropped when it is released.
+      const lost = (err: Error) => {
+        broken ??= err;
+      };
+      client.on('error', lost);
       try {
         await client.query('begin');
         const out = await fn(wrap(client));
@@ -170,6 +197,43 @@ export async function createPostgresSql(options: PostgresOptions & PostgresTimeo
         });
         throw translated(err);
       } finally {
+        client.off('error', lost);
+        client.release(broken);
+      }
+    },
+    async exclusive(name, fn, opts = {}) {
+      const client = await pool.connect().catch((err: unknown) => {
+        throw translated(err);
+      });
+      let broken: Error | undefined;
+      const lost = (err: Error) => {
+        broken ??= err;
+      };
+      client.on('error', lost);
+      const key = ['kilowatch', name];
+      let locked = false;
+      try {
+        // Keyed by schema too, so separate schemas (tests) on one database do not exclude each other.
+        // Waiting for another process's migration may take longer than one query's time limit.
+        const r = await client.query({
+          text: `select ${opts.wait === false ? 'pg_try_advisory_lock' : 'pg_advisory_lock'}(hashtext($1 || current_schema()), hashtext($2)) as locked`,
+          values: key,
+          query_timeout: 3_600_000,
+        } as pg.QueryConfig);
+        locked = opts.wait === false ? r.rows[0]?.locked === true : true;
+        if (!locked) return { ran: false };
+        return { ran: true, value: await fn() };
+      } catch (err) {
+        throw translated(err);
+      } finally {
+        if (locked) {
+          await client
+            .query('select pg_advisory_unlock(hashtext($1 || current_schema()), hashtext($2))', key)
+            .catch((e: unknown) => {
+              broken ??= e instanceof Error ? e : new Error(String(e));
+            });
+        }
+        client.off('error', lost);
         client.release(broken);
       }
     },

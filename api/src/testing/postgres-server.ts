@@ -4,7 +4,7 @@
  * as the `postgres` OS user. Without the binaries the PostgreSQL half of the suite is skipped with a
  * message — except under CI=true, where that is a failure.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -84,6 +84,35 @@ async function startPostgres(project: TestProject): Promise<(() => void) | undef
     project.provide('pgUrl', null);
     return;
   }
+  const server = await startPostgresServer();
+  project.provide('pgUrl', server.url);
+  return () => server.remove();
+}
+
+/** Whether the PostgreSQL binaries are installed (CI=true requires them). */
+export function postgresInstalled(): boolean {
+  if (existsSync(path.join(BIN, 'initdb'))) return true;
+  if (process.env.CI === 'true')
+    throw new Error(`PostgreSQL binaries not found in ${BIN} (apt-get install postgresql)`);
+  return false;
+}
+
+export interface PostgresServer {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust authentication). */
+  url: string;
+  /** Stops the server; `fast` ends every session with 57P01 (a restart), `immediate` is a crash. */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Starts it again on the same port and data. */
+  start(): Promise<void>;
+  /** Stops it and deletes its files. */
+  remove(): void;
+}
+
+/**
+ * A throwaway PostgreSQL server of its own (the shared one of the global setup is never stopped): on a
+ * free loopback port, data and socket in a temp dir, for tests that restart the server under traffic.
+ */
+export async function startPostgresServer(): Promise<PostgresServer> {
   const asRoot = process.getuid?.() === 0;
   const run = (cmd: string, args: string[]) =>
     asRoot
@@ -104,7 +133,7 @@ async function startPostgres(project: TestProject): Promise<(() => void) | undef
     '-c full_page_writes=off',
     '-c max_connections=200',
   ].join(' ');
-  run('pg_ctl', [
+  const startArgs = [
     '-D',
     data,
     '-o',
@@ -115,19 +144,41 @@ async function startPostgres(project: TestProject): Promise<(() => void) | undef
     '-t',
     '60',
     'start',
-  ]);
-  project.provide('pgUrl', `postgres://postgres@127.0.0.1:${port}/postgres`);
+  ];
+  run('pg_ctl', startArgs);
 
   // If this test run dies without its teardown (killed), a watchdog stops the server and removes its files.
   const pgCtl = `${asRoot ? 'runuser -u postgres -- ' : ''}${path.join(BIN, 'pg_ctl')}`;
   const watchdog = removeWhenGone(`${pgCtl} -D '${data}' -m immediate stop >/dev/null 2>&1; rm -rf '${dir}'`);
+  let running = true;
+  /** pg_ctl without blocking the event loop: the clients under test keep running meanwhile. */
+  const runAsync = (args: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const [file, argv] = asRoot
+        ? ['runuser', ['-u', 'postgres', '--', path.join(BIN, 'pg_ctl'), ...args]]
+        : [path.join(BIN, 'pg_ctl'), args];
+      execFile(file as string, argv as string[], (err) => (err ? reject(err) : resolve()));
+    });
 
-  return () => {
-    try {
-      watchdog.kill();
-      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    async stop(mode = 'fast') {
+      if (!running) return;
+      running = false;
+      await runAsync(['-D', data, '-m', mode, '-w', 'stop']);
+    },
+    async start() {
+      if (running) return;
+      await runAsync(startArgs);
+      running = true;
+    },
+    remove() {
+      try {
+        watchdog.kill();
+        if (running) run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
   };
 }
