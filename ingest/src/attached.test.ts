@@ -31,12 +31,15 @@ async function setUp(wrap: (s: TelemetryStore) => TelemetryStore = (s) => s) {
     rollupIntervalMs: 0,
     logger: quiet,
     decodeThread,
+    now: () => NOW,
   });
   cleanups.push(() => runtime.stop());
   if (decodeThread) await waitFor(() => runtime.decodingInThread, 30_000, 'the decode thread');
   return { store, broker, runtime };
 }
 
+/** The bridge's clock in these tests: readings are stamped around it, whatever the machine's date. */
+const NOW = Date.parse('2026-11-03T12:00:00Z');
 const reading = (ts: number, i: number) => JSON.stringify({ ts, values: { vave1: 230 + i, eai1: 100 + i } });
 
 describe.each([
@@ -62,7 +65,7 @@ describe.each([
         retain: false,
       },
     });
-    const now = Math.floor(Date.now() / 1000) * 1000;
+    const now = NOW;
     await meter.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(now - 2000, 1), { qos: 1 });
     await meter.publishAsync(
       'tele/c4d5e6f7a8b9/SENSOR',
@@ -104,7 +107,7 @@ describe.each([
     });
     const meter = await mqtt.connectAsync(broker.url, { clientId: 'meter-gated' });
     cleanups.push(() => meter.endAsync(true));
-    const now = Date.now() - 60_000;
+    const now = NOW - 60_000;
     let acked = 0;
     const sends = Array.from({ length: 20 }, (_, i) =>
       meter.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(now + i, i), { qos: 1 }).then(() => {
@@ -130,12 +133,12 @@ describe.each([
     await meter.publishAsync(`kilowatch/meters/${KEY}/readings`, '{not json', { qos: 1 });
     await meter.publishAsync(
       `kilowatch/meters/${KEY}/readings`,
-      JSON.stringify({ ts: Date.now(), values: { vave9: 1 } }),
+      JSON.stringify({ ts: NOW, values: { vave9: 1 } }),
       {
         qos: 1,
       },
     );
-    await meter.publishAsync('kilowatch/meters/NOT-HEX/readings', reading(Date.now(), 1), { qos: 1 });
+    await meter.publishAsync('kilowatch/meters/NOT-HEX/readings', reading(NOW, 1), { qos: 1 });
     const text = runtime.metricsText();
     expect(metricValue(text, 'kilowatch_ingest_messages_rejected_total')).toBe(3);
     expect(
@@ -154,7 +157,7 @@ describe.each([
     await runtime.stop();
     let acked = false;
     void meter
-      .publishAsync(`kilowatch/meters/${KEY}/readings`, reading(Date.now(), 1), { qos: 1 })
+      .publishAsync(`kilowatch/meters/${KEY}/readings`, reading(NOW, 1), { qos: 1 })
       .then(() => {
         acked = true;
       })

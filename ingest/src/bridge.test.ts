@@ -6,6 +6,8 @@ import { startIngest } from './bridge.ts';
 import { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
 import { flakyStore, gatedStore, metricValue, waitFor } from './test/helpers.ts';
 
+/** The bridge's clock in these tests: readings are stamped around it, whatever the machine's date. */
+const NOW = Date.parse('2026-11-03T12:00:00Z');
 const KEY = 'a4cf12b3c4d5';
 const quiet = { info() {}, warn() {}, error() {} };
 
@@ -35,6 +37,7 @@ async function ingest(store: TelemetryStore, extra: Partial<Parameters<typeof st
     rollupIntervalMs: 0,
     logger: quiet,
     decodeThread,
+    now: () => NOW,
     ...extra,
     // Each variant has sessions of its own: the broker keeps what the other's sessions left queued.
     ...(extra.clientId ? { clientId: `${extra.clientId}${decodeThread ? '-thread' : ''}` } : {}),
@@ -70,7 +73,7 @@ describe.each([
     const statuses: string[] = [];
     runtime.bus.onStatus((s) => statuses.push(`${s.deviceKey}:${s.status}`));
 
-    const now = Math.floor(Date.now() / 1000) * 1000;
+    const now = NOW;
     await publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(now - 2000, 1), { qos: 1 });
     await publisher.publishAsync(
       'tele/a4cf12b3c4d6/SENSOR',
@@ -119,7 +122,7 @@ describe.each([
 
   it('acknowledges a message only after its batch commits: an uncommitted one is redelivered to the next session', async () => {
     const store = await memoryStore();
-    const now = Date.now() - 60_000;
+    const now = NOW - 60_000;
     // Session 1 commits five readings, then its store stops committing.
     const first = await ingest(store, { clientId: 'it-ack' });
     for (let i = 0; i < 5; i++)
@@ -161,7 +164,7 @@ describe.each([
     const store = await memoryStore();
     const gated = gatedStore(store);
     const runtime = await ingest(gated.store, { clientId: 'it-window', maxInFlight: 8, batchSize: 4 });
-    const now = Date.now() - 60_000;
+    const now = NOW - 60_000;
     const sends = Array.from({ length: 60 }, (_, i) =>
       publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(now + i, i), { qos: 1 }),
     );
@@ -191,7 +194,7 @@ describe.each([
     const store = await memoryStore();
     const flaky = flakyStore(store, 3, () => new StoreError('connection refused', true));
     const runtime = await ingest(flaky, { clientId: 'it-retry' });
-    const now = Date.now() - 60_000;
+    const now = NOW - 60_000;
     for (let i = 0; i < 20; i++)
       await publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(now + i, i), { qos: 1 });
     await waitFor(
@@ -211,7 +214,7 @@ describe.each([
       new StoreError('InfluxDB write failed (404): database not found', false, 'configuration');
     const flaky = flakyStore(store, 4, missing);
     const runtime = await ingest(flaky, { clientId: 'it-config' });
-    const now = Date.now() - 60_000;
+    const now = NOW - 60_000;
     for (let i = 0; i < 20; i++)
       await publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(now + i, i), { qos: 1 });
     await waitFor(() => runtime.writeProblem() !== null, 10_000, 'the problem reported');
@@ -234,7 +237,7 @@ describe.each([
     const store = await memoryStore();
     const refused = () => new StoreError('InfluxDB write failed (400): unable to parse', false, 'rejected');
     const runtime = await ingest(flakyStore(store, 3, refused), { clientId: 'it-refused' });
-    const now = Date.now() - 60_000;
+    const now = NOW - 60_000;
     await publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(now, 1), { qos: 1 });
     await waitFor(() => runtime.deadLetters().length === 1, 10_000, 'dead-lettered');
     expect(runtime.deadLetters()[0]!.reason).toBe('store-rejected');
@@ -254,10 +257,10 @@ describe.each([
     await publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, '{not json', { qos: 1 });
     await publisher.publishAsync(
       `kilowatch/meters/${KEY}/readings`,
-      JSON.stringify({ ts: Date.now(), values: { vave9: 1 } }),
+      JSON.stringify({ ts: NOW, values: { vave9: 1 } }),
       { qos: 1 },
     );
-    await publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(Date.now() - 1000, 1), {
+    await publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(NOW - 1000, 1), {
       qos: 1,
     });
     await waitFor(() => metricValue(runtime.metricsText(), 'kilowatch_ingest_readings_stored_total') === 1);

@@ -94,6 +94,8 @@ export interface IngestOptions {
    * decoded on the bridge's own thread.
    */
   decodeThread?: boolean;
+  /** The clock readings are judged by (a timestamp from the future is refused) and devices are seen at. */
+  now?: () => number;
   logger?: IngestLogger;
 }
 
@@ -174,6 +176,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   const maxInFlight = opts.maxInFlight ?? 20_000;
   const rollupIntervalMs = opts.rollupIntervalMs ?? 10_000;
   const stopTimeoutMs = opts.stopTimeoutMs ?? 15_000;
+  const now = opts.now ?? Date.now;
 
   const metrics = createIngestMetrics();
   const deadLetters = new DeadLetterStore(1000, opts.deadLetterDir, (e) =>
@@ -222,7 +225,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     const next: DeviceState = {
       deviceKey,
       status: update.status,
-      lastSeen: update.online ? Date.now() : (prev?.lastSeen ?? null),
+      lastSeen: update.online ? now() : (prev?.lastSeen ?? null),
     };
     const rssi = update.rssi ?? (update.online ? prev?.rssi : undefined);
     if (rssi !== undefined) next.rssi = rssi;
@@ -546,13 +549,13 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
 
   /** Decodes a unit's messages on this thread (no decode thread, or it failed with them). */
   const decodeHere = (u: Unit) => {
-    const now = Date.now();
+    const at = now();
     for (const it of u.items ?? []) {
       outcome(
         u,
         it.topic,
         it.payload,
-        decodeMessage(it.topic, it.payload, { now, timeZoneOf: () => it.tz ?? undefined }),
+        decodeMessage(it.topic, it.payload, { now: at, timeZoneOf: () => it.tz ?? undefined }),
       );
     }
   };
@@ -584,7 +587,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     if (!u) return;
     chunk = null;
     const done = (decoder as DecodeThread)
-      .decode(u.items ?? [])
+      .decode(u.items ?? [], now())
       .then(
         (reply) => applyReply(u, reply),
         () => decodeHere(u),
@@ -640,12 +643,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       if (u.messages >= CHUNK_MESSAGES) sendChunk();
     } else {
       const u = unit(performance.now(), routeTopic(topic)?.deviceKey ?? '');
-      outcome(
-        u,
-        topic,
-        payload,
-        decodeMessage(topic, payload, { now: Date.now(), timeZoneOf: opts.timeZoneOf }),
-      );
+      outcome(u, topic, payload, decodeMessage(topic, payload, { now: now(), timeZoneOf: opts.timeZoneOf }));
       // Nothing waits ahead of a message without readings: acknowledge it in order, right away.
       if (u.count === 0 && inFlight === 0) {
         ack?.();
@@ -717,6 +715,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       ? startRollupScheduler({
           store,
           intervalMs: rollupIntervalMs,
+          now,
           onRun: (result, e) => {
             metrics.rollupRuns.inc(1, { result });
             if (!e) {

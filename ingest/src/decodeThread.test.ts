@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type DecodeThread, startDecodeThread } from './decodeThread.ts';
 import { waitFor } from './test/helpers.ts';
 
+/** The bridge's clock as the chunks say it: readings are judged against this instant, not the real one. */
+const NOW = Date.parse('2026-11-03T12:00:00Z');
 const threads: DecodeThread[] = [];
 afterEach(async () => {
   while (threads.length) await threads.pop()?.close();
@@ -20,33 +22,36 @@ describe('the decode thread', () => {
   it('decodes a chunk in order: readings in columns, the other messages one by one', async () => {
     const { thread } = start();
     await waitFor(() => thread.ready, 30_000, 'the decode thread');
-    const ts = Date.now() - 60_000;
+    const ts = NOW - 60_000;
     const readings: Reading[] = [
       { deviceKey: 'a4cf12b3c4d5', ts, values: { vave1: 230.5, eai1: 12 } },
       { deviceKey: 'a4cf12b3c4d5', ts: ts + 1000, values: { vave1: 231, eai1: 12.5 } },
       { deviceKey: 'a4cf12b3c4d6', ts, values: { pave1: 100 } },
     ];
-    const reply = await thread.decode([
-      {
-        topic: 'kilowatch/meters/a4cf12b3c4d5/readings',
-        payload: Buffer.from(
-          JSON.stringify([readings[0]!, readings[1]!].map(({ ts, values }) => ({ ts, values }))),
-        ),
-        tz: null,
-      },
-      { topic: 'kilowatch/meters/a4cf12b3c4d5/readings', payload: '{not json', tz: null },
-      { topic: 'kilowatch/meters/a4cf12b3c4d6/status', payload: '{"online":true,"rssi":-90}', tz: null },
-      {
-        topic: 'kilowatch/meters/a4cf12b3c4d6/readings',
-        payload: JSON.stringify({ ts, seq: 7, values: { pave1: 100 } }),
-        tz: null,
-      },
-      {
-        topic: 'tele/a4cf12b3c4d7/SENSOR',
-        payload: JSON.stringify({ Time: '2026-01-15T12:00:00', ENERGY: { Voltage: 233 } }),
-        tz: 'Asia/Kolkata',
-      },
-    ]);
+    const reply = await thread.decode(
+      [
+        {
+          topic: 'kilowatch/meters/a4cf12b3c4d5/readings',
+          payload: Buffer.from(
+            JSON.stringify([readings[0]!, readings[1]!].map(({ ts, values }) => ({ ts, values }))),
+          ),
+          tz: null,
+        },
+        { topic: 'kilowatch/meters/a4cf12b3c4d5/readings', payload: '{not json', tz: null },
+        { topic: 'kilowatch/meters/a4cf12b3c4d6/status', payload: '{"online":true,"rssi":-90}', tz: null },
+        {
+          topic: 'kilowatch/meters/a4cf12b3c4d6/readings',
+          payload: JSON.stringify({ ts, seq: 7, values: { pave1: 100 } }),
+          tz: null,
+        },
+        {
+          topic: 'tele/a4cf12b3c4d7/SENSOR',
+          payload: JSON.stringify({ Time: '2026-01-15T12:00:00', ENERGY: { Voltage: 233 } }),
+          tz: 'Asia/Kolkata',
+        },
+      ],
+      NOW,
+    );
     expect([...reply.counts]).toEqual([2, -1, -1, 1, 1]);
     expect(reply.others.map((o) => [o.i, o.decoded.kind])).toEqual([
       [1, 'rejected'],
@@ -79,15 +84,16 @@ describe('the decode thread', () => {
     await waitFor(() => failures.length > 0, 30_000, 'the failure');
     expect(String(failures[0])).toMatch(/failed to load/);
     expect(thread.ready).toBe(false);
-    await expect(thread.decode([{ topic: 't', payload: '{}', tz: null }])).rejects.toThrow(/has failed/);
+    await expect(thread.decode([{ topic: 't', payload: '{}', tz: null }], NOW)).rejects.toThrow(/has failed/);
   });
 
   it('rejects the chunks a dying thread had, so the bridge decodes them itself', async () => {
     const { thread, failures } = start(new URL('./test/decodeThreadExits.ts', import.meta.url));
     await waitFor(() => thread.ready, 30_000, 'the decode thread');
-    const chunk = thread.decode([
-      { topic: 'kilowatch/meters/a4cf12b3c4d5/readings', payload: '{}', tz: null },
-    ]);
+    const chunk = thread.decode(
+      [{ topic: 'kilowatch/meters/a4cf12b3c4d5/readings', payload: '{}', tz: null }],
+      NOW,
+    );
     await expect(chunk).rejects.toThrow(/exited \(code 3\)/);
     expect(failures).toHaveLength(1);
     expect(thread.ready).toBe(false);

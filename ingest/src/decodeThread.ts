@@ -21,6 +21,8 @@ export interface ChunkRequest {
   /** Every payload, back to back; message `i` is `offsets[i]` to `offsets[i + 1]`. */
   buf: ArrayBuffer;
   offsets: Int32Array;
+  /** The bridge's clock when the chunk was sent: the decoder's idea of "now" (readings from the future). */
+  now: number;
 }
 
 /** What message `i` came to when it carried no readings. */
@@ -50,7 +52,7 @@ export interface ChunkItem {
 export interface DecodeThread {
   /** Whether chunks can be sent (the thread has loaded its code and has not failed). */
   readonly ready: boolean;
-  decode(items: readonly ChunkItem[]): Promise<ChunkReply>;
+  decode(items: readonly ChunkItem[], now: number): Promise<ChunkReply>;
   close(): Promise<void>;
 }
 
@@ -96,7 +98,7 @@ export function startDecodeThread(
     get ready() {
       return ready;
     },
-    decode(items) {
+    decode(items, now) {
       if (failed) return Promise.reject(new Error('the decode thread has failed'));
       const parts = items.map((it) =>
         typeof it.payload === 'string' ? Buffer.from(it.payload, 'utf8') : it.payload,
@@ -112,6 +114,7 @@ export function startDecodeThread(
         tzs: items.map((it) => it.tz),
         buf: bytes.buffer,
         offsets,
+        now,
       };
       return new Promise<ChunkReply>((resolve, reject) => {
         waiting.set(req.id, { resolve, reject });

@@ -36,7 +36,7 @@ function decodeChunk(req: ChunkRequest): { reply: ChunkReply; transfer: ArrayBuf
   const counts = new Int32Array(n);
   const others: SparseOutcome[] = [];
   const readings: Reading[] = [];
-  const now = Date.now();
+  const now = req.now;
   for (let i = 0; i < n; i++) {
     const payload = Buffer.from(bytes.buffer, req.offsets[i]!, req.offsets[i + 1]! - req.offsets[i]!);
     const tz = req.tzs[i] ?? undefined;

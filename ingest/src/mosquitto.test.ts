@@ -19,6 +19,8 @@ const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
 if (!mosquittoBin)
   console.warn('mosquitto is not installed (apt-get install -y mosquitto): skipping the Mosquitto suite');
 
+/** The bridge's clock in these tests: readings are stamped around it, whatever the machine's date. */
+const NOW = Date.parse('2026-11-03T12:00:00Z');
 const KEY = '0a1b2c3d4e5f';
 const quiet = { info() {}, warn() {}, error() {} };
 
@@ -44,9 +46,10 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
       rollupIntervalMs: 0,
       deadLetterDir,
       logger: quiet,
+      now: () => NOW,
     });
     try {
-      const now = Date.now();
+      const now = NOW;
       const readings = `kilowatch/meters/${KEY}/readings`;
       const corpus: [topic: string, payload: string | Buffer, reason: string][] = [
         [readings, '{"ts":', 'invalid-json'],

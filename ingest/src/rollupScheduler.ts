@@ -12,6 +12,8 @@ export interface RollupScheduler {
 export function startRollupScheduler(opts: {
   store: TelemetryStore;
   intervalMs: number;
+  /** The clock rollups are closed by (the store's watermark); default the real one. */
+  now?: () => number;
   onRun?: (result: 'ok' | 'error', error?: unknown) => void;
 }): RollupScheduler {
   let stopped = false;
@@ -22,7 +24,7 @@ export function startRollupScheduler(opts: {
     timer = null;
     if (stopped) return;
     try {
-      await opts.store.refreshRollups();
+      await opts.store.refreshRollups(opts.now?.());
       opts.onRun?.('ok');
     } catch (e) {
       opts.onRun?.('error', e);
