@@ -7,7 +7,8 @@ export interface DeviceUpdate {
   friendlyName: string;
   locationId: string | number | null;
   tariffId: string | number | null;
-  billingStart: string | null;
+  /** Local date `YYYY-MM-DD`. */
+  billingStart: string;
   billingMonths: number | null;
 }
 

@@ -1,11 +1,14 @@
-import { Button, Card, Group, NumberInput, Stack, TextInput, Title } from '@mantine/core';
+import { Button, Card, Group, NumberInput, Select, Stack, TextInput, Title } from '@mantine/core';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
+import { ApiError } from '../../api/client.ts';
 import { useDevice } from '../../api/devices/get-device.ts';
 import { useUpdateDevice } from '../../api/devices/update-device.ts';
+import { useLocations } from '../../api/locations/get-locations.ts';
+import { useTariffs } from '../../api/locations/get-tariffs.ts';
 import type { DeviceOverview } from '../../api/schemas.ts';
 import { displayTimeZone } from '../../auth/session.ts';
-import { useT } from '../../i18n/i18n.ts';
+import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
 import { detailsPath } from '../dashboard/DashboardPage.tsx';
@@ -13,58 +16,102 @@ import { RoutePending } from '../shell/RouteStates.tsx';
 import { NotificationSettingsCard } from './NotificationSettingsCard.tsx';
 import { parseLocalDate } from './ranges.ts';
 
+/** A billing start as the API keeps it: the local date `YYYY-MM-DD` (older answers may send an instant). */
+export function billingStartDate(value: string | number | null | undefined, tz: string): string {
+  if (value === null || value === undefined || value === '') return '';
+  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) return value;
+  const ms = typeof value === 'number' ? value : Date.parse(value);
+  return Number.isFinite(ms) ? formatInZone(ms, tz, 'YYYY-MM-DD') : '';
+}
+
+/** The server's field messages, translated, keyed by field (`locationId` and `tariffId` included). */
+function serverFieldErrors(err: unknown): Record<string, string> {
+  if (!(err instanceof ApiError)) return {};
+  return Object.fromEntries(
+    Object.entries(err.errors).map(([k, msgs]) => [k, msgs.map(translateServerMessage).join(' ')]),
+  );
+}
+
 function EditForm({ device }: { device: DeviceOverview }) {
   const { t } = useT();
   const tz = displayTimeZone();
   const update = useUpdateDevice(String(device.id));
   const navigate = useNavigate();
-  const start =
-    device.billingStart === null || device.billingStart === undefined
-      ? null
-      : typeof device.billingStart === 'number'
-        ? device.billingStart
-        : Date.parse(device.billingStart);
+  const locations = useLocations();
   const [name, setName] = useState(device.name);
   const [friendlyName, setFriendlyName] = useState(device.friendlyName ?? '');
-  const [billingStart, setBillingStart] = useState(
-    start !== null && Number.isFinite(start) ? formatInZone(start, tz, 'YYYY-MM-DD') : '',
-  );
+  const [billingStart, setBillingStart] = useState(billingStartDate(device.billingStart, tz));
   const [billingMonths, setBillingMonths] = useState<string | number>(device.billingMonths ?? 1);
+  const [locationId, setLocationId] = useState<string | null>(
+    device.location ? String(device.location.id) : null,
+  );
+  const [tariffId, setTariffId] = useState<string | null>(device.tariff ? String(device.tariff.id) : null);
+  const tariffs = useTariffs(locationId ?? '', locationId !== null);
   const [touched, setTouched] = useState<Record<string, boolean>>({});
+  const [server, setServer] = useState<Record<string, string>>({});
   const months = Number(billingMonths);
-  const errors = {
-    name: touched.name && !name.trim() ? t('val.required') : undefined,
+  const dateOk = billingStart === '' || parseLocalDate(billingStart, tz) !== null;
+  const errors: Record<string, string | undefined> = {
+    name: touched.name && !name.trim() ? t('val.required') : server.name,
+    friendlyName: server.friendlyName,
     billingMonths:
-      touched.billingMonths && (!Number.isInteger(months) || months < 1 || months > 12)
-        ? t('val.range', { min: 1, max: 12 })
-        : undefined,
+      touched.billingMonths && (!Number.isInteger(months) || months < 1 || months > 24)
+        ? t('val.range', { min: 1, max: 24 })
+        : server.billingMonths,
+    billingStart: touched.billingStart && !dateOk ? t('places.val.date') : server.billingStart,
+    locationId: server.locationId,
+    tariffId: server.tariffId,
   };
+  const clearServer = (k: string) => setServer((s) => (k in s ? { ...s, [k]: undefined as never } : s));
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    setTouched({ name: true, billingMonths: true });
-    if (!name.trim() || !Number.isInteger(months) || months < 1 || months > 12) {
-      notify({ color: 'red', message: t('msg.saveFailed') });
+    setTouched({ name: true, billingMonths: true, billingStart: true });
+    if (!name.trim() || !Number.isInteger(months) || months < 1 || months > 24 || !dateOk) {
+      notify({ color: 'red', message: t('msg.saveFailed'), id: 'device-save' });
       return;
     }
-    const startMs = billingStart ? parseLocalDate(billingStart, tz) : null;
     try {
       const saved = await update.mutateAsync({
         name: name.trim(),
         friendlyName: friendlyName.trim(),
-        locationId: device.location?.id ?? null,
-        tariffId: device.tariff?.id ?? null,
-        billingStart: startMs === null ? null : new Date(startMs).toISOString(),
+        locationId: locationId === null ? null : Number(locationId),
+        tariffId: tariffId === null ? null : Number(tariffId),
+        // The API keeps the billing start as a local date (API.md §Devices); empty keeps today's.
+        billingStart:
+          billingStart ||
+          billingStartDate(device.billingStart, tz) ||
+          formatInZone(Date.now(), tz, 'YYYY-MM-DD'),
         billingMonths: months,
       });
-      notify({ color: 'green', message: t('msg.saved') });
+      setServer({});
+      notify({ color: 'green', message: t('msg.saved'), id: 'device-save' });
       await navigate({ to: detailsPath(saved) });
-    } catch {
-      notify({ color: 'red', message: t('msg.saveFailed') });
+    } catch (err) {
+      setServer(serverFieldErrors(err));
+      const message = err instanceof ApiError && Object.keys(err.errors).length === 0 ? err.message : null;
+      notify({
+        color: 'red',
+        message: message ? translateServerMessage(message) : t('msg.saveFailed'),
+        id: 'device-save',
+      });
     }
   };
   const blur = (k: string) => () => setTouched((s) => ({ ...s, [k]: true }));
+  const locationOptions = (locations.data ?? []).map((l) => ({ value: String(l.id), label: l.name }));
+  const tariffOptions = (tariffs.data ?? []).map((x) => ({
+    value: String(x.id),
+    label: `${x.name} (${x.group})`,
+  }));
+  // A tariff the list does not hold (yet) stays selectable under its known name.
+  if (
+    tariffId !== null &&
+    device.tariff &&
+    String(device.tariff.id) === tariffId &&
+    !tariffOptions.some((o) => o.value === tariffId)
+  )
+    tariffOptions.unshift({ value: tariffId, label: device.tariff.name });
   return (
-    <Card withBorder maw={560} component="form" onSubmit={submit} noValidate>
+    <Card withBorder maw={560} component="form" onSubmit={submit} noValidate data-testid="edit-device-form">
       <Stack gap="sm">
         <TextInput
           label={t('edit.name')}
@@ -72,21 +119,66 @@ function EditForm({ device }: { device: DeviceOverview }) {
           onChange={(e) => {
             setName(e.currentTarget.value);
             blur('name')();
+            clearServer('name');
           }}
           onBlur={blur('name')}
           error={errors.name}
           required
+          data-testid="edit-name"
         />
         <TextInput
           label={t('edit.friendlyName')}
           value={friendlyName}
-          onChange={(e) => setFriendlyName(e.currentTarget.value)}
+          onChange={(e) => {
+            setFriendlyName(e.currentTarget.value);
+            clearServer('friendlyName');
+          }}
+          error={errors.friendlyName}
+          data-testid="edit-friendly-name"
+        />
+        <Select
+          label={t('edit.location')}
+          data={locationOptions}
+          value={locationId}
+          onChange={(v) => {
+            setLocationId(v);
+            // Tariffs belong to a location: another location's tariff cannot stay.
+            setTariffId(null);
+            clearServer('locationId');
+          }}
+          placeholder={t('edit.noLocation')}
+          clearable
+          clearButtonProps={{ 'aria-label': `${t('places.clear')}: ${t('edit.location')}` }}
+          error={errors.locationId}
+          data-testid="edit-location"
+        />
+        <Select
+          label={t('edit.tariff')}
+          description={locationId === null ? t('edit.tariffNeedsLocation') : undefined}
+          data={tariffOptions}
+          value={tariffId}
+          onChange={(v) => {
+            setTariffId(v);
+            clearServer('tariffId');
+          }}
+          placeholder={t('edit.locationTariff')}
+          clearable
+          clearButtonProps={{ 'aria-label': `${t('places.clear')}: ${t('edit.tariff')}` }}
+          disabled={locationId === null}
+          error={errors.tariffId}
+          data-testid="edit-tariff"
         />
         <TextInput
           type="date"
           label={t('edit.billingStart')}
           value={billingStart}
-          onChange={(e) => setBillingStart(e.currentTarget.value)}
+          onChange={(e) => {
+            setBillingStart(e.currentTarget.value);
+            clearServer('billingStart');
+          }}
+          onBlur={blur('billingStart')}
+          error={errors.billingStart}
+          data-testid="edit-billing-start"
         />
         <NumberInput
           label={t('edit.billingMonths')}
@@ -94,18 +186,20 @@ function EditForm({ device }: { device: DeviceOverview }) {
           onChange={(v) => {
             setBillingMonths(v);
             blur('billingMonths')();
+            clearServer('billingMonths');
           }}
           onBlur={blur('billingMonths')}
           min={1}
-          max={12}
+          max={24}
           allowDecimal={false}
           error={errors.billingMonths}
+          data-testid="edit-billing-months"
         />
         <Group justify="flex-end">
           <Button variant="default" component={Link} to={detailsPath(device)}>
             {t('common.cancel')}
           </Button>
-          <Button type="submit" loading={update.isPending}>
+          <Button type="submit" loading={update.isPending} data-testid="edit-save">
             {t('common.save')}
           </Button>
         </Group>

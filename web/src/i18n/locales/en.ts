@@ -1,5 +1,6 @@
 /** English catalogue (default). Every other language must translate every id (see catalogs.test.ts). */
 import { analyticsEn } from './analytics/en.ts';
+import { devicesEn } from './devices/en.ts';
 import { exportEn } from './export/en.ts';
 import { placesEn } from './places/en.ts';
 
@@ -265,6 +266,6 @@ const base = {
   'page.profile': 'User profile',
 } as const;
 
-export const en = { ...base, ...analyticsEn, ...placesEn, ...exportEn } as const;
+export const en = { ...base, ...analyticsEn, ...placesEn, ...exportEn, ...devicesEn } as const;
 
 export type MessageId = keyof typeof en;

@@ -1,6 +1,7 @@
 /** Polish catalogue. */
 
 import { analyticsPl } from './analytics/pl.ts';
+import { devicesPl } from './devices/pl.ts';
 import type { MessageId } from './en.ts';
 import { exportPl } from './export/pl.ts';
 import { placesPl } from './places/pl.ts';
@@ -9,6 +10,7 @@ export const pl: Record<MessageId, string> = {
   ...analyticsPl,
   ...placesPl,
   ...exportPl,
+  ...devicesPl,
   'msg.loginSuccess': 'Zalogowano pomyślnie!',
   'msg.loginFailed': 'Spróbuj ponownie!',
   'msg.internal': 'Wewnętrzny błąd serwera. Skontaktuj się z administratorem serwera.',

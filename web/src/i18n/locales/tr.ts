@@ -1,6 +1,7 @@
 /** Turkish catalogue. */
 
 import { analyticsTr } from './analytics/tr.ts';
+import { devicesTr } from './devices/tr.ts';
 import type { MessageId } from './en.ts';
 import { exportTr } from './export/tr.ts';
 import { placesTr } from './places/tr.ts';
@@ -9,6 +10,7 @@ export const tr: Record<MessageId, string> = {
   ...analyticsTr,
   ...placesTr,
   ...exportTr,
+  ...devicesTr,
   'msg.loginSuccess': 'Başarıyla giriş yaptınız!',
   'msg.loginFailed': 'Tekrar deneyin!',
   'msg.internal': 'Sunucu hatası. Lütfen sunucu yöneticisiyle iletişime geçin.',
