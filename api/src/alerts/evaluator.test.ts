@@ -14,7 +14,11 @@ import {
   TEST_CONFIG,
   type TestApp,
 } from '../testing/helper.ts';
-import { MAX_WAITING_READINGS } from './evaluator.ts';
+import { MAX_READING_AGE_MS, MAX_WAITING_READINGS } from './evaluator.ts';
+
+/** The servers' clock in these suites: the readings below are news at this time (none is older). */
+const NOW = Date.parse('2026-06-01T12:00:00Z');
+const clock = () => NOW;
 
 describe('alert evaluator', () => {
   let t: TestApp;
@@ -26,7 +30,7 @@ describe('alert evaluator', () => {
 
   beforeAll(async () => {
     store = await createDuckDbStore();
-    t = await buildTestApp('pglite', { store, live });
+    t = await buildTestApp('pglite', { store, live, now: clock });
     alice = await signUp(t.app);
     bob = await signUp(t.app);
     meter = await claimMeter(t.app, alice, await locationOf(t.app, alice, 'UTC'));
@@ -68,6 +72,38 @@ describe('alert evaluator', () => {
     await t.app.alerts.evaluate({ deviceKey: meter.deviceKey, ts: at + 120_000, values: { vave1: 230 } });
     const after = await notifications(alice, 2);
     expect(after.items[0].kind).toBe('voltage-drop-recovery');
+  });
+
+  it('judges only fresh readings: a backdated backfill neither alerts nor tells a recovery', async () => {
+    const dave = await signUp(t.app);
+    const m = await claimMeter(t.app, dave, await locationOf(t.app, dave, 'UTC'));
+    await alertOnVoltage(t.app, dave, m);
+    const list = async () =>
+      (
+        (await as(t.app, dave, { method: 'GET', url: '/api/notifications' })).json().items as {
+          kind: string;
+        }[]
+      ).map((n) => n.kind);
+    const before = t.app.alerts.stats().stale;
+    await t.app.alerts.evaluate({ deviceKey: m.deviceKey, ts: NOW - 60_000, values: { vave1: 190 } });
+    expect(await list()).toEqual(['voltage-drop']);
+    // A backfill 40 hours old: normal voltage then, and a drop just past the age limit. Neither is news.
+    for (let i = 0; i < 10; i++)
+      await t.app.alerts.evaluate({
+        deviceKey: m.deviceKey,
+        ts: NOW - 40 * 3_600_000 + i * 1000,
+        values: { vave1: 230 },
+      });
+    await t.app.alerts.evaluate({
+      deviceKey: m.deviceKey,
+      ts: NOW - MAX_READING_AGE_MS - 1,
+      values: { vave1: 260 },
+    });
+    expect(await list()).toEqual(['voltage-drop']);
+    expect(t.app.alerts.stats().stale - before).toBe(11);
+    // The live stream goes on where it was: the drop is still active, and its recovery is told now.
+    await t.app.alerts.evaluate({ deviceKey: m.deviceKey, ts: NOW, values: { vave1: 230 } });
+    expect(await list()).toEqual(['voltage-drop-recovery', 'voltage-drop']);
   });
 
   it('takes a change of settings at the next reading (muting works at once)', async () => {
@@ -198,8 +234,8 @@ describe.each(engines())('alert state shared by two API processes (%s)', (engine
     store = await createDuckDbStore();
     // Two processes on one metadata store, as behind the broker's shared subscription.
     const alerts = { sharedState: true };
-    t = await buildTestApp(engine, { store, liveServices: { alerts } });
-    other = await buildApp({ store, sql: t.sql, config: TEST_CONFIG, liveServices: { alerts } });
+    t = await buildTestApp(engine, { store, liveServices: { alerts }, now: clock });
+    other = await buildApp({ store, sql: t.sql, config: TEST_CONFIG, liveServices: { alerts }, now: clock });
     await other.ready();
     alice = await signUp(t.app);
     meter = await claimMeter(t.app, alice, await locationOf(t.app, alice, 'UTC'));

@@ -50,7 +50,16 @@ export interface AlertsOptions {
   /** Several API processes: a settings change made in one is read again in the others at once. */
   relay?: HubRelay;
   alertOptions?: AlertOptions;
+  /**
+   * Readings older than this (by the server's clock) are history, not news: a backfill or a meter
+   * emptying its buffer after an outage raises no alert and tells no recovery (default 15 minutes, the
+   * time after which a silent device counts as without data).
+   */
+  maxReadingAgeMs?: number;
 }
+
+/** Default of `AlertsOptions.maxReadingAgeMs`. */
+export const MAX_READING_AGE_MS = 15 * 60_000;
 
 interface Batch {
   readings: Reading[];
@@ -82,7 +91,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     notifications: ReturnType<typeof createNotificationsRepository>;
     alerts: {
-      /** Evaluates one committed reading (the live source calls this; tests may too). */
+      /**
+       * Evaluates one committed reading (the live source calls this; tests may too); one older than
+       * `maxReadingAgeMs` is counted and left alone.
+       */
       evaluate(reading: Reading): Promise<void>;
       /** Evaluates the passing of time for every known device. */
       checkSilence(now?: number): Promise<void>;
@@ -91,6 +103,8 @@ declare module 'fastify' {
        * at its next reading, in this process and the others.
        */
       reload(deviceKey: string): void;
+      /** Counts for /metrics. */
+      stats(): { evaluated: number; stale: number; skipped: number; devices: number };
     };
   }
 }
@@ -102,6 +116,10 @@ export default fp(
     const ttl = opts.settingsTtlMs ?? 60_000;
     const shared = opts.sharedState === true;
     const alertOptions = opts.alertOptions ?? DEFAULT_ALERT_OPTIONS;
+    const maxAge = opts.maxReadingAgeMs ?? MAX_READING_AGE_MS;
+    /** Readings evaluated, and readings left alone for their age. */
+    let evaluated = 0;
+    let stale = 0;
     const devices = new Map<string, DeviceAlerts>();
     /** Keys with no claimed device, and when they were last looked up. */
     const unknown = new Map<string, number>();
@@ -306,6 +324,11 @@ export default fp(
     }
 
     async function evaluate(reading: Reading): Promise<void> {
+      if (app.clock.now() - reading.ts > maxAge) {
+        stale++;
+        return;
+      }
+      evaluated++;
       const d = await load(reading.deviceKey);
       if (!d) return;
       let batch = d.open;
@@ -356,7 +379,12 @@ export default fp(
       opts.relay?.publish({ kind: 'alert-settings', deviceKey });
     }
 
-    app.decorate('alerts', { evaluate, checkSilence, reload });
+    app.decorate('alerts', {
+      evaluate,
+      checkSilence,
+      reload,
+      stats: () => ({ evaluated, stale, skipped, devices: devices.size }),
+    });
 
     const offRelay = opts.relay?.onEvent((event) => {
       if (event.kind === 'alert-settings') forget(event.deviceKey);

@@ -66,6 +66,8 @@ describe.skipIf(!binary)('the hub across two API processes on Mosquitto', () => 
       store,
       sql: t.sql,
       config: TEST_CONFIG,
+      // Alerts judge readings by this clock: the ones below (2026-06-01) are news then.
+      now: () => Date.parse('2026-06-01T12:00:00Z'),
       liveServices: { hub: { ...hub, relay: relayB } },
     });
     await other.ready();
