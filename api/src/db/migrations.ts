@@ -221,6 +221,21 @@ alter table notifications add column value double precision;
 alter table notifications add column threshold double precision
 `,
   },
+  {
+    version: 103,
+    name: 'personal API keys (read-only, stored hashed)',
+    sql: `
+create table api_keys (
+  id integer generated always as identity primary key,
+  user_id integer not null references users(id) on delete cascade,
+  name text not null,
+  key_hash text not null unique,
+  created_at bigint not null,
+  last_used_at bigint
+);
+create index api_keys_user on api_keys(user_id)
+`,
+  },
 ];
 
 /**

@@ -5,6 +5,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import accountRoutes from './account.ts';
 import analyticsRoutes from './analytics.ts';
+import apiKeyRoutes from './api-keys.ts';
 import comparisonRoutes from './comparisons.ts';
 import deviceRoutes from './devices.ts';
 import energyRoutes from './energy.ts';
@@ -22,6 +23,7 @@ import voltageQualityRoutes from './voltage-quality.ts';
 export const apiRoutes: readonly FastifyPluginAsync<RouteOptions>[] = [
   healthRoutes,
   accountRoutes,
+  apiKeyRoutes,
   deviceRoutes,
   locationRoutes,
   seriesRoutes,

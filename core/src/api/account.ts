@@ -116,3 +116,32 @@ export const ResetPasswordRequestSchema = v.object({
   password: NewPasswordSchema,
 });
 export type ResetPasswordRequest = v.InferInput<typeof ResetPasswordRequestSchema>;
+
+/** Personal API keys (API.md §Account): read-only bearer keys for Grafana and scripts. */
+export const API_KEY_NAME_MAX = 60;
+/** Keys one account may hold at once. */
+export const API_KEYS_MAX = 20;
+
+export const ApiKeySchema = v.object({
+  id: IdSchema,
+  name: v.string(),
+  /** ISO 8601. */
+  createdAt: v.string(),
+  /** ISO 8601, or null before the first use. */
+  lastUsedAt: v.nullable(v.string()),
+});
+export type ApiKey = v.InferOutput<typeof ApiKeySchema>;
+
+export const CreateApiKeyRequestSchema = v.object({
+  name: v.pipe(
+    v.string(MESSAGES.fieldEmpty),
+    v.trim(),
+    v.nonEmpty(MESSAGES.fieldEmpty),
+    v.maxLength(API_KEY_NAME_MAX, MESSAGES.fieldEmpty),
+  ),
+});
+export type CreateApiKeyRequest = v.InferInput<typeof CreateApiKeyRequestSchema>;
+
+/** The answer to a new key: the only time the key itself is shown (only its hash is stored). */
+export const CreatedApiKeySchema = v.object({ id: IdSchema, name: v.string(), key: v.string() });
+export type CreatedApiKey = v.InferOutput<typeof CreatedApiKeySchema>;

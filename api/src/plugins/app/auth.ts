@@ -2,6 +2,8 @@
  * Sessions and bearer authentication. A session holds one live access token (15 min) and one live
  * refresh token (1 day, 30 with remember-me); refreshing spends the refresh token and issues both anew,
  * and replaying a spent one revokes the session. Logout revokes the session, so its tokens stop at once.
+ * A personal API key (API.md §Account) stands in for a session on read routes only: GET requests outside
+ * the account and export routes, and the Grafana data source (whose POSTs only read).
  */
 import type { AuthData } from '@kilowatch/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -13,17 +15,26 @@ import {
   publicUser,
   type UserRecord,
 } from './accounts-repository.ts';
+import { createApiKeysRepository } from './api-keys-repository.ts';
 import { newToken, tokenHash } from './tokens.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     accounts: ReturnType<typeof createAccountsRepository>;
     sessions: ReturnType<typeof createSessions>;
-    /** onRequest hook: 401 unless the request carries a live access token. */
+    apiKeys: ReturnType<typeof createApiKeysRepository>;
+    /**
+     * onRequest hook: 401 unless the request carries a live access token, or an API key when the request
+     * is a read (GET or HEAD outside the account and export routes).
+     */
     authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /** onRequest hook for routes that only read whatever their method (the Grafana data source). */
+    authenticateReader: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   }
   interface FastifyRequest {
     session: AuthenticatedSession;
+    /** The API key the request came with, or null when it came with a session's token. */
+    apiKeyId: number | null;
   }
 }
 
@@ -90,6 +101,17 @@ function createSessions(app: FastifyInstance) {
 
 const PRUNE_INTERVAL_MS = 3_600_000;
 
+/** Every API key starts so; a session token may too (it is random), so sessions are looked up first. */
+export const API_KEY_PREFIX = 'kw_';
+
+/** Routes an API key never opens, whatever the method: the account (keys included) and exports. */
+const KEYLESS_ROUTES = /^\/api\/(account|exports)(\/|$)/;
+
+function isReadRequest(request: FastifyRequest): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  return !KEYLESS_ROUTES.test(request.routeOptions.url ?? request.url);
+}
+
 function bearer(request: FastifyRequest): string | null {
   const h = request.headers.authorization;
   if (!h) return null;
@@ -101,7 +123,9 @@ export default fp(
   async (app: FastifyInstance) => {
     app.decorate('accounts', createAccountsRepository(app.sql, app.clock.now));
     app.decorate('sessions', createSessions(app));
+    app.decorate('apiKeys', createApiKeysRepository(app.sql, app.clock.now));
     app.decorateRequest('session', null as unknown as AuthenticatedSession);
+    app.decorateRequest('apiKeyId', null);
     // Expired tokens and ended sessions are deleted hourly; nothing reads them anyway.
     let pruner: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {
@@ -111,12 +135,28 @@ export default fp(
       pruner.unref();
     });
     app.addHook('onClose', async () => clearInterval(pruner));
-    app.decorate('authenticate', async (request: FastifyRequest) => {
+    async function authenticateWith(request: FastifyRequest, keyAllowed: boolean): Promise<void> {
       const token = bearer(request);
-      const session = token ? await app.sessions.verify(token) : null;
-      if (!session) throw new UnauthorizedError();
-      request.session = session;
-    });
+      if (!token) throw new UnauthorizedError();
+      const session = await app.sessions.verify(token);
+      if (session) {
+        request.session = session;
+        return;
+      }
+      if (keyAllowed && token.startsWith(API_KEY_PREFIX)) {
+        const key = await app.apiKeys.authenticate(tokenHash(token));
+        if (key) {
+          request.session = { userId: key.userId, sessionId: 0, expiresAt: Number.MAX_SAFE_INTEGER };
+          request.apiKeyId = key.keyId;
+          return;
+        }
+      }
+      throw new UnauthorizedError();
+    }
+    app.decorate('authenticate', (request: FastifyRequest) =>
+      authenticateWith(request, isReadRequest(request)),
+    );
+    app.decorate('authenticateReader', (request: FastifyRequest) => authenticateWith(request, true));
   },
   { name: 'auth', dependencies: ['metadata'] },
 );
