@@ -25,7 +25,7 @@ import telemetryPlugin, { type DeviceStateSource } from './plugins/app/telemetry
 import throttlePlugin from './plugins/app/throttle.ts';
 import { BUSY_RETRY_AFTER_S, type PressureOptions, registerExternalPlugins } from './plugins/external.ts';
 import { apiRoutes } from './routes/index.ts';
-import type { HealthExtras } from './routes/options.ts';
+import type { HealthExtras, Readiness } from './routes/options.ts';
 import { valibotValidatorCompiler } from './schema.ts';
 
 export interface BuildAppOptions {
@@ -38,6 +38,8 @@ export interface BuildAppOptions {
   /** Prometheus text of other components (ingest), appended to GET /metrics. */
   metricsText?: () => string;
   health?: HealthExtras;
+  /** What this process's role needs to be ready (`/api/health/ready`); default: everything (role all). */
+  readiness?: Readiness;
   mailer?: Mailer;
   now?: () => number;
   logger?: FastifyServerOptions['logger'];
@@ -132,7 +134,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   await app.register(
     async (api) => {
-      for (const route of apiRoutes) await api.register(route, { health: options.health });
+      for (const route of apiRoutes)
+        await api.register(route, {
+          health: options.health,
+          ...(options.readiness ? { readiness: options.readiness } : {}),
+        });
     },
     { prefix: '/api' },
   );

@@ -28,6 +28,7 @@ import { ensureDemoAccount } from './demo.ts';
 import { createLocalLiveSource } from './hub/live-source.ts';
 import { startHubRelay } from './hub/relay.ts';
 import { within } from './routes/health.ts';
+import type { Dependency } from './routes/options.ts';
 
 const DAY_MS = 86_400_000;
 const RECENT_HISTORY_MS = 2 * DAY_MS;
@@ -145,6 +146,23 @@ async function main(): Promise<void> {
     http.get('/metrics', async (_req, reply) =>
       reply.type('text/plain; version=0.0.4').send(rt.metricsText()),
     );
+    // Liveness: the process is up. Readiness: it takes readings, which needs the broker and the store.
+    http.get('/api/health/live', async () => ({ status: 'ok', role: 'ingest' }));
+    http.get('/api/health/ready', async (_req, reply) => {
+      const storeHealth = await within(store.health(), (detail) => ({
+        ok: false,
+        engine: store.engine,
+        detail,
+      }));
+      const dependencies = {
+        mqtt: { ok: rt.mqttConnected(), required: true, url },
+        store: { ...storeHealth, required: true },
+      };
+      const ready = dependencies.mqtt.ok && dependencies.store.ok;
+      return reply
+        .code(ready ? 200 : 503)
+        .send({ status: ready ? 'ready' : 'not-ready', role: 'ingest', dependencies });
+    });
     http.get('/api/health', async (_req, reply) => {
       const ingest = ingestHealth(rt);
       const storeHealth = await within(store.health(), (detail) => ({
@@ -211,6 +229,26 @@ async function main(): Promise<void> {
         deviceState: (key) => replica?.subscriber.deviceState(key) ?? runtime?.deviceState(key),
       },
       metricsText: () => runtime?.metricsText() ?? '',
+      readiness: {
+        role: config.role,
+        // An api replica serves login, devices and settings without the telemetry store; a process that
+        // also ingests needs it.
+        storeRequired: config.role === 'all',
+        dependencies: (): Record<string, Dependency> =>
+          replica
+            ? {
+                // Live readings for the hub and the alerts: reported, not required (the rest still works).
+                mqtt: {
+                  ok: replica.subscriber.connected() && replica.alerts.connected(),
+                  required: false,
+                  live: replica.subscriber.connected(),
+                  alerts: replica.alerts.connected(),
+                },
+              }
+            : broker
+              ? { mqtt: { ok: true, required: true, embedded: true } }
+              : {},
+      },
       health: async () =>
         config.role === 'all'
           ? {

@@ -109,6 +109,8 @@ export interface IngestRuntime {
    * configuration error (a missing database, refused credentials) readings wait unacknowledged for the fix.
    */
   writeProblem(): string | null;
+  /** Whether its MQTT connection is up (always, attached to the embedded broker). */
+  mqttConnected(): boolean;
   deadLetters(limit?: number): { at: number; topic: string; reason: string; payload: string }[];
   flush(): Promise<void>;
   stop(): Promise<void>;
@@ -742,6 +744,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     },
     deviceStates: () => [...states.values()].map((s) => ({ ...s })),
     writeProblem: () => writeProblem,
+    mqttConnected: () => client?.connected ?? true,
     metricsText: () => {
       gauges();
       return metrics.text();

@@ -9,6 +9,10 @@ import { type DeviceState, type LiveBus, LocalLiveBus } from './liveBus.ts';
 
 export interface LiveSubscriber extends LiveBus {
   deviceState(deviceKey: string): DeviceState | undefined;
+  /** Whether the broker connection is up now (readiness reports it). */
+  connected(): boolean;
+  /** Live readings received (metrics). */
+  received(): number;
   stop(): Promise<void>;
 }
 
@@ -35,10 +39,12 @@ export async function startLiveSubscriber(opts: {
     clean: true,
     reconnectPeriod: 1000,
   });
+  let received = 0;
   client.on('message', (topic, payload) => {
     if (topic.startsWith('kilowatch/live/')) {
       const r = liveReadingFromPayload(payload);
       if (!r) return;
+      received++;
       // As the bridge does: a reading keeps a device's state fresh, and brings a device without one (a
       // meter that never sends a status) or an offline one online.
       const prev = states.get(r.deviceKey);
@@ -76,6 +82,8 @@ export async function startLiveSubscriber(opts: {
       const s = states.get(key);
       return s ? { ...s } : undefined;
     },
+    connected: () => client.connected,
+    received: () => received,
     async stop() {
       await client.endAsync();
     },

@@ -11,6 +11,8 @@ import type { LiveSource } from '../hub/live-source.ts';
 import { ALERTS_SHARED_TOPIC } from './evaluator.ts';
 
 export interface SharedAlertSource extends LiveSource {
+  /** Whether the broker connection is up now (readiness reports it). */
+  connected(): boolean;
   stop(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ export async function startSharedAlertSource(opts: {
       listeners.add(fn);
       return () => void listeners.delete(fn);
     },
+    connected: () => client.connected,
     async stop() {
       await client.endAsync();
     },

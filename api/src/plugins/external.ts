@@ -42,7 +42,13 @@ export async function registerExternalPlugins(
       // Monitoring must see the server even while it sheds load, and the built client's static files are
       // cheap: only API work is shed.
       const url = request.url.split('?')[0] ?? '';
-      if (url === '/api/health' || url === '/metrics' || !url.startsWith('/api/')) return;
+      if (
+        url === '/api/health' ||
+        url === '/api/health/live' ||
+        url === '/metrics' ||
+        !url.startsWith('/api/')
+      )
+        return;
       throw new ApiError(503, MESSAGES.busy, undefined, { 'retry-after': String(BUSY_RETRY_AFTER_S) });
     },
   });

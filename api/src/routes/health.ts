@@ -1,6 +1,11 @@
-/** GET /api/health: store, metadata and (embedded) broker state. 503 when a dependency is down. */
+/**
+ * Health (API.md §Health). `GET /api/health/live`: the process is up, nothing else checked (restart it
+ * when this fails). `GET /api/health/ready`: it can serve its role now, naming each dependency and
+ * whether the role needs it (take it out of the load balancer while this is 503). `GET /api/health`:
+ * the summary of every store and the (embedded) broker, 503 when any is down.
+ */
 import type { FastifyPluginAsync } from 'fastify';
-import type { RouteOptions } from './options.ts';
+import type { Dependency, Readiness, RouteOptions } from './options.ts';
 
 const PROBE_MS = 3_000;
 
@@ -20,7 +25,66 @@ export async function within<T, F>(probe: Promise<T>, fallback: (detail: string)
   }
 }
 
+const DEFAULT_READINESS: Readiness = { role: 'all', storeRequired: true };
+
 const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, opts) => {
+  const readiness = opts.readiness ?? DEFAULT_READINESS;
+  const loose = { type: 'object', additionalProperties: true } as const;
+
+  app.get(
+    '/health/live',
+    {
+      schema: {
+        summary: 'Liveness: the process is up (no dependency checked)',
+        tags: ['health'],
+        response: { 200: loose },
+      },
+    },
+    async () => ({ status: 'ok', version: app.config.appVersion, role: readiness.role }),
+  );
+
+  app.get(
+    '/health/ready',
+    {
+      schema: {
+        summary: 'Readiness: this process can serve its role; each dependency and whether the role needs it',
+        tags: ['health'],
+        response: { 200: loose, 503: loose },
+      },
+    },
+    async (_request, reply) => {
+      const [store, metadata] = await Promise.all([
+        within(
+          app.store.health().then((h) => ({ ...h, required: readiness.storeRequired })),
+          (detail): Dependency => ({
+            ok: false,
+            engine: app.store.engine,
+            detail,
+            required: readiness.storeRequired,
+          }),
+        ),
+        within(
+          app.sql
+            .query('select 1')
+            .then((): Dependency => ({ ok: true, engine: app.sql.engine, required: true })),
+          (detail): Dependency => ({ ok: false, engine: app.sql.engine, detail, required: true }),
+        ),
+      ]);
+      const dependencies: Record<string, Dependency> = {
+        metadata,
+        store: store as Dependency,
+        ...readiness.dependencies?.(),
+      };
+      const ready = Object.values(dependencies).every((d) => d.ok || !d.required);
+      return reply.code(ready ? 200 : 503).send({
+        status: ready ? 'ready' : 'not-ready',
+        version: app.config.appVersion,
+        role: readiness.role,
+        dependencies,
+      });
+    },
+  );
+
   app.get(
     '/health',
     {

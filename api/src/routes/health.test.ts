@@ -1,0 +1,98 @@
+/**
+ * Liveness and readiness (API.md §Health): an api replica whose telemetry store is down stays ready
+ * (login and devices work), a process that ingests is not; PostgreSQL down makes every role unready;
+ * liveness checks nothing.
+ */
+import { StoreError, type TelemetryStore } from '@kilowatch/tsdb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UnavailableError } from '../errors.ts';
+import { buildTestApp, noTelemetryStore, signUp, type TestApp } from '../testing/helper.ts';
+import type { Dependency, Readiness } from './options.ts';
+
+/** A telemetry store that is down (its health says so, its reads fail). */
+function downStore(): TelemetryStore {
+  return {
+    ...noTelemetryStore(),
+    engine: 'influxdb',
+    health: async () => ({ ok: false, engine: 'influxdb', detail: 'connect ECONNREFUSED 127.0.0.1:8086' }),
+    latest: async () => {
+      throw new StoreError('connect ECONNREFUSED', true, 'unavailable');
+    },
+  };
+}
+
+describe('health: live and ready', () => {
+  const apps: TestApp[] = [];
+  let mqtt: Dependency = { ok: false, required: false };
+  const build = async (readiness: Readiness) => {
+    const t = await buildTestApp('pglite', { store: downStore(), readiness });
+    apps.push(t);
+    return t;
+  };
+  let api: TestApp;
+  let all: TestApp;
+
+  beforeAll(async () => {
+    api = await build({ role: 'api', storeRequired: false, dependencies: () => ({ mqtt }) });
+    all = await build({ role: 'all', storeRequired: true });
+  });
+  afterAll(async () => {
+    for (const t of apps) await t.close();
+  });
+
+  it('an api replica with its telemetry store down is ready, names the store as down and not required', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/api/health/ready' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      status: 'ready',
+      role: 'api',
+      dependencies: {
+        metadata: { ok: true, required: true, engine: 'pglite' },
+        store: {
+          ok: false,
+          required: false,
+          engine: 'influxdb',
+          detail: expect.stringContaining('ECONNREFUSED'),
+        },
+        mqtt: { ok: false, required: false },
+      },
+    });
+    // And it does serve what it is ready for.
+    await signUp(api.app);
+    // The summary still says something is down.
+    expect((await api.app.inject({ method: 'GET', url: '/api/health' })).statusCode).toBe(503);
+  });
+
+  it('reports the MQTT live connection as it changes', async () => {
+    mqtt = { ok: true, required: false, live: true, alerts: true };
+    const res = await api.app.inject({ method: 'GET', url: '/api/health/ready' });
+    expect(res.json().dependencies.mqtt).toEqual({ ok: true, required: false, live: true, alerts: true });
+  });
+
+  it('a process that ingests is not ready without its store', async () => {
+    const res = await all.app.inject({ method: 'GET', url: '/api/health/ready' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({
+      status: 'not-ready',
+      dependencies: { store: { ok: false, required: true } },
+    });
+  });
+
+  it('PostgreSQL down: not ready, yet live', async () => {
+    const t = await build({ role: 'api', storeRequired: false });
+    const query = t.sql.query;
+    t.sql.query = (async () => {
+      throw new UnavailableError('PostgreSQL', new Error('connect ECONNREFUSED'));
+    }) as typeof query;
+    try {
+      const ready = await t.app.inject({ method: 'GET', url: '/api/health/ready' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().dependencies.metadata).toMatchObject({ ok: false, required: true });
+      const live = await t.app.inject({ method: 'GET', url: '/api/health/live' });
+      expect(live.statusCode).toBe(200);
+      expect(live.json()).toMatchObject({ status: 'ok', role: 'api' });
+    } finally {
+      t.sql.query = query;
+    }
+  });
+});
