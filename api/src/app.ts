@@ -8,7 +8,12 @@ import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import { MESSAGES } from '@kilowatch/core';
 import { StoreError, type TelemetryStore } from '@kilowatch/tsdb';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+} from 'fastify';
 import { type AppConfig, defaultConfig } from './config.ts';
 import type { Sql } from './db/sql.ts';
 import { ApiError, UnavailableError, ValidationError } from './errors.ts';
@@ -69,6 +74,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     bodyLimit: config.bodyLimit,
     trustProxy: false,
     ajv: { customOptions: { coerceTypes: false } },
+    // A URL the router cannot read (`GET /%`) gets the contract's error shape too, not Fastify's own.
+    frameworkErrors: (_error, _request, reply) => {
+      const r = reply as unknown as FastifyReply;
+      r.header('X-App-Version', config.appVersion);
+      r.code(400).send({ message: MESSAGES.malformed });
+    },
   });
   app.setValidatorCompiler(valibotValidatorCompiler);
   const routeTable: { method: string; url: string; hidden: boolean }[] = [];

@@ -3,7 +3,7 @@
  * validated with valibot (so field errors carry the SPEC.md §5 messages); responses are serialized and
  * documented with JSON schemas generated from the same valibot schemas.
  */
-import { ErrorBodySchema } from '@kilowatch/core';
+import { ErrorBodySchema, MESSAGES } from '@kilowatch/core';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { FastifySchemaCompiler } from 'fastify';
 import * as v from 'valibot';
@@ -198,12 +198,32 @@ export function fieldErrors(issues: readonly v.BaseIssue<unknown>[], root?: AnyS
   return out;
 }
 
+/**
+ * The dotted path of the first text holding a NUL character (U+0000), or null. PostgreSQL cannot store
+ * NUL in text, so such a request is refused here, as unreadable, before it reaches the database.
+ */
+export function nulField(data: unknown, path = '', depth = 0): string | null {
+  if (typeof data === 'string') return data.includes('\u0000') ? path || '_' : null;
+  if (data === null || typeof data !== 'object' || depth > 32) return null;
+  for (const [k, x] of Object.entries(data)) {
+    if (k.includes('\u0000')) return path ? `${path}.${k}` : k;
+    const found = nulField(x, path ? `${path}.${k}` : k, depth + 1);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
 /** Validates with the valibot schema attached by `request()`; a bad path parameter names nothing → 404. */
 export const valibotValidatorCompiler: FastifySchemaCompiler<JsonSchema> = ({ schema, httpPart }) => {
   const valibot = (schema as Record<symbol, AnySchema | undefined>)[VALIBOT];
   if (!valibot)
     throw new Error(`route schema for ${httpPart ?? 'a request part'} is not built with request()`);
   return (data: unknown) => {
+    const nul = nulField(data);
+    if (nul !== null) {
+      if (httpPart === 'params') return { error: new NotFoundError() };
+      return { error: new ValidationError({ [nul]: [MESSAGES.malformed] }, MESSAGES.malformed) };
+    }
     const result = v.safeParse(valibot, data ?? undefined);
     if (result.success) return { value: result.output };
     if (httpPart === 'params') return { error: new NotFoundError() };

@@ -80,9 +80,14 @@ export function readingProblem(r: Reading): string | null {
   return null;
 }
 
+/** The last millisecond InfluxDB can store (2262-04-11). */
+const MAX_CURSOR_MS = 9_223_372_036_853;
+
 function parseCursor(cursor: string | null | undefined): number | undefined {
   if (cursor === null || cursor === undefined || cursor === '') return undefined;
-  if (!/^\d{1,16}$/.test(cursor)) throw reject(`invalid cursor: ${cursor}`);
+  // InfluxDB's times end in 2262 (int64 nanoseconds): a later cursor names no reading, and InfluxDB
+  // would fail the whole query on it.
+  if (!/^\d{1,16}$/.test(cursor) || Number(cursor) > MAX_CURSOR_MS) throw reject(`invalid cursor: ${cursor}`);
   return Number(cursor);
 }
 

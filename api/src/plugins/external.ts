@@ -23,7 +23,18 @@ export async function registerExternalPlugins(
   pressure: PressureOptions = {},
 ): Promise<void> {
   const { config } = app;
-  await app.register(helmet, { global: true });
+  // Helmet's default policy, except that `upgrade-insecure-requests` is sent only when Kilowatch is
+  // served over HTTPS: on a LAN it is reached as http://kilowatch.local:8080, where that directive makes
+  // the browser fetch every script and style over https and the page stays blank.
+  const https = config.publicUrl.startsWith('https:');
+  await app.register(helmet, {
+    global: true,
+    contentSecurityPolicy: {
+      useDefaults: true,
+      directives: { upgradeInsecureRequests: https ? [] : null },
+    },
+    ...(https ? {} : { strictTransportSecurity: false }),
+  });
   await app.register(cors, {
     // Only the listed origins may call with credentials; none listed → same origin only.
     origin: config.allowedOrigins.length > 0 ? config.allowedOrigins : false,

@@ -3,10 +3,12 @@
  * range it cannot answer before doing any work, and a read that exceeds its time budget is answered
  * 503 instead of being waited for.
  */
+import { createInfluxStore } from '@kilowatch/influx';
+import { influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Meter, userWithMeter } from '../analytics/testing.ts';
-import { type Account, as, buildTestApp, type TestApp } from '../testing/helper.ts';
+import { type Account, as, buildTestApp, engines, type TestApp } from '../testing/helper.ts';
 
 const NOW = Date.parse('2026-11-20T12:00:00Z');
 const WIDE = 'from=0001-01-01T00:00:00Z&to=9999-12-31T23:59:59Z';
@@ -125,5 +127,251 @@ describe('a store read past its time budget', () => {
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({ message: 'The server is busy. Try again later.' });
     expect(res.headers['retry-after']).toBeDefined();
+  });
+});
+
+for (const engine of engines()) {
+  describe(`ids and text PostgreSQL cannot hold, on ${engine}`, () => {
+    let t: TestApp;
+    let store: TelemetryStore;
+    let account: Account;
+    let meter: Meter;
+    let locationId: number;
+
+    beforeAll(async () => {
+      store = await createDuckDbStore();
+      t = await buildTestApp(engine, { store, now: () => NOW });
+      ({ account, meter, locationId } = await userWithMeter(t.app));
+    });
+    afterAll(async () => {
+      await t?.close();
+      await store?.close();
+    });
+
+    it('every /:id route answers 404 for ids from 2^31 on, never 500', async () => {
+      const routes = t.app.routeTable.filter(
+        (r) => r.url.includes('/:') && r.method !== 'HEAD' && r.url.startsWith('/api/'),
+      );
+      expect(routes.length).toBeGreaterThan(20);
+      for (const id of ['2147483648', '99999999999', '999999999999999']) {
+        for (const r of routes) {
+          const url = `${r.url.replace(/:[A-Za-z]+/g, id)}?from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z&deviceId=${meter.id}&param=eai&params=eai1`;
+          const res = await as(t.app, account, {
+            method: r.method as 'GET',
+            url,
+            ...(r.method === 'GET' || r.method === 'DELETE' ? {} : { payload: {} }),
+          });
+          expect({ route: `${r.method} ${r.url}`, status: res.statusCode }).toEqual({
+            route: `${r.method} ${r.url}`,
+            status: 404,
+          });
+          expect(res.json()).toEqual({ message: 'Seems there is nothing here' });
+        }
+      }
+      // The largest id PostgreSQL holds is an id like any other: unknown → 404.
+      const max = await as(t.app, account, { method: 'GET', url: '/api/devices/2147483647' });
+      expect(max.statusCode).toBe(404);
+    });
+
+    it('ids from 2^31 on in query strings, cursors and bodies answer 400 or 404', async () => {
+      const big = 2147483648;
+      const cases = [
+        {
+          method: 'GET',
+          url: `/api/analytics/consumption?deviceIds=${big}&from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z`,
+        },
+        {
+          method: 'GET',
+          url: `/api/tariffs/compare?deviceId=${big}&from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z`,
+        },
+        { method: 'GET', url: `/api/notifications?cursor=${big}` },
+        {
+          method: 'POST',
+          url: '/api/exports',
+          payload: {
+            deviceIds: [big],
+            params: 'all',
+            from: '2026-11-01T00:00:00Z',
+            to: '2026-11-02T00:00:00Z',
+            format: 'csv',
+          },
+        },
+        {
+          method: 'POST',
+          url: '/api/comparisons',
+          payload: { name: 'Big ids', members: [{ deviceId: big, param: 'vave1' }], grouped: false },
+        },
+        {
+          method: 'PUT',
+          url: `/api/devices/${meter.id}`,
+          payload: { name: 'M', friendlyName: 'M', locationId: 1e300, tariffId: null },
+        },
+        {
+          method: 'PUT',
+          url: `/api/devices/${meter.id}`,
+          payload: { name: 'M', friendlyName: 'M', locationId: big, tariffId: null },
+        },
+        {
+          method: 'PUT',
+          url: `/api/devices/${meter.id}`,
+          payload: { name: 'M', friendlyName: 'M', locationId, tariffId: big },
+        },
+        {
+          method: 'POST',
+          url: '/api/devices',
+          payload: { mac: 'a0:b1:c2:ff:ff:01', name: 'X', typeCode: 1, locationId: 1e300 },
+        },
+        {
+          method: 'PUT',
+          url: `/api/locations/${locationId}`,
+          payload: { name: 'Home', timezone: 'Europe/Warsaw', tariffId: big },
+        },
+      ] as const;
+      for (const c of cases) {
+        const res = await as(t.app, account, c);
+        expect({ url: c.url, ok: [400, 404].includes(res.statusCode) }).toEqual({ url: c.url, ok: true });
+        expect(typeof (res.json() as { message: string }).message).toBe('string');
+      }
+    });
+
+    it('a NUL character in any text field answers 400, and nothing is stored', async () => {
+      const cases = [
+        {
+          method: 'PUT',
+          url: `/api/devices/${meter.id}`,
+          payload: { name: 'a\u0000b', friendlyName: 'M', locationId, tariffId: null },
+        },
+        { method: 'POST', url: '/api/locations', payload: { name: 'Home\u0000', timezone: 'Europe/Warsaw' } },
+        {
+          method: 'POST',
+          url: '/api/account/update',
+          payload: { fullName: 'x\u0000', country: 'PL', timezone: 'Europe/Warsaw', language: 'en' },
+        },
+        {
+          method: 'POST',
+          url: '/api/comparisons',
+          payload: { name: 'ab\u0000cd', members: [{ deviceId: meter.id, param: 'vave1' }], grouped: false },
+        },
+        {
+          method: 'POST',
+          url: '/api/account/login',
+          payload: { email: 'a\u0000@example.com', password: 'whatever1' },
+        },
+        { method: 'POST', url: '/api/forgot_password', payload: { email: 'a\u0000@example.com' } },
+        {
+          method: 'GET',
+          url: `/api/devices/${meter.id}/readings?from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z&cursor=%00`,
+        },
+      ] as const;
+      for (const c of cases) {
+        const res = await as(t.app, account, c);
+        expect({ url: c.url, status: res.statusCode }).toEqual({ url: c.url, status: 400 });
+        expect((res.json() as { message: string }).message).toEqual(expect.any(String));
+      }
+      const device = await as(t.app, account, { method: 'GET', url: `/api/devices/${meter.id}` });
+      expect((device.json() as { name: string }).name).not.toContain('\u0000');
+    });
+
+    it('a URL the router cannot read answers in the contract shape', async () => {
+      for (const url of ['/%', '/api/devices/%', '/api/%E0%A4%A']) {
+        const res = await t.app.inject({ method: 'GET', url });
+        expect(res.statusCode).toBe(400);
+        expect(res.json()).toEqual({ message: 'The request could not be read.' });
+        expect(res.headers['x-app-version']).toBeDefined();
+      }
+    });
+  });
+}
+
+describe('security headers', () => {
+  it('over plain HTTP (any host name on a LAN) the policy never asks to upgrade to https', async () => {
+    const t = await buildTestApp('pglite', { config: { publicUrl: 'http://kilowatch.local:8080' } });
+    try {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/api/health',
+        headers: { host: 'kilowatch.local:8080' },
+      });
+      const csp = String(res.headers['content-security-policy']);
+      expect(csp).not.toContain('upgrade-insecure-requests');
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("object-src 'none'");
+      expect(csp).toContain("frame-ancestors 'self'");
+      expect(res.headers['strict-transport-security']).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('served over HTTPS the policy upgrades and HSTS is sent', async () => {
+    const t = await buildTestApp('pglite', { config: { publicUrl: 'https://kilowatch.example.com' } });
+    try {
+      const res = await t.app.inject({ method: 'GET', url: '/api/health' });
+      const csp = String(res.headers['content-security-policy']);
+      expect(csp).toContain('upgrade-insecure-requests');
+      expect(csp).toContain("default-src 'self'");
+      expect(res.headers['strict-transport-security']).toContain('max-age=');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe.skipIf(influxSkipReason() !== null)('data-log cursors on InfluxDB', () => {
+  let t: TestApp;
+  let store: TelemetryStore;
+  let server: Awaited<ReturnType<typeof startInfluxServer>>;
+  let account: Account;
+  let meter: Meter;
+
+  beforeAll(async () => {
+    server = await startInfluxServer();
+    store = await createInfluxStore({ url: server.url, database: server.database });
+    t = await buildTestApp('pglite', { store, now: () => NOW });
+    ({ account, meter } = await userWithMeter(t.app));
+    await store.write([
+      { deviceKey: meter.deviceKey, ts: Date.parse('2026-11-01T10:00:00Z'), values: { vave1: 230 } },
+    ]);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await store?.close();
+    await server?.stop();
+  });
+
+  it('a cursor beyond the last instant InfluxDB holds answers 400, a real one pages on', async () => {
+    const url = (cursor: string) =>
+      `/api/devices/${meter.id}/readings?from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z&cursor=${cursor}`;
+    for (const cursor of ['9999999999999999', '9223372036854']) {
+      const res = await as(t.app, account, { method: 'GET', url: url(cursor) });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({
+        message: 'The request could not be read.',
+        errors: { cursor: ['The request could not be read.'] },
+      });
+    }
+    const first = await as(t.app, account, { method: 'GET', url: url('') });
+    expect(first.statusCode).toBe(200);
+    expect((first.json() as { items: unknown[] }).items).toHaveLength(1);
+  });
+});
+
+describe('data-log cursors on DuckDB', () => {
+  it('a cursor past every reading pages to nothing', async () => {
+    const store = await createDuckDbStore();
+    const t = await buildTestApp('pglite', { store, now: () => NOW });
+    try {
+      const { account, meter } = await userWithMeter(t.app);
+      const res = await as(t.app, account, {
+        method: 'GET',
+        url: `/api/devices/${meter.id}/readings?from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z&cursor=ts:99999999999999999999`,
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ items: [], nextCursor: null });
+    } finally {
+      await t.close();
+      await store.close();
+    }
   });
 });

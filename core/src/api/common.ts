@@ -10,13 +10,24 @@ export const ErrorBodySchema = v.object({
 });
 export type ErrorBody = v.InferOutput<typeof ErrorBodySchema>;
 
-/** Database ids are positive integers. */
-export const IdSchema = v.pipe(v.number(), v.integer(), v.minValue(1));
+/** The largest database id: ids are PostgreSQL `integer`s, so a larger one names nothing. */
+export const MAX_ID = 2_147_483_647;
+
+/** Database ids are positive integers up to `MAX_ID`. */
+export const IdSchema = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_ID));
+
+/** True for the text of an id (`1` .. `2147483647`): what path ids, cursors and id lists accept. */
+export function isIdText(s: string): boolean {
+  return /^[1-9][0-9]{0,9}$/.test(s) && Number(s) <= MAX_ID;
+}
+
+/** An id in a path or query string, as a number; anything else fails with `message`. */
+export function idText(message?: string) {
+  return v.pipe(v.string(message), v.check(isIdText, message), v.transform(Number));
+}
 
 /** A path `:id`: anything that is not a positive integer names nothing (404, not 400). */
-export const IdParamsSchema = v.object({
-  id: v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,14}$/), v.transform(Number)),
-});
+export const IdParamsSchema = v.object({ id: idText() });
 
 export const RefSchema = v.object({ id: IdSchema, name: v.string() });
 export type Ref = v.InferOutput<typeof RefSchema>;

@@ -1,6 +1,6 @@
 /** Export jobs and notification history (API.md §Exports and notifications). */
 import * as v from 'valibot';
-import { IdSchema } from './common.ts';
+import { IdSchema, idText } from './common.ts';
 import { MESSAGES } from './messages.ts';
 import { RangeInstantSchema } from './telemetry.ts';
 
@@ -62,7 +62,7 @@ export const NotificationSchema = v.object({
 export type Notification = v.InferOutput<typeof NotificationSchema>;
 
 export const NotificationsQuerySchema = v.object({
-  cursor: v.optional(v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,14}$/), v.transform(Number))),
+  cursor: v.optional(idText()),
   limit: v.optional(
     v.pipe(v.string(), v.regex(/^[0-9]{1,3}$/), v.transform(Number), v.minValue(1), v.maxValue(200)),
     '50',

@@ -4,6 +4,7 @@ import { CLOCK_BASES, DAY_TYPES, TARIFF_GROUPS } from '../tariff/calendar.ts';
 import {
   DateStringSchema,
   IdSchema,
+  idText,
   numberIn,
   optionalText,
   requiredText,
@@ -99,6 +100,6 @@ export const TariffRequestSchema = v.pipe(
 export type TariffRequest = v.InferInput<typeof TariffRequestSchema>;
 
 export const TariffParamsSchema = v.object({
-  id: v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,14}$/), v.transform(Number)),
-  tariffId: v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,14}$/), v.transform(Number)),
+  id: idText(),
+  tariffId: idText(),
 });

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { TARIFF_GROUPS } from '../tariff/calendar.ts';
-import { IdSchema } from './common.ts';
+import { IdSchema, idText, isIdText } from './common.ts';
 import { MESSAGES } from './messages.ts';
 
 const QUERYABLE_PARAM = /^[a-z][a-z0-9_]{0,40}$/;
@@ -41,7 +41,7 @@ export const IdListSchema = v.pipe(
       .map((p) => p.trim())
       .filter(Boolean),
   ),
-  v.check((list) => list.every((p) => /^[1-9][0-9]{0,14}$/.test(p)), MESSAGES.fieldEmpty),
+  v.check((list) => list.every(isIdText), MESSAGES.fieldEmpty),
   v.transform((list) => [...new Set(list.map(Number))]),
   v.minLength(1, MESSAGES.fieldEmpty),
   v.maxLength(100, MESSAGES.fieldEmpty),
@@ -130,11 +130,7 @@ export const ComparisonDataQuerySchema = v.object({
 });
 
 export const TariffStatsQuerySchema = v.object({
-  deviceId: v.pipe(
-    v.string(MESSAGES.fieldEmpty),
-    v.regex(/^[1-9][0-9]{0,14}$/, MESSAGES.fieldEmpty),
-    v.transform(Number),
-  ),
+  deviceId: idText(MESSAGES.fieldEmpty),
   from: RangeInstantSchema,
   to: RangeInstantSchema,
 });
