@@ -1,11 +1,16 @@
 /**
  * Everyday tasks finished in the browser against the real API (embedded deployment), in headless
  * Chromium: a device is edited (renamed, moved to a location) and the dashboard shows the change, a
- * server refusal lands on its field, and the mailed password-reset link opens a form that sets a new
- * password that signs in.
+ * server refusal lands on its field, the mailed password-reset link opens a form that sets a new
+ * password that signs in, and a fresh account adds a meter whose first reading, published over MQTT
+ * with the settings the screen showed, appears live.
  */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import mqtt from 'mqtt';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { formatValue } from '../src/charts/options.ts';
 import { en } from '../src/i18n/locales/en.ts';
 import {
   apiUnavailable,
@@ -13,11 +18,14 @@ import {
   launchChromium,
   type RunningApi,
   startApi,
+  WEB_DIR,
 } from '../src/testing.ts';
 import { explainFailures } from './explain.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
 if (skip) console.warn(`tasks e2e skipped: ${skip}`);
+
+const SHOTS = join(WEB_DIR, 'e2e/screenshots');
 
 interface ApiDevice {
   id: number;
@@ -63,6 +71,18 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     });
     const text = await res.text();
     return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+  }
+
+  /** Starts signed out (the page must be on the app's origin to reach its storage). */
+  async function forgetSession() {
+    if (!page.url().startsWith(api.url)) await page.goto(`${api.url}/sign-in`);
+    await page.evaluate(() => localStorage.clear());
+  }
+
+  async function shot(name: string) {
+    mkdirSync(SHOTS, { recursive: true });
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   }
 
   async function signIn(email: string, password: string) {
@@ -119,7 +139,7 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
   });
 
   it('opens the mailed reset link on a reset form, and the new password signs in', async () => {
-    await page.evaluate(() => localStorage.clear());
+    await forgetSession();
     const email = `reset-${Date.now()}@example.test`;
     const registered = await fetch(`${api.url}/api/register`, {
       method: 'POST',
@@ -162,6 +182,113 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
 
     await signIn(email, 'second-password-2');
     await page.getByTestId('devices-empty').waitFor();
+  });
+
+  it('adds a meter through the screens; a reading published with the shown settings shows live', {
+    timeout: 180_000,
+  }, async () => {
+    await forgetSession();
+    const email = `meter-${Date.now()}@example.test`;
+    const password = 'meter-password-1';
+    const registered = await fetch(`${api.url}/api/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email, password, fullName: 'New Meter Owner' }),
+    });
+    expect(registered.status).toBe(201);
+    await signIn(email, password);
+    await page.getByTestId('devices-empty').waitFor();
+    const home = await call<{ id: number; name: string }>('POST', '/locations', {
+      name: 'Cottage',
+      timezone: 'Europe/Warsaw',
+    });
+    expect(home.status).toBe(201);
+
+    // The analytics page's "claim a meter" leads to the same flow as the dashboard's button.
+    await page.goto(`${api.url}/analytics`);
+    await page.getByTestId('analytics-add-device').click();
+    await page.waitForURL(/\/device\/add$/);
+    await page.goto(`${api.url}/dashboard`);
+    await page.getByTestId('add-device').click();
+    await page.waitForURL(/\/device\/add$/);
+
+    const mac = `02:00:00:${[1, 2, 3]
+      .map(() =>
+        Math.floor(Math.random() * 256)
+          .toString(16)
+          .padStart(2, '0'),
+      )
+      .join(':')}`;
+    const key = mac.replace(/:/g, '');
+    // A bad MAC is refused on its field before anything is sent.
+    await page.getByTestId('add-name').fill('Workshop meter');
+    await page.getByTestId('add-mac').fill('12:34');
+    await page.getByTestId('add-claim').click();
+    await page.getByText(en['add.val.mac']).waitFor();
+    await page.getByTestId('add-mac').fill(mac);
+    await page.getByTestId('add-location').click();
+    await page.getByRole('option', { name: 'Cottage', exact: true }).click();
+    await page.getByTestId('add-claim').click();
+    await page.getByTestId('connect-panel').waitFor();
+    await page.getByTestId('add-waiting').waitFor();
+    await shot('add-device-connect');
+
+    const shown = async (id: string) =>
+      (await page.getByTestId(id).count()) > 0 ? ((await page.getByTestId(id).textContent()) ?? '') : null;
+    const host = await shown('conn-host');
+    const port = Number(await shown('conn-port'));
+    const username = await shown('conn-username');
+    const secret = await shown('conn-password');
+    const topic = await shown('conn-topic');
+    expect(host).toBe('127.0.0.1');
+    expect(topic).toBe(`kilowatch/meters/${key}/readings`);
+    const devices = (await call<(ApiDevice & { mac: string; typeCode: number })[]>('GET', '/devices')).body;
+    const claimed = devices.find((d) => d.mac.replace(/:/g, '').toLowerCase() === key);
+    expect(claimed?.name).toBe('Workshop meter');
+    expect(claimed?.location?.name).toBe('Cottage');
+
+    // The broker account the screen showed; a server whose claim names no account (API.md before meter
+    // credentials) takes meters anonymously on the port it was started with.
+    const brokerPort = username === null ? api.mqttPort : port;
+    if (username !== null) expect(secret).toBeTruthy();
+    const client = await mqtt.connectAsync(`mqtt://${host}:${brokerPort}`, {
+      clientId: `kw-e2e-add-${Date.now()}`,
+      ...(username === null ? {} : { username, password: secret ?? '' }),
+    });
+    try {
+      // The example payload as shown, stamped now.
+      const example = JSON.parse((await shown('conn-native-payload')) ?? '{}') as {
+        values: Record<string, number>;
+      };
+      expect(Object.keys(example.values)).toContain('vave1');
+      await client.publishAsync(topic!, JSON.stringify({ ts: Date.now(), values: example.values }), {
+        qos: 1,
+      });
+      await page.getByTestId('add-arrived').waitFor({ timeout: 20_000 });
+      await page.getByTestId('first-vave1').waitFor();
+      expect(await page.getByTestId('first-vave1').textContent()).toContain('Voltage L1');
+      await shot('add-device-arrived');
+
+      await page.getByTestId('add-open-device').click();
+      await page.waitForURL(new RegExp(`/device-details/${claimed?.id}$`));
+      await page
+        .getByTestId('hub-status')
+        .and(page.locator('[data-state=connected]'))
+        .waitFor({ timeout: 15_000 });
+      const value = 219.87;
+      await client.publishAsync(
+        topic!,
+        JSON.stringify({ ts: Date.now(), values: { vave1: value, vave2: 230, vave3: 230 } }),
+        { qos: 1 },
+      );
+      await page.waitForFunction(
+        (text) => document.querySelector('[data-testid=live-vave1]')?.textContent === text,
+        formatValue(value, 'V'),
+        { timeout: 15_000, polling: 100 },
+      );
+    } finally {
+      await client.endAsync();
+    }
   });
 
   it('logged no console errors', () => {

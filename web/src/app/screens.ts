@@ -56,6 +56,12 @@ export const SCREENS: readonly Screen[] = [
     loader: deviceLoader,
   },
   {
+    path: '/device/add',
+    title: 'add.title',
+    load: () => import('../features/devices/AddDevicePage.tsx'),
+    loader: ({ queryClient }) => queryClient.ensureQueryData(locationsQueryOptions()),
+  },
+  {
     path: '/user/profile',
     title: 'page.profile',
     nav: true,

@@ -1,5 +1,6 @@
 /** /analytics (SPEC.md §2): heatmaps, the energy consumption table and saved comparisons. */
-import { Alert, Loader, Stack, Tabs, Title } from '@mantine/core';
+import { Alert, Anchor, Loader, Stack, Tabs, Title } from '@mantine/core';
+import { Link } from '@tanstack/react-router';
 import { useDevices } from '../../api/devices/get-devices.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { ExportButton } from '../export/ExportDialog.tsx';
@@ -40,8 +41,11 @@ export default function AnalyticsPage() {
             ))}
           </Tabs.List>
           {devices.data.length === 0 && (
-            <Alert color="gray" mb="md">
-              {t('analytics.noDevices')}
+            <Alert color="gray" mb="md" data-testid="analytics-no-devices">
+              {t('analytics.noDevices')}{' '}
+              <Anchor component={Link} to="/device/add" data-testid="analytics-add-device">
+                {t('add.title')}
+              </Anchor>
             </Alert>
           )}
           <Tabs.Panel value="heatmap">

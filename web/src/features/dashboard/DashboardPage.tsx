@@ -84,22 +84,27 @@ export default function DashboardPage() {
             </Text>
           )}
         </Stack>
-        <TextInput
-          type="search"
-          placeholder={t('dashboard.search')}
-          aria-label={t('dashboard.search')}
-          description={input.length > 0 && input.trim().length < 2 ? t('dashboard.searchHint') : undefined}
-          value={input}
-          onChange={(e) => setInput(e.currentTarget.value)}
-          onKeyDown={onKey}
-          w={{ base: '100%', xs: 280 }}
-          data-testid="device-search"
-          rightSection={
-            input ? (
-              <CloseButton aria-label={t('common.close')} onClick={() => setInput('')} size="sm" />
-            ) : null
-          }
-        />
+        <Group gap="sm" wrap="wrap" w={{ base: '100%', xs: 'auto' }}>
+          <TextInput
+            type="search"
+            placeholder={t('dashboard.search')}
+            aria-label={t('dashboard.search')}
+            description={input.length > 0 && input.trim().length < 2 ? t('dashboard.searchHint') : undefined}
+            value={input}
+            onChange={(e) => setInput(e.currentTarget.value)}
+            onKeyDown={onKey}
+            w={{ base: '100%', xs: 280 }}
+            data-testid="device-search"
+            rightSection={
+              input ? (
+                <CloseButton aria-label={t('common.close')} onClick={() => setInput('')} size="sm" />
+              ) : null
+            }
+          />
+          <Button component={Link} to="/device/add" data-testid="add-device">
+            {t('add.open')}
+          </Button>
+        </Group>
       </Group>
       <Card withBorder padding={0}>
         {devices.isPending ? (

@@ -1,0 +1,71 @@
+/**
+ * Human names of the parameter catalogue (DOMAIN.md §Parameters) in the active language: `vave1` is
+ * "Voltage L1", `vave` (phases combined) "Voltage, average of phases", `energy3phases_import` "Active
+ * energy import, total". Raw codes never reach the screen; a code the catalogue lacks is shown as is.
+ */
+import { combinedParamDef, paramDef, unitOf } from '@kilowatch/core';
+import type { MessageId } from '../../i18n/i18n.ts';
+
+type T = (id: MessageId, values?: Record<string, unknown>) => string;
+
+const STEMS = new Set([
+  'pave',
+  'pmax',
+  'pmin',
+  'vave',
+  'vmax',
+  'vmin',
+  'iave',
+  'imax',
+  'imin',
+  'pfave',
+  'pfmax',
+  'pfmin',
+  'eai',
+  'eae',
+  'eri',
+  'ere',
+]);
+
+const SINGLE = new Set([
+  'energy3phases_import',
+  'energy3phases_export',
+  'energy3phases',
+  'renergy3phases_import',
+  'renergy3phases_export',
+  'renergy3phases',
+  'power3phases',
+  'frq1',
+  'tempmain',
+  'tempset',
+  'rel1',
+  'alarm',
+  'balance',
+]);
+
+/** The parameter's name without its unit ("Voltage L1"). */
+export function paramName(t: T, name: string): string {
+  if (SINGLE.has(name)) return t(`param.${name}` as MessageId);
+  const dc = /^(vdc|idc)(\d)$/.exec(name);
+  if (dc) return t(`param.${dc[1]}` as MessageId, { n: dc[2] });
+  const def = paramDef(name);
+  if (def?.stem && def.phase && STEMS.has(def.stem))
+    return t('param.phase', { name: t(`param.${def.stem}` as MessageId), phase: def.phase });
+  const combined = combinedParamDef(name);
+  if (combined && STEMS.has(name))
+    return t(combined.combine === 'sum' ? 'param.total' : 'param.mean', {
+      name: t(`param.${name}` as MessageId),
+    });
+  return name;
+}
+
+/** The parameter's unit as shown ('' for unitless ones such as the power factor). */
+export function paramUnit(name: string): string {
+  return unitOf(name) ?? combinedParamDef(name)?.unit ?? '';
+}
+
+/** The name with its unit: "Voltage L1 (V)". */
+export function paramLabel(t: T, name: string): string {
+  const unit = paramUnit(name);
+  return unit ? `${paramName(t, name)} (${unit})` : paramName(t, name);
+}
