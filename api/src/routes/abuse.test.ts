@@ -3,12 +3,25 @@
  * range it cannot answer before doing any work, and a read that exceeds its time budget is answered
  * 503 instead of being waited for.
  */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createInfluxStore } from '@kilowatch/influx';
 import { influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Meter, userWithMeter } from '../analytics/testing.ts';
-import { type Account, as, buildTestApp, engines, type TestApp } from '../testing/helper.ts';
+import { buildApp } from '../app.ts';
+import {
+  type Account,
+  as,
+  buildTestApp,
+  engines,
+  noTelemetryStore,
+  TEST_CONFIG,
+  type TestApp,
+} from '../testing/helper.ts';
 
 const NOW = Date.parse('2026-11-20T12:00:00Z');
 const WIDE = 'from=0001-01-01T00:00:00Z&to=9999-12-31T23:59:59Z';
@@ -374,4 +387,28 @@ describe('data-log cursors on DuckDB', () => {
       await store.close();
     }
   });
+});
+
+describe('starting without DATABASE_URL in a data directory that does not exist yet', () => {
+  it('creates the directory for the embedded metadata store (InfluxDB deployments have no DuckDB file)', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'kw-data-'));
+    const dataDir = path.join(root, 'not', 'yet', 'there');
+    const app = await buildApp({
+      store: noTelemetryStore(),
+      config: { ...TEST_CONFIG, dataDir, databaseUrl: undefined },
+    });
+    try {
+      await app.ready();
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/register',
+        payload: { email: 'first@example.com', password: 'correct horse battery', fullName: 'First' },
+      });
+      expect(res.statusCode).toBe(201);
+      expect(existsSync(path.join(dataDir, 'meta'))).toBe(true);
+    } finally {
+      await app.close();
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

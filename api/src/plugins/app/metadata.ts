@@ -1,4 +1,5 @@
 /** The metadata store: the configured `Sql` (PGlite or PostgreSQL), migrated before anything uses it. */
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
@@ -15,9 +16,10 @@ export async function openMetadataStore(config: {
   databaseUrl: string | undefined;
   dataDir: string;
 }): Promise<Sql> {
-  return config.databaseUrl
-    ? createPostgresSql({ connectionString: config.databaseUrl })
-    : createPgliteSql({ dataDir: path.join(config.dataDir, 'meta') });
+  if (config.databaseUrl) return createPostgresSql({ connectionString: config.databaseUrl });
+  // The data directory may not exist yet: with InfluxDB for telemetry, PGlite is the first to write in it.
+  await mkdir(config.dataDir, { recursive: true });
+  return createPgliteSql({ dataDir: path.join(config.dataDir, 'meta') });
 }
 
 export default fp(
