@@ -2,10 +2,13 @@ import { MESSAGES } from '@kilowatch/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { as, buildTestApp, engines, PASSWORD, signUp, type TestApp, uniqueEmail } from '../testing/helper.ts';
 
+/** The app's clock (moved by `t.advance`, read by `t.now`): expiries are checked against it, not the machine's date. */
+const NOW = Date.parse('2026-11-26T09:00:00Z');
+
 describe.each(engines())('account and sessions on %s', (engine) => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await buildTestApp(engine);
+    t = await buildTestApp(engine, { now: () => NOW });
   });
   afterAll(async () => {
     await t?.close();
@@ -34,7 +37,7 @@ describe.each(engines())('account and sessions on %s', (engine) => {
       });
       expect(body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(body.refreshToken).not.toBe(body.token);
-      expect(Date.parse(body.expiresAt) - Date.now()).toBeLessThanOrEqual(15 * 60_000);
+      expect(Date.parse(body.expiresAt) - t.now()).toBe(15 * 60_000);
       expect(body).not.toHaveProperty('user.passwordHash');
     });
 
@@ -78,12 +81,9 @@ describe.each(engines())('account and sessions on %s', (engine) => {
       const a = await signUp(t.app);
       const res = await login(a.email);
       expect(res.statusCode).toBe(200);
-      const day = Date.parse(res.json().refreshExpiresAt) - Date.now();
-      expect(day).toBeGreaterThan(23 * 3_600_000);
-      expect(day).toBeLessThanOrEqual(24 * 3_600_000);
+      expect(Date.parse(res.json().refreshExpiresAt) - t.now()).toBe(24 * 3_600_000);
       const remembered = await login(a.email, PASSWORD, true);
-      const month = Date.parse(remembered.json().refreshExpiresAt) - Date.now();
-      expect(month).toBeGreaterThan(29 * 86_400_000);
+      expect(Date.parse(remembered.json().refreshExpiresAt) - t.now()).toBe(30 * 86_400_000);
       expect(remembered.json().user.email).toBe(a.email);
     });
 

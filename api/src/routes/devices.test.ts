@@ -22,6 +22,9 @@ function keyOf(mac: string): string {
   return mac.replace(/:/g, '').toLowerCase();
 }
 
+/** The app's clock: device status and "last seen" are judged against it, not the machine's date. */
+const NOW = Date.parse('2026-11-26T09:00:00Z');
+
 describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
   let t: TestApp;
   let store: TelemetryStore;
@@ -30,7 +33,7 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
 
   beforeAll(async () => {
     store = await duckDbStore();
-    t = await buildTestApp(engine, { store });
+    t = await buildTestApp(engine, { store, now: () => NOW });
     owner = await signUp(t.app);
     stranger = await signUp(t.app);
   });
@@ -100,7 +103,7 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
     const a = await signUp(t.app);
     const { mac } = await claim(a, { typeCode: 16, name: 'Energy' });
     await claim(a, { typeCode: 2, phases: 1, name: 'Flat' });
-    const now = Date.now();
+    const now = NOW;
     await store.write([{ deviceKey: keyOf(mac), ts: now - MINUTE, values: { vave1: 231 } }]);
     const res = await as(t.app, a, { method: 'GET', url: '/api/devices' });
     expect(res.statusCode).toBe(200);
@@ -323,7 +326,7 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
     const { mac, res } = await claim(owner);
     const id = res.json().id;
     const key = keyOf(mac);
-    await store.write([{ deviceKey: key, ts: Date.now() - MINUTE, values: { vave1: 230 } }]);
+    await store.write([{ deviceKey: key, ts: NOW - MINUTE, values: { vave1: 230 } }]);
     expect(await store.latest(key)).not.toBeNull();
     const del = await as(t.app, owner, { method: 'DELETE', url: `/api/devices/${id}` });
     expect(del.statusCode).toBe(204);
@@ -341,7 +344,7 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
   it("another user's device answers 404 on every route, and stays untouched", async () => {
     const { mac, res } = await claim(owner);
     const id = res.json().id;
-    await store.write([{ deviceKey: keyOf(mac), ts: Date.now() - MINUTE, values: { vave1: 230, eai1: 5 } }]);
+    await store.write([{ deviceKey: keyOf(mac), ts: NOW - MINUTE, values: { vave1: 230, eai1: 5 } }]);
     const routes: [string, string, unknown?][] = [
       ['GET', `/api/devices/${id}`],
       ['PUT', `/api/devices/${id}`, { name: 'x', billingStart: '2026-01-01', billingMonths: 1 }],
@@ -362,7 +365,11 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
       ],
       ['GET', `/api/devices/${id}/limits`],
       ['PUT', `/api/devices/${id}/limits`, { warning: 1, critical: 2 }],
-      ['POST', `/api/devices/${id}/meter-value`, { param: 'eai1', value: 1, at: new Date().toISOString() }],
+      [
+        'POST',
+        `/api/devices/${id}/meter-value`,
+        { param: 'eai1', value: 1, at: new Date(NOW).toISOString() },
+      ],
     ];
     for (const [method, url, payload] of routes) {
       const r = await as(t.app, stranger, {

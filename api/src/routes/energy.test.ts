@@ -52,6 +52,8 @@ for (const engine of ENGINES) {
   describe.skipIf(engine.skip !== null)(`analytics numbers on ${engine.name}`, () => {
     let t: TestApp;
     let store: TelemetryStore;
+    /** The app's clock: a test about "now" sets the instant it is about. */
+    let now = Date.parse('2026-11-26T09:00:00Z');
     let stop: () => Promise<void>;
     let account: Account;
     const m: Record<string, { id: number; deviceKey: string }> = {};
@@ -60,7 +62,7 @@ for (const engine of ENGINES) {
       const opened = await engine.open();
       store = opened.store;
       stop = opened.stop;
-      t = await buildTestApp('pglite', { store });
+      t = await buildTestApp('pglite', { store, now: () => now });
       account = await signUp(t.app);
       const loc = await locationOf(t.app, account);
       for (const name of ['dst', 'resets', 'balance', 'tariff'])
@@ -286,47 +288,67 @@ for (const engine of ENGINES) {
       }
     });
 
-    it("sums today, month, year and billing period from whole days and today's hours as the hours alone add up", async () => {
-      // 1 kWh an hour imported on phase 1 and 0.25 kWh exported on phase 2, every 15 minutes for the last
-      // 70 days (two month boundaries; the billing period starts at the meter's claim, today).
-      const meter = await claimMeter(t.app, account, await locationOf(t.app, account), 'summary');
-      const end = Math.floor(Date.now() / (15 * 60_000)) * 15 * 60_000;
-      const readings: Reading[] = [];
-      for (let ts = end - 70 * 24 * H, i = 0; ts <= end; ts += 15 * 60_000, i++)
-        readings.push({ deviceKey: meter.deviceKey, ts, values: { eai1: 100 + i / 4, eae2: 5 + i / 16 } });
-      await store.write(readings);
-      await store.refreshRollups(Date.now());
-      const summary = (await get(`/api/devices/${meter.id}/energy/summary`)).json();
-      const now = Date.now();
-      const yearStart = Date.parse(`${new Date(now).getUTCFullYear() - 1}-12-01T00:00:00Z`);
-      const hours = (
-        await get(`/api/devices/${meter.id}/energy?interval=1h&from=${iso(yearStart)}&to=${iso(now)}`)
-      ).json() as {
-        t: number[];
-        import: (number | null)[];
-        export: (number | null)[];
-        balance: (number | null)[];
-      };
-      const sum = (since: number, key: 'import' | 'export' | 'balance') =>
-        hours.t.reduce((s, t, i) => (t >= since && t <= now ? s + (hours[key][i] ?? 0) : s), 0);
-      const starts = {
-        today: startOfLocalDay(now, 'Europe/Warsaw'),
-        month: startOfLocalMonth(now, 'Europe/Warsaw'),
-        year: startOfLocalYear(now, 'Europe/Warsaw'),
-        billing: Date.parse(summary.billingPeriod.start),
-      };
-      for (const [name, since] of Object.entries(starts)) {
-        const got = summary[name] as { import: number; export: number; balance: number };
-        expect(got.import, name).toBeCloseTo(sum(since, 'import'), 6);
-        expect(got.export, name).toBeCloseTo(sum(since, 'export'), 6);
-        expect(got.balance, name).toBeCloseTo(sum(since, 'balance'), 6);
-      }
-      // The month holds whole days and today's hours: 0.75 kWh net an hour since the month began (or since
-      // the first reading, 70 days ago).
-      const monthHours = (now - Math.max(starts.month, end - 70 * 24 * H)) / H;
-      expect(summary.month.balance).toBeGreaterThan(0.75 * (monthHours - 2));
-      expect(summary.month.balance).toBeLessThan(0.75 * (monthHours + 2));
-    });
+    // A December day, the spring DST night in Warsaw and a leap day's last hour (1 March already in Warsaw).
+    it.each(['2026-12-02T12:07:30Z', '2027-03-28T01:30:00Z', '2028-02-29T23:30:00Z'])(
+      "sums today, month, year and billing period from whole days and today's hours as the hours alone add up (now %s)",
+      async (at) => {
+        const before = now;
+        now = Date.parse(at);
+        try {
+          // An account of this instant: a session opened at another time has ended by then.
+          const owner = await signUp(t.app);
+          // 1 kWh an hour imported on phase 1 and 0.25 kWh exported on phase 2, every 15 minutes for the last
+          // 70 days (two month boundaries; the billing period starts at the meter's claim, today).
+          const meter = await claimMeter(t.app, owner, await locationOf(t.app, owner), `summary ${at}`);
+          const end = Math.floor(now / (15 * 60_000)) * 15 * 60_000;
+          const readings: Reading[] = [];
+          for (let ts = end - 70 * 24 * H, i = 0; ts <= end; ts += 15 * 60_000, i++)
+            readings.push({
+              deviceKey: meter.deviceKey,
+              ts,
+              values: { eai1: 100 + i / 4, eae2: 5 + i / 16 },
+            });
+          await store.write(readings);
+          await store.refreshRollups(now);
+          const summary = (
+            await as(t.app, owner, { method: 'GET', url: `/api/devices/${meter.id}/energy/summary` })
+          ).json();
+          const yearStart = Date.parse(`${new Date(now).getUTCFullYear() - 1}-12-01T00:00:00Z`);
+          const hours = (
+            await as(t.app, owner, {
+              method: 'GET',
+              url: `/api/devices/${meter.id}/energy?interval=1h&from=${iso(yearStart)}&to=${iso(now)}`,
+            })
+          ).json() as {
+            t: number[];
+            import: (number | null)[];
+            export: (number | null)[];
+            balance: (number | null)[];
+          };
+          const sum = (since: number, key: 'import' | 'export' | 'balance') =>
+            hours.t.reduce((s, t, i) => (t >= since && t <= now ? s + (hours[key][i] ?? 0) : s), 0);
+          const starts = {
+            today: startOfLocalDay(now, 'Europe/Warsaw'),
+            month: startOfLocalMonth(now, 'Europe/Warsaw'),
+            year: startOfLocalYear(now, 'Europe/Warsaw'),
+            billing: Date.parse(summary.billingPeriod.start),
+          };
+          for (const [name, since] of Object.entries(starts)) {
+            const got = summary[name] as { import: number; export: number; balance: number };
+            expect(got.import, name).toBeCloseTo(sum(since, 'import'), 6);
+            expect(got.export, name).toBeCloseTo(sum(since, 'export'), 6);
+            expect(got.balance, name).toBeCloseTo(sum(since, 'balance'), 6);
+          }
+          // The month holds whole days and today's hours: 0.75 kWh net an hour since the month began (or since
+          // the first reading, 70 days ago).
+          const monthHours = (now - Math.max(starts.month, end - 70 * 24 * H)) / H;
+          expect(summary.month.balance).toBeGreaterThan(0.75 * (monthHours - 2));
+          expect(summary.month.balance).toBeLessThan(0.75 * (monthHours + 2));
+        } finally {
+          now = before;
+        }
+      },
+    );
 
     it('keeps a 10-minute voltage window whole where the reading of a long range splits it', async () => {
       // 9 days of readings every 5 minutes: 270 V on the hour's tens, 190 V five minutes later, so each

@@ -338,9 +338,7 @@ describe('exports', () => {
       ...range,
     });
     expect(file.statusCode).toBe(200);
-    expect(await t.app.exports.removeExpired(Date.now() + t.app.exports.settings.ttlMs + 1)).toBeGreaterThan(
-      0,
-    );
+    expect(await t.app.exports.removeExpired(t.now() + t.app.exports.settings.ttlMs + 1)).toBeGreaterThan(0);
     expect((await as(t.app, alice, { method: 'POST', url: `/api/exports/${id}/download` })).statusCode).toBe(
       404,
     );

@@ -64,6 +64,8 @@ export interface TestApp {
   app: FastifyInstance;
   sql: Sql;
   mails: MailMessage[];
+  /** The app's clock now. */
+  now(): number;
   /** Moves the app's clock. */
   advance(ms: number): void;
   close(): Promise<void>;
@@ -91,6 +93,7 @@ export async function buildTestApp(
     app,
     sql,
     mails,
+    now: () => clock() + skew,
     advance(ms) {
       skew += ms;
     },
