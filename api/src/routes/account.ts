@@ -79,6 +79,12 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
     },
   );
 
+  // Refreshing is what every open tab does all day: only failed refreshes count towards the limits.
+  const refreshThrottle = app.throttleFailures('refresh', (req) => {
+    const t = (req.body as { refreshToken?: unknown } | undefined)?.refreshToken;
+    return typeof t === 'string' ? tokenHash(t) : undefined;
+  });
+
   app.post(
     '/account/refreshtoken',
     {
@@ -88,10 +94,7 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         body: request(RefreshRequestSchema),
         response: { 200: response(AuthDataSchema), 401: errorResponse, 429: errorResponse },
       },
-      preHandler: app.throttle('refresh', (req) => {
-        const t = (req.body as { refreshToken?: unknown } | undefined)?.refreshToken;
-        return typeof t === 'string' ? tokenHash(t) : undefined;
-      }),
+      ...refreshThrottle,
     },
     async (req) => {
       const { refreshToken } = req.body as v.InferOutput<typeof RefreshRequestSchema>;

@@ -68,7 +68,7 @@ export interface AuthenticatedSession {
 
 export type RotateOutcome =
   | { kind: 'invalid' }
-  | { kind: 'reused'; sessionId: number; userId: number }
+  | { kind: 'reused'; sessionId: number; userId: number; usedAt: number | null }
   | { kind: 'rotated'; userId: number; sessionId: number; remember: boolean };
 
 const USER_COLUMNS = 'id, email, password_hash, full_name, country, timezone, language, is_demo';
@@ -192,7 +192,10 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
         if (!r) return { kind: 'invalid' };
         const sessionId = Number(r.session_id);
         const userId = Number(r.user_id);
-        if (r.used_at !== null) return { kind: 'reused', sessionId, userId };
+        if (r.used_at !== null) {
+          if (r.revoked_at !== null) return { kind: 'invalid' };
+          return { kind: 'reused', sessionId, userId, usedAt: Number(r.used_at) };
+        }
         if (r.revoked_at !== null || Number(r.expires_at) <= t || Number(r.session_expires_at) <= t) {
           return { kind: 'invalid' };
         }
@@ -200,7 +203,7 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
           'update refresh_tokens set used_at = $2 where token_hash = $1 and used_at is null',
           [refreshHash, t],
         );
-        if (spent.rowCount !== 1) return { kind: 'reused', sessionId, userId };
+        if (spent.rowCount !== 1) return { kind: 'reused', sessionId, userId, usedAt: null };
         const tokens = next(r.remember);
         await insertTokens(tx, sessionId, tokens);
         await tx.query('update sessions set expires_at = $2 where id = $1', [
@@ -225,21 +228,33 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
       );
     },
 
+    /** A new reset link voids every older one of the account. */
     async createPasswordReset(userId: number, hash: string, expiresAt: number): Promise<void> {
+      await sql.query('update password_resets set used_at = $2 where user_id = $1 and used_at is null', [
+        userId,
+        now(),
+      ]);
       await sql.query(
         'insert into password_resets (token_hash, user_id, created_at, expires_at) values ($1, $2, $3, $4)',
         [hash, userId, now(), expiresAt],
       );
     },
 
-    /** Spends a reset token once; null when unknown, spent or expired. */
+    /** Spends a reset token once, and with it every other link of the account; null when unknown, spent or expired. */
     async consumePasswordReset(hash: string): Promise<number | null> {
+      const t = now();
       const { rows } = await sql.query<{ user_id: number }>(
         `update password_resets set used_at = $2 where token_hash = $1 and used_at is null and expires_at > $2
          returning user_id`,
-        [hash, now()],
+        [hash, t],
       );
-      return rows[0] ? Number(rows[0].user_id) : null;
+      if (!rows[0]) return null;
+      const userId = Number(rows[0].user_id);
+      await sql.query('update password_resets set used_at = $2 where user_id = $1 and used_at is null', [
+        userId,
+        t,
+      ]);
+      return userId;
     },
 
     /** Deletes what can never be used again: expired tokens and sessions, spent or expired reset tokens. */

@@ -38,8 +38,21 @@ declare module 'fastify' {
   }
 }
 
+/** How long a just-rotated refresh token still gets the pair it was rotated into. */
+export const REFRESH_GRACE_MS = 30_000;
+
 function createSessions(app: FastifyInstance) {
   const { config, clock, accounts } = app;
+  /** Pairs issued in the last `REFRESH_GRACE_MS`, by the refresh token they replaced (its hash). */
+  const recentlyIssued = new Map<string, { at: number; tokens: ReturnType<typeof tokensFor> }>();
+  function rememberIssued(hash: string, tokens: ReturnType<typeof tokensFor>) {
+    const t = clock.now();
+    for (const [k, e] of recentlyIssued) {
+      if (t - e.at <= REFRESH_GRACE_MS) break;
+      recentlyIssued.delete(k);
+    }
+    recentlyIssued.set(hash, { at: t, tokens });
+  }
 
   function tokensFor(remember: boolean) {
     const t = clock.now();
@@ -75,13 +88,29 @@ function createSessions(app: FastifyInstance) {
       return authData(user, t);
     },
 
-    /** New tokens for a refresh token, or null. A replayed refresh token revokes its session. */
+    /**
+     * New tokens for a refresh token, or null. A replayed refresh token revokes its session, except
+     * within `REFRESH_GRACE_MS` of its rotation: two tabs refreshing at once, or a retry after a lost
+     * answer, get the pair the first refresh issued (null when another process issued it, and the
+     * session lives on).
+     */
     async refresh(refreshToken: string): Promise<AuthData | null> {
+      const hash = tokenHash(refreshToken);
       let issued: ReturnType<typeof tokensFor> | undefined;
-      const outcome = await accounts.rotate(tokenHash(refreshToken), (remember) => {
+      const outcome = await accounts.rotate(hash, (remember) => {
         issued = tokensFor(remember);
+        rememberIssued(hash, issued);
         return issued.stored;
       });
+      if (
+        outcome.kind === 'reused' &&
+        outcome.usedAt !== null &&
+        clock.now() - outcome.usedAt <= REFRESH_GRACE_MS
+      ) {
+        const again = recentlyIssued.get(hash);
+        const user = again ? await accounts.findUserById(outcome.userId) : null;
+        return again && user ? authData(user, again.tokens) : null;
+      }
       if (outcome.kind === 'reused') {
         await accounts.revokeSession(outcome.sessionId, 'refresh token reused');
         app.log.warn({ sessionId: outcome.sessionId }, 'refresh token replayed: session revoked');
