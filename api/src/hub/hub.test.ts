@@ -4,6 +4,7 @@ import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { claimMeter, locationOf, type Meter } from '../analytics/testing.ts';
+import { REFRESH_GRACE_MS } from '../plugins/app/auth.ts';
 import { type Account, as, buildTestApp, signUp, type TestApp } from '../testing/helper.ts';
 import { CLOSE_POLICY, HUB_PATH } from './hub.ts';
 import { createLocalLiveSource } from './live-source.ts';
@@ -175,7 +176,9 @@ describe('dashboard hub over a real WebSocket', () => {
     expect(rotated.statusCode).toBe(200);
     const c = await connect(rotated.json().token);
     const closed = new Promise<number>((resolve) => c.ws.once('close', (code) => resolve(code)));
-    // The spent token again: a replay, so the whole session ends, and the socket with it.
+    // The spent token again, past the grace a retry gets: a replay, so the whole session ends, and the
+    // socket with it.
+    t.advance(REFRESH_GRACE_MS + 1000);
     expect((await refresh(session.refreshToken)).statusCode).toBe(401);
     // At once: not at the periodic session check a minute later.
     expect(await soon(closed)).toBe(CLOSE_POLICY);

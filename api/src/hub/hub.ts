@@ -64,7 +64,15 @@ export interface HubOptions {
   highWaterBytes?: number;
   /** How often coalesced messages are retried (ms). */
   flushMs?: number;
+  /** Open sockets one user may hold (every tab is one); a socket past it is closed with 1013. */
+  maxSocketsPerUser?: number;
 }
+
+/** Try again later: this user holds as many sockets as allowed. */
+export const CLOSE_TOO_MANY = 1013;
+export const DEFAULT_MAX_SOCKETS_PER_USER = 30;
+/** A subscribe naming a device the user's cached list lacks reads the list again at most this often. */
+const DEVICE_LIST_REFRESH_MS = 5_000;
 
 interface Client {
   socket: WebSocket;
@@ -128,6 +136,35 @@ export default fp(
     const highWater = opts.highWaterBytes ?? 256 * 1024;
     const clients = new Set<Client>();
     const owners = createOwnerLookup(app.sql, app.clock.now);
+    const maxSockets = opts.maxSocketsPerUser ?? DEFAULT_MAX_SOCKETS_PER_USER;
+    const socketsOf = new Map<number, number>();
+
+    /**
+     * Each connected user's device ids, shared by the user's sockets: a subscribe is answered from it,
+     * not with a query each. Ids are never reused, so a device deleted since is merely never delivered;
+     * a device claimed since is missing, and a subscribe naming one reads the list again (at most every
+     * `DEVICE_LIST_REFRESH_MS`, however many subscribes arrive).
+     */
+    const userDevices = new Map<number, { ids: Set<number>; at: number; loading?: Promise<Set<number>> }>();
+    async function devicesOf(userId: number, wanted: readonly number[]): Promise<Set<number>> {
+      let entry = userDevices.get(userId);
+      const now = app.clock.now();
+      if (entry && (wanted.every((id) => entry!.ids.has(id)) || now - entry.at < DEVICE_LIST_REFRESH_MS))
+        return entry.ids;
+      if (entry?.loading) return entry.loading;
+      const loading = app.devices.list(userId).then((list) => new Set(list.map((d) => d.id)));
+      entry = entry ?? { ids: new Set(), at: 0 };
+      entry.loading = loading;
+      userDevices.set(userId, entry);
+      try {
+        const ids = await loading;
+        if (socketsOf.has(userId)) userDevices.set(userId, { ids, at: app.clock.now() });
+        return ids;
+      } finally {
+        const e = userDevices.get(userId);
+        if (e?.loading === loading) delete e.loading;
+      }
+    }
     let sent = 0;
     let coalesced = 0;
 
@@ -274,6 +311,8 @@ export default fp(
       for (const u of unsubscribe) u();
       for (const c of clients) c.socket.terminate();
       clients.clear();
+      socketsOf.clear();
+      userDevices.clear();
     });
 
     await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
@@ -313,9 +352,27 @@ export default fp(
           pending: new Map(),
           inbox: Promise.resolve(),
         };
+        const held = socketsOf.get(client.userId) ?? 0;
+        if (held >= maxSockets) {
+          socket.close(CLOSE_TOO_MANY, 'too many connections');
+          return;
+        }
+        socketsOf.set(client.userId, held + 1);
         clients.add(client);
-        socket.on('close', () => clients.delete(client));
-        socket.on('error', () => clients.delete(client));
+        let gone = false;
+        const drop = () => {
+          if (gone) return;
+          gone = true;
+          clients.delete(client);
+          const n = (socketsOf.get(client.userId) ?? 1) - 1;
+          if (n > 0) socketsOf.set(client.userId, n);
+          else {
+            socketsOf.delete(client.userId);
+            userDevices.delete(client.userId);
+          }
+        };
+        socket.on('close', drop);
+        socket.on('error', drop);
         socket.on('message', (data) => {
           const text = data.toString();
           client.inbox = client.inbox
@@ -349,7 +406,7 @@ export default fp(
         return;
       }
       // Only the user's own devices: anything else is ignored, never revealed.
-      const own = new Set((await app.devices.list(c.userId)).map((d) => d.id));
+      const own = await devicesOf(c.userId, ids);
       for (const id of ids) if (own.has(id)) c.subscribed.add(id);
     }
   },
