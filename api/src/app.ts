@@ -17,6 +17,7 @@ import Fastify, {
 import { type AppConfig, defaultConfig } from './config.ts';
 import type { Sql } from './db/sql.ts';
 import { ApiError, UnavailableError, ValidationError } from './errors.ts';
+import { registerGrafana } from './grafana.ts';
 import type { LiveSource } from './hub/live-source.ts';
 import { type LiveServicesOptions, registerLiveServices } from './hub/services.ts';
 import authPlugin from './plugins/app/auth.ts';
@@ -153,6 +154,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
     { prefix: '/api' },
   );
+  await registerGrafana(app);
 
   if (config.webDist && existsSync(path.join(config.webDist, 'index.html'))) {
     await serveWebClient(app, config.webDist);

@@ -191,7 +191,7 @@ describe.each(engines())('API keys on %s', (engine) => {
   });
 
   it('refuses a key that was never issued, and one of the right shape but unknown', async () => {
-    for (const token of ['kw_' + 'A'.repeat(43), 'kw_not-a-key-but-long-enough']) {
+    for (const token of [`kw_${'A'.repeat(43)}`, 'kw_not-a-key-but-long-enough']) {
       const res = await as(t.app, { token }, { method: 'GET', url: '/api/devices' });
       expect(res.statusCode).toBe(401);
     }

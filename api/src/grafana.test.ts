@@ -1,0 +1,618 @@
+/**
+ * Kilowatch as a Grafana data source (API.md §Grafana) through `inject`, on real DuckDB (in memory) and a
+ * real InfluxDB (influxd on a loopback port): every answer checked against the simPod JSON API plugin's
+ * published shapes (@kilowatch/grafana's schemas, written from its openapi.yaml and README), energy the
+ * same as `/api/devices/:id/energy`, keys scoped to their owner and revoked at once, maxDataPoints kept.
+ */
+import type { Reading } from '@kilowatch/core';
+import {
+  METRIC_NAMES,
+  MetricsResponseSchema,
+  PayloadOptionsResponseSchema,
+  QueryResponseSchema,
+  RowsResponseSchema,
+  TableAnswerSchema,
+  TagKeysResponseSchema,
+  TagValuesResponseSchema,
+  type TimeSeriesAnswer,
+  VariableResponseSchema,
+} from '@kilowatch/grafana';
+import { createInfluxStore } from '@kilowatch/influx';
+import { influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
+import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import type { LightMyRequestResponse } from 'fastify';
+import * as v from 'valibot';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimMeter, iso, locationOf, type Meter, steadyCounter } from './analytics/testing.ts';
+import { type Account, as, buildTestApp, signUp, type TestApp } from './testing/helper.ts';
+
+interface EngineCase {
+  name: string;
+  skip: string | null;
+  open(): Promise<{ store: TelemetryStore; stop(): Promise<void> }>;
+}
+
+const ENGINES: EngineCase[] = [
+  {
+    name: 'duckdb',
+    skip: null,
+    async open() {
+      const store = await createDuckDbStore();
+      return { store, stop: () => store.close() };
+    },
+  },
+  {
+    name: 'influxdb',
+    skip: influxSkipReason(),
+    async open() {
+      const server = await startInfluxServer();
+      const store = await createInfluxStore({ url: server.url, database: server.database });
+      return {
+        store,
+        async stop() {
+          await store.close();
+          await server.stop();
+        },
+      };
+    },
+  },
+];
+
+const H = 3_600_000;
+const WARSAW_AUTUMN = Date.parse('2026-10-24T22:00:00Z'); // 2026-10-25 00:00 CEST
+const WARSAW_AUTUMN_END = Date.parse('2026-10-25T23:00:00Z'); // 2026-10-26 00:00 CET
+const FROM = WARSAW_AUTUMN - 24 * H;
+const TO = WARSAW_AUTUMN_END + 24 * H;
+const NOW = Date.parse('2026-11-20T12:00:00Z');
+
+function ok<S extends v.GenericSchema>(schema: S, res: LightMyRequestResponse): v.InferOutput<S> {
+  expect(res.statusCode, res.body).toBe(200);
+  const parsed = v.safeParse(schema, res.json());
+  if (!parsed.success) throw new Error(`answer off the published shape: ${JSON.stringify(parsed.issues[0])}`);
+  return parsed.output;
+}
+
+for (const engine of ENGINES) {
+  describe.skipIf(engine.skip !== null)(`Grafana data source on ${engine.name}`, () => {
+    let t: TestApp;
+    let stop: () => Promise<void>;
+    let alice: Account;
+    let bob: Account;
+    let aliceKey: string;
+    let bobKey: string;
+    let home: Meter;
+    let garage: Meter;
+    let bobs: Meter;
+
+    beforeAll(async () => {
+      const opened = await engine.open();
+      stop = opened.stop;
+      const store = opened.store;
+      t = await buildTestApp('pglite', { store, now: () => NOW });
+      alice = await signUp(t.app);
+      bob = await signUp(t.app);
+      const aliceLoc = await locationOf(t.app, alice);
+      home = await claimMeter(t.app, alice, aliceLoc, 'Home');
+      garage = await claimMeter(t.app, alice, aliceLoc, 'Garage');
+      bobs = await claimMeter(t.app, bob, await locationOf(t.app, bob), 'Bob secret meter');
+      const readings: Reading[] = [
+        // 1 kWh an hour on phase 1 across the autumn change, sampled every 15 minutes.
+        ...steadyCounter(home.deviceKey, 'eai1', FROM - H, TO + H),
+        ...steadyCounter(garage.deviceKey, 'eai1', FROM - H, TO + H, 0.5),
+        ...steadyCounter(bobs.deviceKey, 'eai1', FROM - H, TO + H, 7),
+      ];
+      // Voltages every 15 minutes: phase n at 229 + n V, a sag to 200 V on phase 1 at noon each day.
+      for (let ts = FROM; ts < TO; ts += 15 * 60_000) {
+        const sag = new Date(ts).getUTCHours() === 11;
+        for (const m of [home, bobs])
+          readings.push({
+            deviceKey: m.deviceKey,
+            ts,
+            values: { vave1: sag ? 200 : 230, vave2: 231, vave3: 232 },
+          });
+      }
+      await store.write(readings);
+      await store.refreshRollups(NOW);
+      const key = async (who: Account) => {
+        const res = await as(t.app, who, {
+          method: 'POST',
+          url: '/api/account/api-keys',
+          payload: { name: 'Grafana' },
+        });
+        return (res.json() as { key: string }).key;
+      };
+      aliceKey = await key(alice);
+      bobKey = await key(bob);
+    }, 180_000);
+
+    afterAll(async () => {
+      await t?.close();
+      await stop?.();
+    });
+
+    const grafana = (key: string, method: 'GET' | 'POST', url: string, payload?: unknown) =>
+      t.app.inject({
+        method,
+        url: `/grafana${url}`,
+        headers: { authorization: `Bearer ${key}` },
+        ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+      });
+    const query = (key: string, body: Record<string, unknown>) => grafana(key, 'POST', '/query', body);
+    const range = { from: iso(FROM), to: iso(TO), raw: { from: 'now-3d', to: 'now' } };
+
+    it('answers the connection test with a key, and 401 without one', async () => {
+      expect((await grafana(aliceKey, 'GET', '/')).statusCode).toBe(200);
+      const bare = await t.app.inject({
+        method: 'GET',
+        url: '/grafana',
+        headers: { authorization: `Bearer ${aliceKey}` },
+      });
+      expect(bare.statusCode).toBe(200);
+      const none = await t.app.inject({ method: 'GET', url: '/grafana/' });
+      expect(none.statusCode).toBe(401);
+      const wrong = await grafana('kw_thisKeyWasNeverIssuedByKilowatch', 'POST', '/metrics', {});
+      expect(wrong.statusCode).toBe(401);
+      // A session's token opens it too (the user trying it from the browser).
+      expect((await as(t.app, alice, { method: 'GET', url: '/grafana/' })).statusCode).toBe(200);
+    });
+
+    it('lists metrics with payload options of the owner’s devices only', async () => {
+      for (const body of [{}, { metric: 'energy.import', payload: { device: String(home.id) } }]) {
+        const metrics = ok(MetricsResponseSchema, await grafana(aliceKey, 'POST', '/metrics', body));
+        expect(metrics.map((m) => m.value)).toEqual(METRIC_NAMES);
+        expect(metrics.map((m) => m.value)).toEqual(
+          expect.arrayContaining(['energy.import', 'vave1', 'vave', 'pave']),
+        );
+        const device = metrics
+          .find((m) => m.value === 'energy.import')!
+          .payloads.find((p) => p.name === 'device')!;
+        expect(device.options).toEqual([
+          { label: 'Home', value: String(home.id) },
+          { label: 'Garage', value: String(garage.id) },
+        ]);
+      }
+      for (const path of ['/metric-payload-options', '/options']) {
+        const devices = ok(
+          PayloadOptionsResponseSchema,
+          await grafana(aliceKey, 'POST', path, { metric: 'vave1', payload: {}, name: 'device' }),
+        );
+        expect(devices.map((o) => o.label)).toEqual(['Home', 'Garage']);
+        const stats = ok(
+          PayloadOptionsResponseSchema,
+          await grafana(aliceKey, 'POST', path, { metric: 'vave1', payload: {}, name: 'stat' }),
+        );
+        expect(stats.map((o) => o.value)).toEqual(['avg', 'min', 'max']);
+      }
+    });
+
+    it('gives energy per local day across the autumn change exactly as /api/devices/:id/energy does', async () => {
+      const body = ok(
+        QueryResponseSchema,
+        await query(aliceKey, {
+          range,
+          intervalMs: 86_400_000,
+          maxDataPoints: 500,
+          targets: [
+            { target: 'energy.import', refId: 'A', payload: { device: String(home.id), interval: '1d' } },
+          ],
+        }),
+      );
+      expect(body).toHaveLength(1);
+      const series = body[0] as TimeSeriesAnswer;
+      expect(series.target).toBe('Home energy.import');
+      const api = (
+        await as(t.app, alice, {
+          method: 'GET',
+          url: `/api/devices/${home.id}/energy?from=${iso(FROM)}&to=${iso(TO)}&interval=1d`,
+        })
+      ).json() as { t: number[]; import: (number | null)[] };
+      const expected = api.t.flatMap((ts, i) => (api.import[i] === null ? [] : [[api.import[i], ts]]));
+      expect(series.datapoints).toEqual(expected);
+      // The 25-hour day holds 25 kWh, the days around it 24.
+      expect(series.datapoints).toEqual([
+        [24, FROM],
+        [25, WARSAW_AUTUMN],
+        [24, WARSAW_AUTUMN_END],
+      ]);
+      // Hourly from the same code: 25 buckets on the long day.
+      const hourly = ok(
+        QueryResponseSchema,
+        await query(aliceKey, {
+          range: { from: iso(WARSAW_AUTUMN), to: iso(WARSAW_AUTUMN_END) },
+          intervalMs: H,
+          maxDataPoints: 1000,
+          targets: [{ target: 'energy.import', payload: { device: String(home.id) } }],
+        }),
+      );
+      expect((hourly[0] as TimeSeriesAnswer).datapoints).toHaveLength(25);
+    });
+
+    it('honours maxDataPoints: the right rollup, then merged runs, never more points than asked', async () => {
+      const cases = [
+        { maxDataPoints: 1000, intervalMs: 60_000, most: 1000 },
+        { maxDataPoints: 100, intervalMs: 30 * 60_000, most: 100 },
+        { maxDataPoints: 10, intervalMs: 60_000, most: 10 },
+        { maxDataPoints: 1, intervalMs: 0, most: 1 },
+      ];
+      for (const c of cases) {
+        const body = ok(
+          QueryResponseSchema,
+          await query(aliceKey, {
+            range,
+            intervalMs: c.intervalMs,
+            maxDataPoints: c.maxDataPoints,
+            targets: [
+              { target: 'vave1', refId: 'A', payload: { device: String(home.id) } },
+              { target: 'energy.import', refId: 'B', payload: { device: String(home.id) } },
+            ],
+          }),
+        );
+        expect(body).toHaveLength(2);
+        for (const s of body as TimeSeriesAnswer[]) {
+          expect(s.datapoints.length, `${s.target} ${c.maxDataPoints}`).toBeLessThanOrEqual(c.most);
+          expect(s.datapoints.length).toBeGreaterThan(0);
+        }
+      }
+      // 73 hours at 100 points and 30-minute panels: hourly rollups, one point an hour.
+      const hourly = ok(
+        QueryResponseSchema,
+        await query(aliceKey, {
+          range,
+          intervalMs: 30 * 60_000,
+          maxDataPoints: 100,
+          targets: [{ target: 'vave2', payload: { device: String(home.id) } }],
+        }),
+      )[0] as TimeSeriesAnswer;
+      expect(hourly.datapoints.length).toBe((TO - FROM) / H);
+      expect(hourly.datapoints[1]![1] - hourly.datapoints[0]![1]).toBe(H);
+      expect(hourly.datapoints[0]![0]).toBeCloseTo(231, 9);
+      // Energy merged into runs still adds up to the whole: 73 kWh over 73 hours. (At one point the answer
+      // is the calendar month, which holds all 75 hours written.)
+      for (const [maxDataPoints, kWh] of [
+        [1000, 73],
+        [20, 73],
+        [7, 73],
+        [1, 75],
+      ] as const) {
+        const e = ok(
+          QueryResponseSchema,
+          await query(aliceKey, {
+            range,
+            intervalMs: H,
+            maxDataPoints,
+            targets: [{ target: 'energy.import', payload: { device: String(home.id) } }],
+          }),
+        )[0] as TimeSeriesAnswer;
+        expect(e.datapoints.length).toBeLessThanOrEqual(maxDataPoints);
+        expect(e.datapoints.reduce((a, [x]) => a + x, 0)).toBeCloseTo(kWh, 6);
+      }
+    });
+
+    it('answers tables, several devices, ad hoc filters by device, location and phase', async () => {
+      const table = ok(
+        QueryResponseSchema,
+        await query(aliceKey, {
+          range,
+          maxDataPoints: 10,
+          targets: [{ target: 'energy.import', payload: { format: 'table', interval: '1d' } }],
+        }),
+      );
+      const tab = v.parse(TableAnswerSchema, table[0]);
+      expect(tab.columns.map((c) => c.text)).toEqual(['Time', 'Device', 'Location', 'energy.import']);
+      expect(tab.rows).toContainEqual([WARSAW_AUTUMN, 'Home', 'Home', 25]);
+      expect(tab.rows).toContainEqual([WARSAW_AUTUMN, 'Garage', 'Home', 12.5]);
+
+      const filtered = ok(
+        QueryResponseSchema,
+        await query(aliceKey, {
+          range,
+          maxDataPoints: 100,
+          targets: [{ target: 'vave', payload: {} }],
+          adhocFilters: [
+            { key: 'device', operator: '=', value: 'Home' },
+            { key: 'phase', operator: '=', value: '3' },
+          ],
+        }),
+      ) as TimeSeriesAnswer[];
+      expect(filtered.map((s) => s.target)).toEqual(['Home vave3']);
+      expect(filtered[0]!.datapoints[0]![0]).toBeCloseTo(232, 9);
+      // Multi-value variables arrive as {a,b}.
+      const both = ok(
+        QueryResponseSchema,
+        await query(aliceKey, {
+          range,
+          maxDataPoints: 10,
+          targets: [
+            { target: 'energy.import', payload: JSON.stringify({ device: `{${home.id},${garage.id}}` }) },
+          ],
+        }),
+      ) as TimeSeriesAnswer[];
+      expect(both.map((s) => s.target)).toEqual(['Home energy.import', 'Garage energy.import']);
+      const none = ok(
+        QueryResponseSchema,
+        await query(aliceKey, {
+          range,
+          targets: [{ target: 'vave', payload: {} }],
+          adhocFilters: [{ key: 'location', operator: '!=', value: 'Home' }],
+        }),
+      );
+      expect(none).toEqual([]);
+    });
+
+    it('gives the voltage bands and the EN 50160 shares', async () => {
+      const bands = ok(
+        QueryResponseSchema,
+        await query(aliceKey, {
+          range,
+          targets: [{ target: 'voltage.bands', payload: { device: String(home.id) } }],
+        }),
+      ) as TimeSeriesAnswer[];
+      expect(bands.map((b) => b.target)).toEqual([
+        'Home warning low',
+        'Home warning high',
+        'Home critical low',
+        'Home critical high',
+      ]);
+      expect(bands[0]!.datapoints).toEqual([
+        [207, FROM],
+        [207, TO],
+      ]);
+      const quality = ok(
+        QueryResponseSchema,
+        await query(aliceKey, {
+          range,
+          targets: [{ target: 'voltage.quality', payload: { device: String(home.id) } }],
+        }),
+      );
+      const tab = v.parse(TableAnswerSchema, quality[0]);
+      const api = (
+        await as(t.app, alice, {
+          method: 'GET',
+          url: `/api/devices/${home.id}/voltage-quality?from=${iso(FROM)}&to=${iso(TO)}`,
+        })
+      ).json() as { phases: { phase: number; samples: number; withinEn50160: number }[] };
+      expect(tab.rows).toHaveLength(3);
+      for (const p of api.phases) {
+        const row = tab.rows.find((r) => r[1] === p.phase)!;
+        expect(row[2]).toBe(p.samples);
+        expect(row[5]).toBe(p.withinEn50160);
+      }
+      // Phase 1 sags below EN 50160's 207 V one hour a day.
+      expect(Number(tab.rows.find((r) => r[1] === 1)![5])).toBeLessThan(1);
+    });
+
+    it('answers variables and ad hoc tag keys and values from the owner’s devices only', async () => {
+      const devices = ok(
+        VariableResponseSchema,
+        await grafana(aliceKey, 'POST', '/variable', { payload: { target: 'devices' } }),
+      );
+      expect(devices).toEqual([
+        { __text: 'Home', __value: String(home.id) },
+        { __text: 'Garage', __value: String(garage.id) },
+      ]);
+      const asText = ok(
+        VariableResponseSchema,
+        await grafana(aliceKey, 'POST', '/variable', { payload: 'metrics' }),
+      );
+      expect(asText.map((x) => x.__value)).toEqual(METRIC_NAMES);
+      const keys = ok(TagKeysResponseSchema, await grafana(aliceKey, 'POST', '/tag-keys', {}));
+      expect(keys.map((k) => k.text)).toEqual(['device', 'location', 'phase']);
+      const names = ok(
+        TagValuesResponseSchema,
+        await grafana(aliceKey, 'POST', '/tag-values', { key: 'device' }),
+      );
+      expect(names).toEqual([{ text: 'Home' }, { text: 'Garage' }]);
+      const phases = ok(
+        TagValuesResponseSchema,
+        await grafana(aliceKey, 'POST', '/tag-values', { key: 'phase' }),
+      );
+      expect(phases).toEqual([{ text: '1' }, { text: '2' }, { text: '3' }]);
+    });
+
+    it('shows a key of user A nothing of user B', async () => {
+      const everything = ok(
+        QueryResponseSchema,
+        await query(aliceKey, {
+          range,
+          maxDataPoints: 10,
+          targets: [{ target: 'energy.import' }, { target: 'vave1' }],
+        }),
+      ) as TimeSeriesAnswer[];
+      expect(everything.map((s) => s.target)).toEqual([
+        'Home energy.import',
+        'Garage energy.import',
+        'Home vave1',
+        'Garage vave1',
+      ]);
+      // Bob's meter, by id or by name, reads exactly as a meter that does not exist.
+      const pairs: [string, string][] = [
+        [String(bobs.id), '987654'],
+        ['Bob secret meter', 'No such meter'],
+      ];
+      for (const [his, nobodys] of pairs) {
+        for (const ask of [
+          (d: string) =>
+            query(aliceKey, { range, targets: [{ target: 'energy.import', payload: { device: d } }] }),
+          (d: string) =>
+            grafana(
+              aliceKey,
+              'GET',
+              `/rows?device=${encodeURIComponent(d)}&param=vave1&from=${iso(FROM)}&to=${iso(TO)}`,
+            ),
+        ]) {
+          const res = await ask(his);
+          const control = await ask(nobodys);
+          expect(res.statusCode).toBe(400);
+          expect(res.body.replaceAll(his, '?')).toBe(control.body.replaceAll(nobodys, '?'));
+        }
+      }
+      for (const [url, body] of [
+        ['/metrics', {}],
+        ['/variable', { payload: { target: 'devices' } }],
+        ['/variable', { payload: { target: 'locations' } }],
+        ['/tag-values', { key: 'device' }],
+      ] as const) {
+        const res = await grafana(aliceKey, 'POST', url, body);
+        expect(res.statusCode).toBe(200);
+        expect(res.body).not.toContain('Bob secret meter');
+        expect(res.body).not.toContain(`"${bobs.id}"`);
+      }
+      // And Bob's key sees Bob's meter: the data is there.
+      const bobsOwn = ok(
+        QueryResponseSchema,
+        await query(bobKey, {
+          range,
+          maxDataPoints: 10,
+          targets: [{ target: 'energy.import', payload: { interval: '1d' } }],
+        }),
+      ) as TimeSeriesAnswer[];
+      expect(bobsOwn.map((s) => s.target)).toEqual(['Bob secret meter energy.import']);
+      expect(bobsOwn[0]!.datapoints[1]![0]).toBeCloseTo(7 * 25, 9);
+    });
+
+    it('refuses a revoked key at once with 401', async () => {
+      const created = (
+        await as(t.app, alice, {
+          method: 'POST',
+          url: '/api/account/api-keys',
+          payload: { name: 'temporary' },
+        })
+      ).json() as { id: number; key: string };
+      const body = { range, targets: [{ target: 'energy.import' }] };
+      expect((await query(created.key, body)).statusCode).toBe(200);
+      await as(t.app, alice, { method: 'DELETE', url: `/api/account/api-keys/${created.id}` });
+      for (const res of [
+        await query(created.key, body),
+        await grafana(created.key, 'GET', '/'),
+        await grafana(created.key, 'POST', '/metrics', {}),
+        await grafana(
+          created.key,
+          'GET',
+          `/rows?device=${home.id}&param=vave1&from=${iso(FROM)}&to=${iso(TO)}`,
+        ),
+      ]) {
+        expect(res.statusCode).toBe(401);
+      }
+    });
+
+    it('serves Infinity rows as flat JSON and as CSV', async () => {
+      const url = `/rows?device=${home.id}&param=energy.import,vave1&from=${iso(FROM)}&to=${iso(TO)}&interval=1d`;
+      const rows = ok(RowsResponseSchema, await grafana(aliceKey, 'GET', url));
+      expect(rows.filter((r) => r.param === 'energy.import').map((r) => [r.time, r.value])).toEqual([
+        [iso(FROM), 24],
+        [iso(WARSAW_AUTUMN), 25],
+        [iso(WARSAW_AUTUMN_END), 24],
+      ]);
+      expect(rows.filter((r) => r.param === 'vave1')).toHaveLength(3);
+      const csv = await grafana(aliceKey, 'GET', `${url}&format=csv`);
+      expect(csv.statusCode).toBe(200);
+      expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+      const lines = csv.body.trim().split('\n');
+      expect(lines[0]).toBe('time,ts,device,deviceId,param,value');
+      expect(lines).toHaveLength(rows.length + 1);
+      expect(lines[2]).toBe(`${iso(WARSAW_AUTUMN)},${WARSAW_AUTUMN},Home,${home.id},energy.import,25`);
+      // Epoch milliseconds, as Infinity's ${__from} gives them, read the same.
+      const ms = ok(
+        RowsResponseSchema,
+        await grafana(
+          aliceKey,
+          'GET',
+          `/rows?device=Home&param=energy.import&from=${FROM}&to=${TO}&interval=1d`,
+        ),
+      );
+      expect(ms.map((r) => r.value)).toEqual([24, 25, 24]);
+    });
+
+    it('answers a body it cannot use with 400 and the reason, never 500', async () => {
+      const bad: [string, 'GET' | 'POST', unknown, RegExp][] = [
+        ['/query', 'POST', {}, /range/],
+        ['/query', 'POST', { range }, /targets/],
+        ['/query', 'POST', { range, targets: 'energy' }, /targets/],
+        ['/query', 'POST', { range, targets: [{ refId: 'A' }] }, /target/],
+        ['/query', 'POST', { range: { from: 'yesterday', to: 'now' }, targets: [] }, /from/],
+        ['/query', 'POST', { range: { from: iso(TO), to: iso(FROM) }, targets: [] }, /range/],
+        ['/query', 'POST', { range, maxDataPoints: -1, targets: [] }, /maxDataPoints/],
+        ['/query', 'POST', { range, maxDataPoints: 'many', targets: [] }, /maxDataPoints/],
+        ['/query', 'POST', { range, targets: [{ target: 'nope' }] }, /unknown metric "nope"/],
+        ['/query', 'POST', { range, targets: [{ target: 'vave1', payload: '{not json' }] }, /not JSON/],
+        ['/query', 'POST', { range, targets: [{ target: 'vave1', payload: { stat: 'median' } }] }, /stat/],
+        [
+          '/query',
+          'POST',
+          { range, targets: [{ target: 'vave1', payload: { interval: '7m' } }] },
+          /interval/,
+        ],
+        [
+          '/query',
+          'POST',
+          { range, targets: [{ target: 'energy.import', payload: { interval: 'raw' } }] },
+          /interval/,
+        ],
+        ['/query', 'POST', { range, targets: [{ target: 'vave1', payload: { format: 'graph' } }] }, /format/],
+        [
+          '/query',
+          'POST',
+          { range, targets: [], adhocFilters: [{ key: 'device', operator: '=~', value: 'H.*' }] },
+          /operator/,
+        ],
+        [
+          '/query',
+          'POST',
+          { range, targets: [], adhocFilters: [{ key: 'city', operator: '=', value: 'X' }] },
+          /city/,
+        ],
+        [
+          '/query',
+          'POST',
+          { range, targets: [], adhocFilters: [{ key: 'phase', operator: '=', value: '4' }] },
+          /phase/,
+        ],
+        [
+          '/query',
+          'POST',
+          { range: { from: '1900-01-01T00:00:00Z', to: iso(TO) }, targets: [{ target: 'vave1' }] },
+          /too long/,
+        ],
+        ['/metric-payload-options', 'POST', { payload: {}, name: 'device' }, /metric/],
+        ['/metric-payload-options', 'POST', { metric: 'nope', payload: {}, name: 'device' }, /nope/],
+        ['/metric-payload-options', 'POST', { metric: 'vave1', payload: {}, name: 'colour' }, /colour/],
+        ['/variable', 'POST', { payload: { target: 'galaxies' } }, /galaxies/],
+        ['/variable', 'POST', { payload: '{broken' }, /JSON/],
+        ['/tag-values', 'POST', {}, /key/],
+        ['/tag-values', 'POST', { key: 'colour' }, /colour/],
+        ['/rows?param=vave1', 'GET', undefined, /device/],
+        [`/rows?device=${home.id}&param=vave1&from=x&to=${iso(TO)}`, 'GET', undefined, /from/],
+        [`/rows?device=${home.id}&param=nope&from=${iso(FROM)}&to=${iso(TO)}`, 'GET', undefined, /nope/],
+        [
+          `/rows?device=${home.id}&param=vave1&from=${iso(FROM)}&to=${iso(TO)}&format=xml`,
+          'GET',
+          undefined,
+          /format/,
+        ],
+        [
+          `/rows?device=${home.id}&param=vave1&from=${iso(FROM)}&to=${iso(TO)}&maxDataPoints=0`,
+          'GET',
+          undefined,
+          /maxDataPoints/,
+        ],
+      ];
+      for (const [url, method, body, why] of bad) {
+        const res = await grafana(aliceKey, method, url, body);
+        expect(res.statusCode, `${url} ${JSON.stringify(body)}: ${res.body}`).toBe(400);
+        expect((res.json() as { message: string }).message, url).toMatch(why);
+      }
+      // Not JSON at all.
+      const garbled = await t.app.inject({
+        method: 'POST',
+        url: '/grafana/query',
+        headers: { authorization: `Bearer ${aliceKey}`, 'content-type': 'application/json' },
+        payload: '{"range":',
+      });
+      expect(garbled.statusCode).toBe(400);
+      expect(garbled.json().message).toBeTruthy();
+      // Hidden targets are skipped, not answered.
+      const hidden = await query(aliceKey, { range, targets: [{ target: 'vave1', hide: true }] });
+      expect(ok(QueryResponseSchema, hidden)).toEqual([]);
+    });
+  });
+}

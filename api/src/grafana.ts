@@ -1,0 +1,53 @@
+/**
+ * The Grafana data source (@kilowatch/grafana) composed with the API: it reads the owner's devices and
+ * answers series, energy and voltage quality through the same analytics code as `/api/devices/:id/…`,
+ * so a Grafana panel and a Kilowatch screen show the same numbers. Opened by an API key or a session.
+ */
+import { DEFAULT_LIMITS } from '@kilowatch/core';
+import { type GrafanaSource, grafanaPlugin } from '@kilowatch/grafana';
+import type { FastifyInstance } from 'fastify';
+import { contextOf, deviceContext } from './analytics/context.ts';
+import { energySeries } from './analytics/energy.ts';
+import { voltageQuality } from './analytics/quality.ts';
+import { seriesFor } from './analytics/series.ts';
+
+export function grafanaSource(app: FastifyInstance): GrafanaSource {
+  const limitsOf = async (userId: number, id: number) =>
+    (await app.devices.limits(userId, id)) ?? DEFAULT_LIMITS;
+  return {
+    async devices(userId) {
+      return (await app.devices.list(userId)).map((d) => ({
+        id: d.id,
+        name: d.name,
+        location: d.location?.name ?? null,
+        tz: contextOf(d).tz,
+        phases: d.phases,
+      }));
+    },
+    async series(userId, id, q) {
+      return seriesFor(app.store, await deviceContext(app, userId, id), q);
+    },
+    async energy(userId, id, q) {
+      const ctx = await deviceContext(app, userId, id);
+      return energySeries(app.store, ctx, { from: q.from, to: q.to }, q.interval);
+    },
+    async limits(userId, id) {
+      await deviceContext(app, userId, id);
+      return limitsOf(userId, id);
+    },
+    async voltageQuality(userId, id, range) {
+      const ctx = await deviceContext(app, userId, id);
+      return voltageQuality(app.store, ctx, range, await limitsOf(userId, id));
+    },
+  };
+}
+
+/** Mounts the data source at `/grafana`. */
+export async function registerGrafana(app: FastifyInstance): Promise<void> {
+  await app.register(grafanaPlugin, {
+    prefix: '/grafana',
+    source: grafanaSource(app),
+    authenticate: app.authenticateReader,
+    userOf: (request) => request.session.userId,
+  });
+}

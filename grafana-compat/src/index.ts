@@ -1,0 +1,13 @@
+/** @kilowatch/grafana: Kilowatch as a Grafana data source, and the dashboards provisioned with it. */
+export * from './metrics.ts';
+export {
+  BadGrafanaRequest,
+  DEFAULT_MAX_DATA_POINTS,
+  type GrafanaPluginOptions,
+  grafanaPlugin,
+  TAG_KEYS,
+  toCsv,
+} from './plugin.ts';
+export * from './protocol.ts';
+export * from './resolution.ts';
+export type * from './source.ts';
