@@ -88,6 +88,15 @@ function flag(value: string | undefined, fallback: boolean): boolean {
   return !['0', 'false', 'off', 'no'].includes(value.toLowerCase());
 }
 
+/** A whole number ≥ 0 from the environment, or the default; anything else stops the start naming it. */
+function whole(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number ≥ 0 (got "${raw}")`);
+  return n;
+}
+
 /** The environment of API.md §Configuration. `embedded` is true when no external servers are configured. */
 export function configFromEnv(
   env: NodeJS.ProcessEnv = process.env,
@@ -101,6 +110,8 @@ export function configFromEnv(
   mqttPort: number;
   duckdbMemoryLimit: string;
   ingestClientId: string;
+  ingestSessionExpirySeconds: number;
+  rollupIntervalMs: number;
 } {
   const base = defaultConfig();
   const port = Number(env.PORT ?? 8080);
@@ -126,6 +137,11 @@ export function configFromEnv(
       (embedded
         ? 'kilowatch-ingest'
         : `kilowatch-ingest-${hostname.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40)}`),
+    // How long the broker keeps a crashed ingest's session (and its place in the shared group) for a
+    // restart under the same id; a graceful stop leaves at once.
+    ingestSessionExpirySeconds: whole(env, 'KW_INGEST_SESSION_EXPIRY_S', 600),
+    // 0: this process refreshes no rollups (another one does, or a separate job).
+    rollupIntervalMs: whole(env, 'KW_ROLLUP_INTERVAL_MS', 10_000),
     dataDir: path.resolve(env.KW_DATA_DIR ?? 'data'),
     duckdbMemoryLimit: memoryLimit(env.KW_DUCKDB_MEMORY_LIMIT),
     databaseUrl: env.DATABASE_URL || undefined,

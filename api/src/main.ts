@@ -24,6 +24,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { startSharedAlertSource } from './alerts/shared-source.ts';
 import { buildApp } from './app.ts';
 import { configFromEnv } from './config.ts';
+import { createPostgresSql } from './db/sql.ts';
 import { ensureDemoAccount } from './demo.ts';
 import { createLocalLiveSource } from './hub/live-source.ts';
 import { startHubRelay } from './hub/relay.ts';
@@ -132,10 +133,22 @@ async function main(): Promise<void> {
   if (config.role === 'ingest') {
     const url = await mqttUrl();
     http = Fastify({ logger });
+    // Ingest processes take turns refreshing rollups under a PostgreSQL advisory lock: each dirty range
+    // once, and still after one of them dies. Without DATABASE_URL this one refreshes on its own.
+    const rollupSql = config.databaseUrl
+      ? await createPostgresSql({ connectionString: config.databaseUrl, max: 2 })
+      : undefined;
+    if (rollupSql) stops.unshift(() => rollupSql.close());
+    // The ingest processes alive, so that a graceful stop leaves the shared group unless it is the last.
+    const members = rollupSql ? await rollupSql.member('ingest') : undefined;
     runtime = await startIngest({
       store,
       ...(broker ? { broker } : { mqttUrl: url }),
       clientId: config.ingestClientId,
+      sessionExpirySeconds: config.ingestSessionExpirySeconds,
+      rollupIntervalMs: config.rollupIntervalMs,
+      ...(rollupSql ? { rollupLock: (fn) => rollupSql.exclusive('rollups', fn, { wait: false }) } : {}),
+      ...(members ? { leaveGroup: async () => !(await members.leave()) } : {}),
       shared: !config.embedded,
       publishLive: Boolean(config.mqttUrl),
       deadLetterDir: path.join(config.dataDir, 'dead-letters'),
@@ -261,12 +274,17 @@ async function main(): Promise<void> {
     await http.ready();
 
     if (config.role === 'all') {
+      const members = config.embedded ? undefined : await http.sql.member('ingest');
       if (config.demo) await ensureDemoAccount(http, DEMO_DEVICES);
       const url = await mqttUrl();
       runtime = await startIngest({
         store,
         ...(broker ? { broker } : { mqttUrl: url }),
         clientId: config.ingestClientId,
+        sessionExpirySeconds: config.ingestSessionExpirySeconds,
+        rollupIntervalMs: config.rollupIntervalMs,
+        rollupLock: (fn) => http.sql.exclusive('rollups', fn, { wait: false }),
+        ...(members ? { leaveGroup: async () => !(await members.leave()) } : {}),
         shared: !config.embedded,
         publishLive: Boolean(config.mqttUrl),
         deadLetterDir: path.join(config.dataDir, 'dead-letters'),

@@ -4,8 +4,10 @@
  * markers since its persisted cursor, recomputes each device's range from raw (the hour holding `from`
  * to the hour holding the next reading after `to`, so the step into it is counted), writes the 15m, 30m
  * and 1h points back, then advances the cursor in `rollup_state`. Markers newer than the cursor minus a
- * margin are read again (a writer in another process may still be sending); this instance remembers the
- * ones it has done. Rewrites are idempotent, so repeating work never changes an answer.
+ * margin are read again (a writer in another process may still be sending); a marker handled is written
+ * back with `done = 1`, so that neither this process nor another one (ingest processes take turns under
+ * a lock, see the rollup scheduler) handles it twice. Rewrites are idempotent, so repeating work (a
+ * process dying between its rollups and its `done`) never changes an answer.
  */
 import { COUNTER_NAMES, type CounterPoint, fixedBucketStart, HOUR_MS } from '@kilowatch/core';
 import { type RollupRunResult, StoreError } from '@kilowatch/tsdb';
@@ -200,14 +202,29 @@ export class RollupMaintainer {
     const cursor = rowsOf(state?.series)[0]?.last;
     const readFrom = typeof cursor === 'number' ? Math.max(0, cursor - MARKER_MARGIN_MS) : 0;
     const [markers] = await this.client.query(
-      `SELECT "from", "to", "device", "writer" FROM ${DIRTY} WHERE time >= ${readFrom}ms`,
+      `SELECT "from", "to", "done", "device", "writer" FROM ${DIRTY} WHERE time >= ${readFrom}ms`,
     );
     const ranges = new Map<string, DirtyRange>();
     const keys: [string, number][] = [];
+    /** The markers handled now, marked done in the database so that another process skips them too. */
+    const handled: string[] = [];
     for (const m of rowsOf(markers?.series)) {
       const key = `${m.device}|${m.writer}|${m.time}`;
       if (this.done.has(key) || typeof m.from !== 'number' || typeof m.to !== 'number') continue;
+      // Done by another process (the refreshes of several ingest processes take turns).
+      if (m.done === 1 || m.done === true) {
+        this.done.set(key, m.time as number);
+        continue;
+      }
       keys.push([key, m.time as number]);
+      handled.push(
+        encodeLine(
+          DIRTY,
+          { device: String(m.device), writer: String(m.writer) },
+          { from: m.from, to: m.to, done: 1 },
+          m.time as number,
+        ),
+      );
       const device = String(m.device);
       const r = ranges.get(device);
       if (!r) ranges.set(device, { from: m.from, to: m.to });
@@ -218,6 +235,8 @@ export class RollupMaintainer {
     }
     let buckets = 0;
     for (const [device, range] of ranges) buckets += await this.recompute(device, range);
+    // Rewritten in place (same series and time): the point keeps its range and gains `done`.
+    await this.writeLines(handled);
     for (const [key, t] of keys) this.done.set(key, t);
 
     let newCursor = started;

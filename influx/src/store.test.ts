@@ -335,6 +335,41 @@ describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
     expect((await store.series(q)).series.vave1!.avg).toEqual([240]);
   });
 
+  it('two ingest processes taking turns refresh each dirty range once: the second finds it done', async () => {
+    const d = device();
+    const other = await createInfluxStore({ url: server.url, database: server.database });
+    try {
+      const readings = Array.from({ length: 8 }, (_, i) => ({
+        deviceKey: d,
+        ts: T0 + i * 15 * MIN,
+        values: { eai1: i },
+      }));
+      await store.write(readings.slice(0, 4));
+      await other.write(readings.slice(4));
+      // Both markers are inside the look-back margin for both stores: only the first refresh does them.
+      const first = await store.refreshRollups(T0 + 3 * HOUR_MS);
+      const second = await other.refreshRollups(T0 + 3 * HOUR_MS);
+      expect(first.buckets).toBeGreaterThan(0);
+      expect(second.buckets).toBe(0);
+      const again = await store.refreshRollups(T0 + 3 * HOUR_MS);
+      expect(again.buckets).toBe(0);
+      // A new write is done by whichever refreshes next.
+      await store.write([{ deviceKey: d, ts: T0 + 2 * HOUR_MS, values: { eai1: 8 } }]);
+      expect((await other.refreshRollups(T0 + 3 * HOUR_MS)).buckets).toBeGreaterThan(0);
+      expect((await store.refreshRollups(T0 + 3 * HOUR_MS)).buckets).toBe(0);
+      const res = await other.energy({
+        deviceKey: d,
+        counters: ['eai1'],
+        from: T0,
+        to: T0 + 3 * HOUR_MS,
+        interval: '1h',
+      });
+      expect(res.energy.eai1).toEqual([3, 4, 1]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('keeps rollup work across a store and server restart', async () => {
     const d = device();
     await store.write([

@@ -31,7 +31,7 @@ import { type Decoded, decodeMessage, routeTopic, type StatusUpdate } from './de
 import { type ChunkItem, type ChunkReply, type DecodeThread, startDecodeThread } from './decodeThread.ts';
 import { type DeviceState, type LiveBus, LocalLiveBus } from './liveBus.ts';
 import { createIngestMetrics } from './metrics.ts';
-import { startRollupScheduler } from './rollupScheduler.ts';
+import { type RollupLock, startRollupScheduler } from './rollupScheduler.ts';
 
 /**
  * Where ingest reports (pino's shape, so the API's logger fits as it is): a message alone, or an object
@@ -71,6 +71,23 @@ export interface IngestOptions {
   broker?: EmbeddedBroker;
   /** Fixed, so the broker keeps the session (default `kilowatch-ingest`). */
   clientId?: string;
+  /**
+   * MQTT 5 session expiry (seconds) on an external broker: how long the broker keeps this process's
+   * session, with what it queued for it, after the connection drops without a clean leave (a crash). A
+   * restart under the same client id within it takes everything up; past it, the broker discards the
+   * session, its place in the shared group and what waited in it (`DEFAULT_SESSION_EXPIRY_S` is the
+   * deployment's default). A graceful stop leaves
+   * at once (expiry 0) after acknowledging all it was given. Unset: MQTT 3.1.1, and the broker keeps the
+   * session for as long as it keeps any (a graceful stop still leaves the shared group first).
+   */
+  sessionExpirySeconds?: number;
+  /**
+   * Asked at a graceful stop: leave the shared group (true), or keep the subscription and the session
+   * for a restart under the same id (false)? The last member must stay: a group with no member makes
+   * the broker drop what meters publish meanwhile. Default: leave when `shared`, stay otherwise (a
+   * single ingest keeps its session so that what arrives while it restarts is queued for it).
+   */
+  leaveGroup?: () => Promise<boolean>;
   /** Subscribe through `$share/kilowatch-ingest/...` (several ingest replicas). */
   shared?: boolean;
   /** Publish committed readings on `kilowatch/live/<deviceKey>` (QoS 0) for api replicas. */
@@ -83,6 +100,8 @@ export interface IngestOptions {
   maxInFlight?: number;
   /** Rollup scheduler period; 0 = off (default 10 s). */
   rollupIntervalMs?: number;
+  /** Shared by the ingest processes of a deployment: one of them refreshes a dirty range, once. */
+  rollupLock?: RollupLock;
   /** Dead letters are appended here as JSON lines when set (and kept in memory, bounded, always). */
   deadLetterDir?: string;
   /** IANA zone of a device's local clock (Tasmota `Time`); default Europe/Warsaw. */
@@ -126,6 +145,11 @@ export const INGEST_SUBSCRIPTIONS = [
 ] as const;
 
 export const SHARED_GROUP = 'kilowatch-ingest';
+
+/** Default of `IngestOptions.sessionExpirySeconds`. */
+export const DEFAULT_SESSION_EXPIRY_S = 600;
+/** A leaving bridge has drained what the broker still had for it once nothing arrived for this long. */
+const DRAIN_QUIET_MS = 500;
 
 /** Topic filters the bridge subscribes to. */
 export function subscriptionTopics(shared = false): string[] {
@@ -256,7 +280,11 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     ? mqtt.connect(opts.mqttUrl, {
         clientId,
         clean: false,
-        protocolVersion: 4,
+        // MQTT 5 for the session expiry: group membership follows liveness (see `sessionExpirySeconds`).
+        // Without one, MQTT 3.1.1 and a session the broker keeps (brokers without MQTT 5, such as aedes).
+        ...(opts.sessionExpirySeconds !== undefined
+          ? { protocolVersion: 5 as const, properties: { sessionExpiryInterval: opts.sessionExpirySeconds } }
+          : { protocolVersion: 4 as const }),
         reconnectPeriod: 1000,
         connectTimeout: 10_000,
         resubscribe: true,
@@ -718,8 +746,10 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
           store,
           intervalMs: rollupIntervalMs,
           now,
-          onRun: (result, e) => {
+          ...(opts.rollupLock ? { lock: opts.rollupLock } : {}),
+          onRun: (result, e, outcome) => {
             metrics.rollupRuns.inc(1, { result });
+            if (outcome) metrics.rollupBuckets.inc(outcome.buckets);
             if (!e) {
               lastRollupFailure = { at: -Infinity, message: '' };
               return;
@@ -759,8 +789,35 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     },
     stop() {
       stopped ??= (async () => {
-        stopping = true;
         await rollups?.stop();
+        // A clean leave: out of the shared group first, so the broker routes nothing more here; then what
+        // it had already sent or queued for this session is taken, committed and acknowledged like any
+        // message, and only then is the session ended (below).
+        let left = false;
+        const leave = await (opts.leaveGroup ?? (async () => Boolean(opts.shared)))().catch((e: unknown) => {
+          log.warn({ err: e }, 'could not tell whether other ingest processes run; keeping the session');
+          return false;
+        });
+        if (client?.connected && leave) {
+          const drainUntil = performance.now() + stopTimeoutMs;
+          try {
+            await client.unsubscribeAsync(subscriptionTopics(opts.shared));
+            let seen = -1;
+            while (performance.now() < drainUntil) {
+              const now = metrics.received.total();
+              if (now === seen && inFlight === 0) break;
+              seen = now;
+              await sleep(DRAIN_QUIET_MS);
+            }
+            left = true;
+          } catch (e) {
+            log.warn(
+              { err: e },
+              'could not leave the shared subscription; the session is kept for redelivery',
+            );
+          }
+        }
+        stopping = true;
         const flushed = settle();
         let giveUp: NodeJS.Timeout | undefined;
         await Promise.race([flushed, new Promise<void>((r) => (giveUp = setTimeout(r, stopTimeoutMs)))]);
@@ -772,9 +829,15 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
         await deadLetters.flush();
         await decoder?.close();
         if (client) {
+          // Everything given is acknowledged: the session ends now (expiry 0), and with it this process's
+          // place in the group. Otherwise it is kept for the same client id to take up.
+          const end =
+            left && !abandoned && opts.sessionExpirySeconds !== undefined
+              ? { properties: { sessionExpiryInterval: 0 } }
+              : {};
           await new Promise<void>((resolve) => {
             const t = setTimeout(() => client.end(true, {}, () => resolve()), 2000);
-            client.end(false, {}, () => {
+            client.end(false, end, () => {
               clearTimeout(t);
               resolve();
             });

@@ -98,7 +98,14 @@ export function createIngestMetrics() {
       '1 while the in-flight window is full (backpressure)',
       'gauge',
     ),
-    rollupRuns: new Counter('kilowatch_ingest_rollup_runs_total', 'Rollup refresh runs, by result'),
+    rollupRuns: new Counter(
+      'kilowatch_ingest_rollup_runs_total',
+      'Rollup refresh runs, by result (skipped: another ingest process held the turn)',
+    ),
+    rollupBuckets: new Counter(
+      'kilowatch_ingest_rollup_buckets_total',
+      '15-minute rollup buckets recomputed by this process',
+    ),
     writeLatency: new Histogram('kilowatch_ingest_write_duration_seconds', 'Store batch write duration'),
   };
   return {

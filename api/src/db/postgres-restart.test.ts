@@ -127,6 +127,45 @@ describe.skipIf(!pgUrl)('two processes migrating an empty database at once', () 
     expect(rows).toHaveLength(MIGRATIONS.length);
   });
 
+  it('a lock without waiting: one process runs, the other skips; a holder that dies lets it go', async () => {
+    const [a, b] = sqls as [Sql, Sql];
+    // This schema's rollup lock only (other test files take advisory locks on the same server).
+    const ours =
+      "locktype = 'advisory' and granted and objsubid = 2 " +
+      "and classid::bigint = (hashtext('kilowatch' || $1)::bigint & 4294967295) " +
+      "and objid::bigint = (hashtext('rollups')::bigint & 4294967295)";
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const first = a.exclusive('rollups', () => held.then(() => 'a'), { wait: false });
+    // Until the first holds it, the second may still win: wait for the lock to be taken.
+    for (let i = 0; i < 100; i++) {
+      const { rows } = await b.query<{ n: number }>(`select count(*)::int as n from pg_locks where ${ours}`, [
+        schema,
+      ]);
+      if (rows[0]!.n > 0) break;
+      await sleep(20);
+    }
+    expect(await b.exclusive('rollups', async () => 'b', { wait: false })).toEqual({ ran: false });
+    // The holder's connection dies (a process killed mid-refresh): PostgreSQL lets the lock go.
+    await b.query(
+      `select pg_terminate_backend(pid) from pg_locks where ${ours} and pid <> pg_backend_pid()`,
+      [schema],
+    );
+    expect(await b.exclusive('rollups', async () => 'b', { wait: false })).toEqual({ ran: true, value: 'b' });
+    release();
+    await first.catch(() => undefined);
+  });
+
+  it('group membership: a leaving member learns whether it was the last', async () => {
+    const [a, b] = sqls as [Sql, Sql];
+    const ma = await a.member('ingest');
+    const mb = await b.member('ingest');
+    expect(await ma.leave()).toBe(false);
+    expect(await mb.leave()).toBe(true);
+  });
+
   it('two apps building together on one empty schema both come up', async () => {
     const fresh = `t_${randomBytes(6).toString('hex')}`;
     const pair = await Promise.all(

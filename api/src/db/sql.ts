@@ -32,6 +32,12 @@ export interface Sql extends Queryable {
     fn: () => Promise<T>,
     options?: { wait?: boolean },
   ): Promise<{ ran: true; value: T } | { ran: false }>;
+  /**
+   * Joins the named group of processes for as long as this one lives (a shared advisory lock on a
+   * connection of its own; a process that dies leaves with its connection). `leave()` tells whether it
+   * was the last member; on any doubt (PostgreSQL out of reach) it says it was.
+   */
+  member(name: string): Promise<{ leave(): Promise<boolean> }>;
   close(): Promise<void>;
 }
 
@@ -81,6 +87,9 @@ export async function createPgliteSql(options: PgliteOptions = {}): Promise<Sql>
     async exclusive(_name, fn) {
       // One process owns a PGlite directory: nothing to exclude.
       return { ran: true, value: await fn() };
+    },
+    async member() {
+      return { leave: async () => true };
     },
     async close() {
       if (!db.closed) await db.close();
@@ -236,6 +245,38 @@ export async function createPostgresSql(options: PostgresOptions & PostgresTimeo
         client.off('error', lost);
         client.release(broken);
       }
+    },
+    async member(name) {
+      const lock = 'hashtext($1 || current_schema()), hashtext($2)';
+      const key = ['kilowatch-member', name];
+      const client = await pool.connect().catch((err: unknown) => {
+        throw translated(err);
+      });
+      client.on('error', () => {});
+      try {
+        await client.query(`select pg_advisory_lock_shared(${lock})`, key);
+      } catch (err) {
+        client.release(true);
+        throw translated(err);
+      }
+      let left: Promise<boolean> | undefined;
+      return {
+        leave() {
+          left ??= (async () => {
+            try {
+              // Out of the group, then: does anyone else still hold it?
+              await client.query(`select pg_advisory_unlock_shared(${lock})`, key);
+              const r = await client.query(`select pg_try_advisory_lock(${lock}) as alone`, key);
+              return r.rows[0]?.alone === true;
+            } catch {
+              return true;
+            } finally {
+              client.release(true);
+            }
+          })();
+          return left;
+        },
+      };
     },
     async close() {
       await pool.end();
