@@ -56,17 +56,26 @@ export interface DecodeThread {
   close(): Promise<void>;
 }
 
+/**
+ * Whether this code runs compiled (`pnpm build` bundles the server into `api/dist/`, the decode thread's
+ * body beside it as `decodeWorker.js`) rather than from its TypeScript sources.
+ */
+const compiled = import.meta.url.endsWith('.js');
+
 /** Starts the thread; `entry` is its code (tests start threads that fail). */
 export function startDecodeThread(
   onFailure: (e: unknown) => void,
-  entry: URL = new URL('./decodeWorker.ts', import.meta.url),
+  entry: URL = new URL(compiled ? './decodeWorker.js' : './decodeWorker.ts', import.meta.url),
   onReady: () => void = () => {},
 ): DecodeThread {
-  const worker = new Worker(new URL('./decodeThreadBoot.mjs', import.meta.url), {
-    workerData: { entry: entry.href },
-    // The loader is registered by the boot file, not inherited from the parent's flags.
-    execArgv: [],
-  });
+  // Compiled JavaScript starts as it is; TypeScript sources need the loader registered in the thread
+  // first, which the boot file does (it is not inherited from the parent's flags).
+  const worker = entry.pathname.endsWith('.js')
+    ? new Worker(entry, { execArgv: [] })
+    : new Worker(new URL('./decodeThreadBoot.mjs', import.meta.url), {
+        workerData: { entry: entry.href },
+        execArgv: [],
+      });
   worker.unref();
   let ready = false;
   let failed = false;

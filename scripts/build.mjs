@@ -1,0 +1,103 @@
+// `pnpm build`: the server compiled to plain JavaScript and the web client built, so `pnpm start` (and a
+// container) runs `node api/dist/main.js` without compiling TypeScript at every start.
+//
+// The server is one ES module bundle of api/src/main.ts with Kilowatch's own packages inside it and every
+// other package left to node_modules (native DuckDB, PGlite's WebAssembly, Fastify's plugins load files of
+// their own), plus the ingest decode thread's body beside it. Development and tests keep running the
+// TypeScript sources (tsx, vitest); this file runs under plain `node`.
+//
+//   node scripts/build.mjs [server|web]... (both by default)
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const SERVER_OUT = path.join(root, 'api', 'dist');
+export const WEB_OUT = path.join(root, 'web', 'dist');
+
+/** The package a bare import names (`@fastify/static/x` → `@fastify/static`). */
+const packageOf = (spec) =>
+  spec
+    .split('/')
+    .slice(0, spec.startsWith('@') ? 2 : 1)
+    .join('/');
+
+export async function buildServer() {
+  const { build } = await import('esbuild');
+  const started = performance.now();
+  const external = new Set();
+  /** Bare imports outside Kilowatch stay imports, resolved at run time from api/node_modules. */
+  const externals = {
+    name: 'kilowatch-externals',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith('node:') || builtinModules.includes(args.path)) {
+          return { path: args.path, external: true };
+        }
+        if (args.path.startsWith('@kilowatch/')) return undefined;
+        external.add(packageOf(args.path));
+        return { path: args.path, external: true };
+      });
+    },
+  };
+  mkdirSync(SERVER_OUT, { recursive: true });
+  await build({
+    absWorkingDir: root,
+    entryPoints: {
+      main: 'api/src/main.ts',
+      decodeWorker: 'ingest/src/decodeWorker.ts',
+    },
+    outdir: SERVER_OUT,
+    bundle: true,
+    splitting: false,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: 'linked',
+    // Keep names in stack traces and logs readable.
+    minify: false,
+    keepNames: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    plugins: [externals],
+  });
+  // The bundle imports these from api/: every one must be a dependency of @kilowatch/api.
+  const apiPkg = JSON.parse(readFileSync(path.join(root, 'api', 'package.json'), 'utf8'));
+  const declared = new Set(Object.keys(apiPkg.dependencies ?? {}));
+  const missing = [...external].filter((p) => !declared.has(p));
+  if (missing.length > 0) {
+    throw new Error(
+      `the server bundle imports ${missing.join(', ')}, which api/package.json does not list as dependencies; ` +
+        'add them there (the compiled server resolves its packages from api/node_modules)',
+    );
+  }
+  return performance.now() - started;
+}
+
+export function buildWeb() {
+  const started = performance.now();
+  const r = spawnSync('pnpm', ['--filter', '@kilowatch/web', 'build'], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`the web client's build failed (exit ${r.status})`);
+  if (!existsSync(path.join(WEB_OUT, 'index.html'))) throw new Error('the web build wrote no index.html');
+  return performance.now() - started;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const what = process.argv.slice(2);
+  const all = what.length === 0;
+  try {
+    if (all || what.includes('server')) {
+      const ms = await buildServer();
+      console.log(`server compiled to ${path.relative(root, SERVER_OUT)}/ in ${(ms / 1000).toFixed(1)} s`);
+    }
+    if (all || what.includes('web')) {
+      const ms = buildWeb();
+      console.log(`web client built to ${path.relative(root, WEB_OUT)}/ in ${(ms / 1000).toFixed(1)} s`);
+    }
+  } catch (e) {
+    console.error(e instanceof Error ? e.message : e);
+    process.exit(1);
+  }
+}
