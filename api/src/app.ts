@@ -55,12 +55,16 @@ export interface BuildAppOptions {
   liveServices?: LiveServicesOptions;
   /** Time budget of each telemetry read a request waits on (default `QUERY_BUDGET_MS`). */
   queryBudgetMs?: number;
+  /** Whether a meter's history is still being written (the embedded demo's first minute). */
+  historyLoading?: (deviceKey: string) => boolean;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Every route registered, for the docs check and diagnostics. */
     routeTable: { method: string; url: string; hidden: boolean }[];
+    /** Whether a meter's history is still being written: its totals would count only part of it. */
+    historyLoading: (deviceKey: string) => boolean;
   }
   interface FastifyContextConfig {
     /** Message of a 400 from this route's validation (login answers "Try again!"). */
@@ -85,6 +89,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.setValidatorCompiler(valibotValidatorCompiler);
   const routeTable: { method: string; url: string; hidden: boolean }[] = [];
   app.decorate('routeTable', routeTable);
+  app.decorate('historyLoading', options.historyLoading ?? (() => false));
   app.addHook('onRoute', (route) => {
     const hidden = (route.schema as { hide?: boolean } | undefined)?.hide === true;
     for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, hidden });

@@ -83,8 +83,10 @@ async function openStore(): Promise<TelemetryStore> {
  * last two days go first, so the dashboard's recent charts are complete within seconds; the rest of the
  * year follows oldest-first. Counters are a pure function of time, so the order changes no value.
  */
+const demoHistoryMarker = () => path.join(config.dataDir, 'demo-history.done');
+
 async function writeDemoHistory(store: TelemetryStore, http: FastifyInstance): Promise<void> {
-  const marker = path.join(config.dataDir, 'demo-history.done');
+  const marker = demoHistoryMarker();
   if (existsSync(marker)) return;
   const to = Math.floor(Date.now() / 60_000) * 60_000;
   const recentFrom = to - Math.min(RECENT_HISTORY_MS, HISTORY_MS);
@@ -104,6 +106,24 @@ async function writeDemoHistory(store: TelemetryStore, http: FastifyInstance): P
 let demoHistory: Promise<void> | undefined;
 /** `recent`: the last two days are there; `done`: the whole year. */
 let demoHistoryState: 'none' | 'writing' | 'recent' | 'done' | 'failed' = 'none';
+const DEMO_KEYS = new Set(DEMO_DEVICES.map((d) => d.deviceKey));
+/**
+ * Whether a meter's totals would count only part of its history: a demo meter's until its history is
+ * written (a failed write is written again at the next start, so its totals stay partial until then).
+ */
+const historyLoading = (deviceKey: string) =>
+  DEMO_KEYS.has(deviceKey) &&
+  (demoHistoryState === 'writing' || demoHistoryState === 'recent' || demoHistoryState === 'failed');
+
+/** The one line a person starting Kilowatch reads: where it is and how to sign in. */
+function welcomeLine(): string {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
+  if (!config.demo) return `Kilowatch is ready at ${url}: sign in there, or create an account.`;
+  const pending =
+    demoHistoryState !== 'done' ? ' (its year of history is being written: about a minute)' : '';
+  return `Kilowatch is ready at ${url}: open it and choose "Try the demo" to sign in${pending}.`;
+}
 
 /** Ingest's part of `/api/health`: not ok while the store refuses its writes, with the store's reason. */
 function ingestHealth(rt: IngestRuntime): { ok: boolean; devices: number; detail?: string } {
@@ -262,6 +282,7 @@ async function main(): Promise<void> {
               ? { mqtt: { ok: true, required: true, embedded: true } }
               : {},
       },
+      historyLoading,
       health: async () =>
         config.role === 'all'
           ? {
@@ -303,26 +324,30 @@ async function main(): Promise<void> {
       if (config.demo) {
         simulator = await startSimulator({ mqttUrl: url, devices: DEMO_DEVICES });
         stops.unshift(() => simulator!.stop());
-        demoHistoryState = 'writing';
-        demoHistory = writeDemoHistory(store, http).then(
-          () => {
-            demoHistoryState = 'done';
-          },
-          (err: unknown) => {
-            demoHistoryState = 'failed';
-            // Cut short by a shutdown: expected, not an error.
-            if (stopping)
-              http.log.info(
-                'demo history interrupted by the shutdown; it is written again at the next start',
-              );
-            else http.log.error({ err }, 'demo history failed; it is written again at the next start');
-          },
-        );
+        if (existsSync(demoHistoryMarker())) demoHistoryState = 'done';
+        else demoHistoryState = 'writing';
       }
     }
   }
   stops.unshift(() => http.close());
   await http.listen({ port: config.port, host: config.host });
+  if (config.role !== 'ingest') process.stdout.write(`${welcomeLine()}\n`);
+  // The demo history is written once the server answers, so its first requests do not wait on it.
+  if (demoHistoryState === 'writing') {
+    const app = http;
+    demoHistory = writeDemoHistory(store, app).then(
+      () => {
+        demoHistoryState = 'done';
+      },
+      (err: unknown) => {
+        demoHistoryState = 'failed';
+        // Cut short by a shutdown: expected, not an error.
+        if (stopping)
+          app.log.info('demo history interrupted by the shutdown; it is written again at the next start');
+        else app.log.error({ err }, 'demo history failed; it is written again at the next start');
+      },
+    );
+  }
   const storeHealth = await store.health();
   if (!storeHealth.ok) http.log.error(`the telemetry store is not ready: ${storeHealth.detail}`);
   if (duckdb) {

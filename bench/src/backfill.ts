@@ -1,17 +1,35 @@
 /**
- * `pnpm bench backfill [--days 365] [--batch 50000] [--memory-limit 1GB|duckdb]`
+ * `pnpm bench backfill [--days 365] [--every-ms 1000]` — the demo's first minutes as a household meets
+ * them: the compiled server started with plain `node` (demo on, a fresh data directory) and, while it
+ * writes the demo history, a visitor every `--every-ms` signing in to the demo (POST /api/account/demo)
+ * and opening a device page (the device, its latest values, its energy summary and a day of voltages,
+ * asked at once as the page does). Reports the time from start until `/api/health` says the history is
+ * written, p50/p95/max of the sign-in and of the page meanwhile, the server's CPU seconds and peak RSS.
  *
- * The demo history through `backfillHistory` (6 simulated meters, one reading a minute) into a DuckDB
- * file in a temp dir, then one `refreshRollups` for the whole range: generation + write time and rate,
- * refresh time, total, and the process's peak resident memory (DuckDB's cache is most of it;
- * `--memory-limit`: see memory.ts). Progress goes to stderr; the last stdout
- * line is the JSON result.
+ * `pnpm bench backfill --loader [--days 365] [--batch 50000] [--memory-limit 1GB|duckdb]`
+ *
+ * The loader alone: the demo history through `backfillHistory` (6 simulated meters, one reading a
+ * minute) into a DuckDB file in a temp dir, then one `refreshRollups` for the whole range: generation +
+ * write time and rate, refresh time, total, and the process's peak resident memory (DuckDB's cache is
+ * most of it; `--memory-limit`: see memory.ts). Progress goes to stderr; the last stdout line is the
+ * JSON result.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { backfillHistory, DEMO_DEVICES } from '@kilowatch/ingest';
 import { createDuckDbStore } from '@kilowatch/tsdb';
+import {
+  buildServer,
+  cpuSecondsOf,
+  demoToken,
+  getJson,
+  health,
+  memoryOf,
+  percentile,
+  round1,
+  startServer,
+} from './_server.ts';
 import { memoryLimitArg } from './memory.ts';
 
 const log = (msg: string) => process.stderr.write(`[backfill bench] ${msg}\n`);
@@ -23,6 +41,94 @@ function arg(args: string[], name: string, dflt: number): number {
 }
 
 export default async function (args: string[]): Promise<object> {
+  return args.includes('--loader') ? loader(args) : firstMinutes(args);
+}
+
+async function firstMinutes(args: string[]): Promise<object> {
+  const days = arg(args, 'days', 365);
+  const everyMs = arg(args, 'every-ms', 1000);
+  const load0 = loadavg()[0]!;
+  buildServer();
+  const server = await startServer({ KW_DEMO_HISTORY_DAYS: String(days) });
+  const { base, pid } = server;
+  log(`server answered after ${Math.round(server.readyMs)} ms; ${days} days of demo history`);
+  const signIn: number[] = [];
+  const page: number[] = [];
+  const errors: string[] = [];
+  let doneMs = Number.NaN;
+  let state = 'none';
+  let peakMb = 0;
+  try {
+    const t0 = performance.now() - server.readyMs;
+    for (;;) {
+      const tick = performance.now();
+      state = (await health(base)).demoHistory?.state ?? 'none';
+      if (state === 'done' || state === 'failed') {
+        doneMs = performance.now() - t0;
+        break;
+      }
+      try {
+        const s0 = performance.now();
+        const token = await demoToken(base);
+        signIn.push(performance.now() - s0);
+        const devices = await getJson<{ id: number }[]>(base, '/api/devices', token);
+        const id = devices[0]?.id;
+        if (id !== undefined) {
+          const to = Date.now();
+          const p0 = performance.now();
+          await Promise.all([
+            getJson(base, `/api/devices/${id}`, token),
+            getJson(base, `/api/devices/${id}/latest`, token),
+            getJson(base, `/api/devices/${id}/energy/summary`, token),
+            getJson(
+              base,
+              `/api/devices/${id}/series?params=vave1,vave2,vave3&from=${new Date(to - 86_400_000).toISOString()}&to=${new Date(to).toISOString()}`,
+              token,
+            ),
+          ]);
+          page.push(performance.now() - p0);
+        }
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+      peakMb = Math.max(peakMb, memoryOf(pid).peakMb);
+      if (signIn.length % 10 === 0)
+        log(
+          `${Math.round((performance.now() - t0) / 1000)} s: history ${state}, rss ${memoryOf(pid).rssMb} MB`,
+        );
+      const wait = everyMs - (performance.now() - tick);
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (performance.now() - t0 > 20 * 60_000) throw new Error('the demo history took over 20 minutes');
+    }
+    const mem = memoryOf(pid);
+    const ms = (xs: number[]) => ({
+      n: xs.length,
+      p50_ms: Math.round(percentile(xs, 0.5)),
+      p95_ms: Math.round(percentile(xs, 0.95)),
+      max_ms: Math.round(Math.max(...xs)),
+    });
+    log(`history ${state} ${round1(doneMs / 1000)} s after start`);
+    return {
+      mode: 'server',
+      days,
+      ready_ms: Math.round(server.readyMs),
+      history: state,
+      history_done_s: round1(doneMs / 1000),
+      sign_in: ms(signIn),
+      device_page: ms(page),
+      errors: errors.slice(0, 5),
+      error_count: errors.length,
+      cpu_s: round1(cpuSecondsOf(pid)),
+      rss_mb: mem.rssMb,
+      peak_rss_mb: Math.max(peakMb, mem.peakMb),
+      load_average: [round1(load0), round1(loadavg()[0]!)],
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+async function loader(args: string[]): Promise<object> {
   const days = arg(args, 'days', 365);
   const batchSize = arg(args, 'batch', 50_000);
   const memoryLimit = memoryLimitArg(args);

@@ -3,6 +3,8 @@
  * hourly energy — the billed import after hourly netting across phases — is priced zone by zone with the
  * tariff calendar, whose day types know Polish public holidays.
  */
+
+import { createRequire } from 'node:module';
 import {
   createTariffCalendar,
   type HolidayCalendar,
@@ -13,12 +15,18 @@ import {
   type Zone,
 } from '@kilowatch/core';
 import type { TelemetryStore } from '@kilowatch/tsdb';
-import Holidays from 'date-holidays';
+import type Holidays from 'date-holidays';
 import type { DeviceContext, Range } from './context.ts';
 import { deviceCounters, type FineEnergy, fineEnergy, fineInterval } from './energy.ts';
 
 const holidayYears = new Map<number, Set<string>>();
-const polish = new Holidays('PL');
+// Loaded at the first tariff answer, not at start-up (the library and its data take ~0.1 s of CPU).
+const require = createRequire(import.meta.url);
+let polish: Holidays | undefined;
+const polishCalendar = (): Holidays => {
+  polish ??= new (require('date-holidays') as typeof Holidays)('PL');
+  return polish;
+};
 
 /** Polish public holidays from the maintained date-holidays data (Easter-based days move every year). */
 export const POLISH_HOLIDAYS: HolidayCalendar = {
@@ -26,7 +34,7 @@ export const POLISH_HOLIDAYS: HolidayCalendar = {
     let set = holidayYears.get(year);
     if (!set) {
       set = new Set(
-        polish
+        polishCalendar()
           .getHolidays(year)
           .filter((h) => h.type === 'public')
           .map((h) => h.date.slice(0, 10)),

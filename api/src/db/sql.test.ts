@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, openSql } from '../testing/helper.ts';
 import { MIGRATIONS, migrate } from './migrations.ts';
-import { isUniqueViolation, type Sql } from './sql.ts';
+import { isUniqueViolation, PGLITE_SHARED_BUFFERS, type Sql } from './sql.ts';
 
 describe.each(engines())('metadata store on %s', (engine) => {
   let sql: Sql;
@@ -11,6 +11,14 @@ describe.each(engines())('metadata store on %s', (engine) => {
   afterAll(async () => {
     await sql?.close();
   });
+
+  it.skipIf(engine !== 'pglite')(
+    'keeps PGlite’s shared buffers small (they stay resident in the process)',
+    async () => {
+      const { rows } = await sql.query<{ shared_buffers: string }>('show shared_buffers');
+      expect(rows[0]!.shared_buffers).toBe(PGLITE_SHARED_BUFFERS);
+    },
+  );
 
   it('applies every migration once, in order', async () => {
     const first = await migrate(sql);

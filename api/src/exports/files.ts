@@ -7,12 +7,16 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { PARAM_NAMES } from '@kilowatch/core';
 import type { TelemetryStore } from '@kilowatch/tsdb';
-import archiver from 'archiver';
+import type Archiver from 'archiver';
 import type { DeviceContext, Range } from '../analytics/context.ts';
 import { csvLine, localTimestampFormatter, numberCell, textCell } from './csv.ts';
 import { writePdfReport } from './pdf.ts';
+
+// archiver loads at the first zip, not at start-up.
+const require = createRequire(import.meta.url);
 
 export type Progress = (done: number) => void;
 
@@ -111,7 +115,7 @@ export async function writeExport(
       await rename(temps[0]!, staged);
     } else {
       const out = createWriteStream(staged);
-      const zip = archiver('zip', { zlib: { level: 6 } });
+      const zip = (require('archiver') as typeof Archiver)('zip', { zlib: { level: 6 } });
       const done = once(out, 'close');
       const failed = new Promise<never>((_, reject) => {
         zip.once('error', reject);

@@ -6,12 +6,16 @@
 
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
+import { createRequire } from 'node:module';
 import { localDateString } from '@kilowatch/core';
 import type { TelemetryStore } from '@kilowatch/tsdb';
-import PDFDocument from 'pdfkit';
+import type PDFKit from 'pdfkit';
 import type { DeviceContext, Range } from '../analytics/context.ts';
 import { energySeries } from '../analytics/energy.ts';
 import { compareGroups, hourlyBilledEnergy } from '../analytics/tariffs.ts';
+
+// pdfkit (and its fonts) load at the first report, not at start-up.
+const require = createRequire(import.meta.url);
 
 export const SIMULATED_LABEL = 'Tariff figures are simulated and are not a basis for claims.';
 
@@ -43,6 +47,7 @@ export async function writePdfReport(
   const sum = (xs: (number | null)[]) =>
     xs.reduce<number | null>((s, v) => (v === null ? s : (s ?? 0) + v), null);
 
+  const PDFDocument = require('pdfkit') as typeof PDFKit;
   const doc = new PDFDocument({
     size: 'A4',
     margin: 48,

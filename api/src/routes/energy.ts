@@ -31,7 +31,8 @@ const energyRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       const { id } = req.params as { id: number };
       const ctx = await deviceContext(app, req.session.userId, id);
       const offsets = await app.devices.meterOffsets(ctx.device.id);
-      return energySummary(app.store, ctx, offsets, app.clock.now());
+      const summary = await energySummary(app.store, ctx, offsets, app.clock.now());
+      return app.historyLoading(ctx.deviceKey) ? { ...summary, historyLoading: true } : summary;
     },
   );
 

@@ -177,6 +177,11 @@ export const EnergySummarySchema = v.object({
   total: EnergyTripleSchema,
   billingPeriod: v.object({ start: v.string(), end: v.string() }),
   billing: EnergyTripleSchema,
+  /**
+   * Present (true) while the meter's history is still being written (the demo's first minute): the
+   * totals above then cover only part of it and are not to be shown as totals.
+   */
+  historyLoading: v.optional(v.boolean()),
 });
 export type EnergySummary = v.InferOutput<typeof EnergySummarySchema>;
 

@@ -113,6 +113,7 @@ export const EnergySummarySchema = v.object({
   total: EnergyTriple,
   billingPeriod: v.optional(v.nullable(v.object({ start: v.unknown(), end: v.unknown() })), null),
   billing: v.optional(v.nullable(EnergyTriple), null),
+  historyLoading: v.optional(v.boolean(), false),
 });
 export type EnergySummary = v.InferOutput<typeof EnergySummarySchema>;
 

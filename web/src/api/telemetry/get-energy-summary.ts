@@ -15,6 +15,8 @@ export const energySummaryQueryOptions = (id: string) =>
     queryKey: ['devices', id, 'energy', 'summary'],
     queryFn: ({ signal }) => getEnergySummary(id, signal),
     staleTime: 60_000,
+    // While the meter's history is still being written the totals are partial: ask again until it is.
+    refetchInterval: (q) => (q.state.data?.historyLoading ? 5_000 : false),
   });
 
 export function useEnergySummary(id: string) {

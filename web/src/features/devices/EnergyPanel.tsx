@@ -1,4 +1,4 @@
-import { Card, Group, SimpleGrid, Skeleton, Stack, Text, Title } from '@mantine/core';
+import { Card, Group, Loader, SimpleGrid, Skeleton, Stack, Text, Title } from '@mantine/core';
 import { useMemo } from 'react';
 import type { EnergyTriple } from '../../api/schemas.ts';
 import { useEnergy } from '../../api/telemetry/get-energy.ts';
@@ -43,6 +43,7 @@ function SummaryCard({
 }
 
 export function EnergySummaryCards({ deviceId }: { deviceId: string }) {
+  const { t } = useT();
   const summary = useEnergySummary(deviceId);
   if (summary.isPending) {
     return (
@@ -55,6 +56,16 @@ export function EnergySummaryCards({ deviceId }: { deviceId: string }) {
   }
   if (summary.isError) return <ErrorState error={summary.error} onRetry={() => void summary.refetch()} />;
   const s = summary.data;
+  if (s.historyLoading) {
+    return (
+      <Card withBorder padding="sm" data-testid="energy-history-loading">
+        <Group gap="sm">
+          <Loader size="sm" />
+          <Text>{t('details.historyLoading')}</Text>
+        </Group>
+      </Card>
+    );
+  }
   return (
     <SimpleGrid cols={{ base: 2, sm: s.billing ? 5 : 4 }}>
       <SummaryCard title="details.today" value={s.today} unit={s.unit} />

@@ -185,6 +185,7 @@ const base = {
   'details.frequency': 'Frequency',
   'details.today': 'Today',
   'details.thisMonth': 'This month',
+  'details.historyLoading': 'History is loading: the totals appear once the whole history is written.',
   'details.thisYear': 'This year',
   'details.total': 'Total',
   'details.billing': 'Billing period',

@@ -185,6 +185,8 @@ export const pl: Record<MessageId, string> = {
   'details.frequency': 'Częstotliwość',
   'details.today': 'Dziś',
   'details.thisMonth': 'Ten miesiąc',
+  'details.historyLoading':
+    'Trwa wczytywanie historii: sumy pojawią się, gdy cała historia zostanie zapisana.',
   'details.thisYear': 'Ten rok',
   'details.total': 'Łącznie',
   'details.billing': 'Okres rozliczeniowy',

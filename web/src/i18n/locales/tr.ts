@@ -183,6 +183,7 @@ export const tr: Record<MessageId, string> = {
   'details.frequency': 'Frekans',
   'details.today': 'Bugün',
   'details.thisMonth': 'Bu ay',
+  'details.historyLoading': 'Geçmiş yükleniyor: toplamlar tüm geçmiş yazıldığında görünecek.',
   'details.thisYear': 'Bu yıl',
   'details.total': 'Toplam',
   'details.billing': 'Fatura dönemi',

@@ -1,0 +1,144 @@
+/**
+ * The embedded deployment as a household runs it, for the benches that measure the whole process: the
+ * compiled server (`pnpm build server` first) started with plain `node` on free ports and a throw-away
+ * data directory, demo on. Reads the process's memory and CPU from /proc (Linux).
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const log = (bench: string, msg: string) => process.stderr.write(`[${bench} bench] ${msg}\n`);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RunningServer {
+  pid: number;
+  base: string;
+  dataDir: string;
+  /** Milliseconds from spawn to the first answer of /api/health. */
+  readyMs: number;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Compiles the server (esbuild, ~1 s), so the bench measures the current sources. */
+export function buildServer(): void {
+  const r = spawnSync(process.execPath, [join(REPO, 'scripts', 'build.mjs'), 'server'], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('pnpm build server failed');
+}
+
+export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
+  const port = await freePort();
+  const mqttPort = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'kw-bench-server-'));
+  let out = '';
+  const t0 = performance.now();
+  const child: ChildProcess = spawn(process.execPath, [join(REPO, 'api', 'dist', 'main.js')], {
+    cwd: REPO,
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      KW_MQTT_PORT: String(mqttPort),
+      KW_DATA_DIR: dataDir,
+      KW_DEMO: 'on',
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const keep = (b: Buffer) => {
+    out = (out + b.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const base = `http://127.0.0.1:${port}`;
+  let readyMs = Number.NaN;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}):\n${out}`);
+    try {
+      const res = await fetch(`${base}/api/health`);
+      await res.arrayBuffer();
+      readyMs = performance.now() - t0;
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    if (performance.now() - t0 > 180_000) throw new Error(`the server did not answer in 3 minutes:\n${out}`);
+  }
+  return {
+    pid: child.pid!,
+    base,
+    dataDir,
+    readyMs,
+    output: () => out,
+    async stop() {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Resident memory now and at its peak (MB), from /proc/<pid>/status. */
+export function memoryOf(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN);
+  return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
+}
+
+/** CPU seconds the process has used (every thread), from /proc/<pid>/stat. */
+export function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the command name.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export async function health(base: string): Promise<{ demoHistory?: { state?: string } }> {
+  const res = await fetch(`${base}/api/health`);
+  return (await res.json()) as { demoHistory?: { state?: string } };
+}
+
+/** Signs in to the demo (POST /api/account/demo) and answers its access token. */
+export async function demoToken(base: string): Promise<string> {
+  const res = await fetch(`${base}/api/account/demo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+  if (!res.ok) throw new Error(`demo sign-in: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { token: string }).token;
+}
+
+export async function getJson<T>(base: string, path: string, token: string): Promise<T> {
+  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${(await res.text()).slice(0, 200)}`);
+  return (await res.json()) as T;
+}
+
+/** Nearest-rank percentile of `xs` (ms). */
+export function percentile(xs: readonly number[], p: number): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]!;
+}
+
+export const round1 = (x: number) => Math.round(x * 10) / 10;

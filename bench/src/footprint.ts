@@ -1,0 +1,194 @@
+/**
+ * `pnpm bench footprint [--days 365] [--idle-s 60] [--meters 20]`
+ *
+ * What the embedded deployment asks of a small home server, measured on the compiled server as
+ * `pnpm start` runs it (demo on, a fresh data directory, plain `node`):
+ *
+ * - start-to-ready: spawn until `/api/health` answers, and the resident memory (RSS) then;
+ * - the demo history: seconds until it is written and the peak RSS meanwhile;
+ * - steady RSS after it (20 s after the history is written, with `--meters` idle claimed meters more);
+ * - idle CPU: the process's CPU time over `--idle-s` seconds with the demo simulator running, as % of
+ *   one core;
+ * - the burst: a one-year chart (1 h), a yearly heatmap and a CSV export of a year of the three-phase
+ *   meter asked at once; the peak RSS during it (the kernel's peak counter is reset first) and its time.
+ *
+ * Progress goes to stderr; the last stdout line is the JSON result. Linux only (reads /proc).
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import {
+  buildServer,
+  cpuSecondsOf,
+  demoToken,
+  getJson,
+  health,
+  memoryOf,
+  round1,
+  log as say,
+  startServer,
+} from './_server.ts';
+
+const log = (msg: string) => say('footprint', msg);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function arg(args: string[], name: string, dflt: number): number {
+  const i = args.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(args[i + 1]) : Number.NaN;
+  return Number.isFinite(v) ? v : dflt;
+}
+
+export default async function (args: string[]): Promise<object> {
+  const days = arg(args, 'days', 365);
+  const idleS = arg(args, 'idle-s', 60);
+  const meters = arg(args, 'meters', 20);
+  const load0 = loadavg()[0]!;
+  buildServer();
+  const server = await startServer({ KW_DEMO_HISTORY_DAYS: String(days) });
+  const { base, pid } = server;
+  try {
+    const atStart = memoryOf(pid);
+    log(`ready after ${Math.round(server.readyMs)} ms, RSS ${atStart.rssMb} MB`);
+    const t0 = performance.now() - server.readyMs;
+    let state = 'writing';
+    while (state !== 'done' && state !== 'failed') {
+      await sleep(1000);
+      state = (await health(base)).demoHistory?.state ?? 'none';
+      if (state === 'none') break;
+      if (performance.now() - t0 > 30 * 60_000) throw new Error('the demo history took over 30 minutes');
+    }
+    const historyS = (performance.now() - t0) / 1000;
+    const duringHistory = memoryOf(pid);
+    log(`history ${state} after ${round1(historyS)} s; peak RSS ${duringHistory.peakMb} MB`);
+
+    // Idle claimed meters (never publishing) on an account of their own.
+    const email = `footprint-${Date.now()}@example.com`;
+    const reg = await fetch(`${base}/api/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'Footprint-bench-1', fullName: 'Footprint Bench' }),
+    });
+    if (!reg.ok) throw new Error(`register: ${reg.status} ${await reg.text()}`);
+    const owner = ((await reg.json()) as { token: string }).token;
+    for (let i = 0; i < meters; i++) {
+      const res = await fetch(`${base}/api/devices`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${owner}` },
+        body: JSON.stringify({
+          mac: `02:00:00:00:${String(Math.floor(i / 100)).padStart(2, '0')}:${String(i % 100).padStart(2, '0')}`,
+          name: `Idle meter ${i + 1}`,
+          typeCode: 1,
+        }),
+      });
+      if (!res.ok) throw new Error(`claim: ${res.status} ${await res.text()}`);
+    }
+    await sleep(20_000);
+    const steady = memoryOf(pid);
+    log(`steady RSS ${steady.rssMb} MB; idle CPU over ${idleS} s…`);
+    const c0 = cpuSecondsOf(pid);
+    const i0 = performance.now();
+    await sleep(idleS * 1000);
+    const idlePct = ((cpuSecondsOf(pid) - c0) / ((performance.now() - i0) / 1000)) * 100;
+    const afterIdle = memoryOf(pid);
+    log(`idle CPU ${round1(idlePct)} % of one core; RSS ${afterIdle.rssMb} MB`);
+
+    // The burst: a year's chart, heatmap and CSV export of the three-phase meter at once.
+    const token = await demoToken(base);
+    const devices = await getJson<{ id: number; typeCode: number }[]>(base, '/api/devices', token);
+    const id = (devices.find((d) => d.typeCode === 1) ?? devices[0])!.id;
+    const to = Date.now();
+    const from = to - days * 86_400_000;
+    const iso = (t: number) => new Date(t).toISOString();
+    try {
+      // Peak RSS from here on (5: reset the kernel's peak counter).
+      writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    } catch {
+      log('cannot reset the peak RSS counter: the burst peak includes the history write');
+    }
+    let sampledPeak = 0;
+    const sampler = setInterval(() => {
+      sampledPeak = Math.max(sampledPeak, memoryOf(pid).rssMb);
+    }, 50);
+    const b0 = performance.now();
+    const timed = async (p: Promise<unknown>) => {
+      const s = performance.now();
+      await p;
+      return Math.round(performance.now() - s);
+    };
+    const exportCsv = async () => {
+      const res = await fetch(`${base}/api/exports`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ deviceIds: [id], params: 'all', from: iso(from), to: iso(to), format: 'csv' }),
+      });
+      if (res.status !== 202) throw new Error(`export: ${res.status} ${await res.text()}`);
+      const job = (await res.json()) as { id: number | string };
+      for (;;) {
+        const st = await getJson<{ status: string; size?: number; error?: string }>(
+          base,
+          `/api/exports/${job.id}`,
+          token,
+        );
+        if (st.status === 'failed') throw new Error(`export failed: ${st.error}`);
+        if (st.status === 'done') break;
+        await sleep(200);
+      }
+      const file = await fetch(`${base}/api/exports/${job.id}/download`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return (await file.arrayBuffer()).byteLength;
+    };
+    let csvBytes = 0;
+    const [chartMs, heatmapMs, exportMs] = await Promise.all([
+      timed(
+        getJson(
+          base,
+          `/api/devices/${id}/series?params=vave1,vave2,vave3&from=${iso(from)}&to=${iso(to)}&interval=1h`,
+          token,
+        ),
+      ),
+      timed(
+        getJson(
+          base,
+          `/api/devices/${id}/heatmap?param=eai&kind=yearly&from=${iso(from)}&to=${iso(to)}`,
+          token,
+        ),
+      ),
+      timed(
+        exportCsv().then((n) => {
+          csvBytes = n;
+        }),
+      ),
+    ]);
+    clearInterval(sampler);
+    const burstMs = performance.now() - b0;
+    const afterBurst = memoryOf(pid);
+    log(`burst ${Math.round(burstMs)} ms; peak RSS ${afterBurst.peakMb} MB (sampled ${sampledPeak} MB)`);
+    await sleep(10_000);
+    const settled = memoryOf(pid);
+    return {
+      days,
+      idle_meters: meters,
+      start_to_ready_ms: Math.round(server.readyMs),
+      rss_at_start_mb: atStart.rssMb,
+      history: state,
+      history_s: round1(historyS),
+      peak_rss_during_history_mb: duringHistory.peakMb,
+      rss_after_history_mb: steady.rssMb,
+      idle_cpu_pct: round1(idlePct),
+      idle_s: idleS,
+      burst_ms: Math.round(burstMs),
+      burst: { chart_ms: chartMs, heatmap_ms: heatmapMs, export_ms: exportMs, csv_bytes: csvBytes },
+      peak_rss_during_burst_mb: Math.max(afterBurst.peakMb, sampledPeak),
+      rss_after_burst_mb: settled.rssMb,
+      cpu_s_total: round1(cpuSecondsOf(pid)),
+      machine: { cpus: cpus().length, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version },
+      load_average: [round1(load0), round1(loadavg()[0]!)],
+    };
+  } catch (e) {
+    process.stderr.write(`${server.output()}\n`);
+    throw e;
+  } finally {
+    await server.stop();
+  }
+}
