@@ -7,7 +7,14 @@ import {
   hourlyBalance,
   sumIntoBuckets,
 } from './energy.ts';
-import { calendarBucketStarts, fixedBucketStarts, HOUR_MS } from './time.ts';
+import {
+  calendarBucketStarts,
+  counterBucketIndexOf,
+  counterBucketStart,
+  fixedBucketStart,
+  fixedBucketStarts,
+  HOUR_MS,
+} from './time.ts';
 
 const T0 = Date.parse('2026-01-10T00:00:00Z');
 const min = (m: number) => T0 + m * 60_000;
@@ -45,14 +52,14 @@ describe('energyPerBucket', () => {
   const hours = fixedBucketStarts(min(0), min(240), HOUR_MS);
   const end = min(240);
 
-  it('last − last-before, per bucket of the later reading', () => {
+  it('last − last-before, per bucket the later reading closes: (start, end]', () => {
     const r = energyPerBucket(
       pts([0, 10], [30, 10.5], [60, 11], [90, 11.2], [150, 12], [210, 12.1]),
       hours,
       end,
       rules,
     );
-    expect(r.energy.map((e) => (e === null ? null : Number(e.toFixed(6))))).toEqual([0.5, 0.7, 0.8, 0.1]);
+    expect(r.energy.map((e) => (e === null ? null : Number(e.toFixed(6))))).toEqual([1, 0.2, 0.8, 0.1]);
     expect(r.events).toEqual([]);
   });
 
@@ -78,6 +85,82 @@ describe('energyPerBucket', () => {
     expect(r.events.map((e) => e.kind)).toEqual(['implausible']);
     expect(r.energy[0]).toBeCloseTo(0.01, 9);
     expect(r.energy[1]).toBeCloseTo(0.49, 9);
+  });
+});
+
+describe('counter buckets are (start, end]', () => {
+  const at = (iso: string) => Date.parse(iso);
+  const series = (...pairs: [string, number][]): CounterPoint[] =>
+    pairs.map(([iso, value]) => ({ ts: at(iso), value }));
+
+  it('hourly readings on the hour: each closes the hour before it', () => {
+    const hours = fixedBucketStarts(at('2026-01-10T08:00:00Z'), at('2026-01-10T11:00:00Z'), HOUR_MS);
+    const r = energyPerBucket(
+      series(
+        ['2026-01-10T08:00:00Z', 100],
+        ['2026-01-10T09:00:00Z', 101],
+        ['2026-01-10T10:00:00Z', 103],
+        ['2026-01-10T11:00:00Z', 106],
+      ),
+      hours,
+      at('2026-01-10T11:00:00Z'),
+      rules,
+    );
+    expect(r.energy).toEqual([1, 2, 3]);
+  });
+
+  it('a reading one millisecond after the edge opens the next bucket', () => {
+    const hours = fixedBucketStarts(min(0), min(120), HOUR_MS);
+    const r = energyPerBucket(pts([0, 10], [60, 11]), hours, min(120), rules);
+    expect(r.energy).toEqual([1, null]);
+    const later = energyPerBucket(
+      [...pts([0, 10], [60, 11]), { ts: min(60) + 1, value: 11 }],
+      hours,
+      min(120),
+      rules,
+    );
+    expect(later.energy).toEqual([1, 0]);
+  });
+
+  it('a reset exactly on an edge contributes nothing to the bucket it closes', () => {
+    const hours = fixedBucketStarts(min(0), min(180), HOUR_MS);
+    const r = energyPerBucket(pts([0, 50], [30, 51], [60, 0.2], [120, 1.2]), hours, min(180), rules);
+    expect(r.energy).toEqual([1, 1, null]);
+    expect(r.events).toEqual([{ kind: 'reset', at: min(60), from: min(30), delta: 0.2 - 51 }]);
+  });
+
+  it('the reading at local midnight closes the day before', () => {
+    const tz = 'Europe/Warsaw';
+    const days = calendarBucketStarts(at('2026-03-28T12:00:00Z'), at('2026-03-30T12:00:00Z'), 'day', tz);
+    // Local midnights: 27 Mar 23:00Z, 28 Mar 23:00Z (before the spring day), 29 Mar 22:00Z.
+    expect(days).toEqual([
+      at('2026-03-27T23:00:00Z'),
+      at('2026-03-28T23:00:00Z'),
+      at('2026-03-29T22:00:00Z'),
+    ]);
+    const r = energyPerBucket(
+      series(
+        ['2026-03-27T23:00:00Z', 0],
+        ['2026-03-28T23:00:00Z', 24],
+        ['2026-03-29T22:00:00Z', 47],
+        ['2026-03-30T22:00:00Z', 71],
+      ),
+      days,
+      at('2026-03-30T22:00:00Z'),
+      rules,
+    );
+    expect(r.energy).toEqual([24, 23, 24]);
+  });
+
+  it('counterBucketStart and counterBucketIndexOf put an edge reading in the bucket it closes', () => {
+    expect(counterBucketStart(min(60), HOUR_MS)).toBe(min(0));
+    expect(counterBucketStart(min(60) + 1, HOUR_MS)).toBe(min(60));
+    expect(counterBucketStart(min(15), 15 * 60_000)).toBe(min(0));
+    expect(fixedBucketStart(min(60), HOUR_MS)).toBe(min(60));
+    const starts = [min(0), min(60), min(120)];
+    expect(counterBucketIndexOf(starts, min(0))).toBe(-1);
+    expect(counterBucketIndexOf(starts, min(1))).toBe(0);
+    expect(counterBucketIndexOf(starts, min(120))).toBe(1);
   });
 });
 

@@ -3,7 +3,7 @@
  * both storage engines, the API and the tests: energy is never integrated from power.
  */
 import { MAX_PHASE_POWER_W, paramDef } from './params.ts';
-import { HOUR_MS } from './time.ts';
+import { counterInstant, HOUR_MS } from './time.ts';
 
 export interface CounterPoint {
   ts: number;
@@ -78,10 +78,12 @@ export interface BucketEnergy {
 }
 
 /**
- * Energy per bucket: each step's energy belongs to the bucket of its later reading, so the energy across
- * a gap lands where the meter reappears. `starts` are ascending bucket starts; the last bucket ends at
- * `end`. `before` is the last reading before the first bucket (its baseline), when known. Points must be
- * in time order; points outside [starts[0], end) are ignored.
+ * Energy per bucket. Counter buckets are `(start, end]` (`counterInstant`): each step's energy belongs to
+ * the bucket its later reading closes, so a reading exactly on an edge closes the bucket before it, and
+ * the energy across a gap lands where the meter reappears. `starts` are ascending bucket starts; the last
+ * bucket ends at `end`. `before` is the baseline entering the first bucket, when known. Points must be in
+ * time order; points at or before `starts[0]` only move the baseline (the last register value at or before
+ * the first start), points after `end` are ignored.
  */
 export function energyPerBucket(
   points: readonly CounterPoint[],
@@ -96,9 +98,12 @@ export function energyPerBucket(
   let b = 0;
   const first = starts[0] ?? end;
   for (const p of points) {
-    if (p.ts < first) continue;
-    if (p.ts >= end) break;
-    while (b + 1 < starts.length && p.ts >= starts[b + 1]!) b++;
+    if (p.ts > end) break;
+    if (counterInstant(p.ts) < first) {
+      baseline = baseline ? counterStep(baseline, p, rules).baseline : p;
+      continue;
+    }
+    while (b + 1 < starts.length && counterInstant(p.ts) >= starts[b + 1]!) b++;
     let delta = 0;
     if (baseline) {
       const step = counterStep(baseline, p, rules);

@@ -313,6 +313,42 @@ export function bucketIndexOf(starts: readonly number[], ts: number): number {
   return lo;
 }
 
+/**
+ * Counter buckets are closed at their end and open at their start, `(start, end]` (DOMAIN.md §Energy from
+ * counters): a register reading states the energy counted up to its timestamp, so the step it ends belongs
+ * to the bucket that ends at or after it — a reading stamped exactly 09:00 closes 08:00–09:00, one at local
+ * midnight closes the day before, as utility load profiles and billing stamp each interval with its end.
+ * Gauges keep `[start, end)`.
+ *
+ * Timestamps are whole milliseconds, so `(start, end]` is `[start, end)` of the instant one millisecond
+ * earlier. This is the one definition every path uses: core's `energyPerBucket`, the DuckDB SQL (through
+ * `counterInstantSql`) and the InfluxDB rollups.
+ */
+export const COUNTER_EDGE_MS = 1;
+
+/** The instant a counter step ending at `ts` is bucketed by under `[start, end)` arithmetic. */
+export function counterInstant(ts: number): number {
+  return ts - COUNTER_EDGE_MS;
+}
+
+/** SQL for `counterInstant` of an epoch-milliseconds column. */
+export function counterInstantSql(col: string): string {
+  return `(${col} - ${COUNTER_EDGE_MS})`;
+}
+
+/** Start of the fixed bucket (15m, 30m, 1h) whose `(start, end]` holds a counter reading at `ts`. */
+export function counterBucketStart(ts: number, stepMs: number): number {
+  return fixedBucketStart(counterInstant(ts), stepMs);
+}
+
+/**
+ * Index of the bucket whose `(start, end]` holds a counter reading at `ts` among sorted bucket starts, or -1
+ * at or before the first start. The last bucket is open-ended; callers bound it by its end (`ts <= end`).
+ */
+export function counterBucketIndexOf(starts: readonly number[], ts: number): number {
+  return bucketIndexOf(starts, counterInstant(ts));
+}
+
 /** `YYYY-MM-DD HH:mm:ss` in UTC, the data-log form of SPEC.md §3. */
 export function formatUtcTimestamp(ts: number): string {
   return new Date(ts).toISOString().slice(0, 19).replace('T', ' ');
