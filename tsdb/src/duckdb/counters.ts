@@ -97,6 +97,9 @@ export function counterStepsSql(src: StepsSource): string {
         `CASE WHEN ${c(n, 'kind')} = 'increase' THEN ${c(n)} - ${c(n, 'pb')} ELSE 0.0 END AS ${c(n, 'delta')}`,
     )
     .join(', ');
+  // UNPIVOT drops a row holding any NULL: a counter's first reading (no previous time or baseline) would
+  // vanish, and with it the bucket it closes and the baseline later refreshes seed from. Filled here,
+  // emptied again after the unpivot.
   const groups = cs
     .map(
       (n) =>
@@ -117,8 +120,10 @@ s4 AS (SELECT *,
 s5 AS (SELECT device, ts, ord, seed, ${cs.map((n) => [c(n), c(n, 'pts'), c(n, 'm'), c(n, 'pb')].join(', ')).join(', ')},
     ${l5}
   FROM s4),
-s6 AS (SELECT *, ${l6} FROM s5)
-SELECT device, counter, ts, pts, v, m, pb, seed, kind, delta
+s6 AS (SELECT * REPLACE (${cs.map((n) => `coalesce(${c(n, 'pts')}, ts) AS ${c(n, 'pts')}, coalesce(${c(n, 'pb')}, ${c(n)}) AS ${c(n, 'pb')}`).join(', ')}),
+    ${l6} FROM s5)
+SELECT device, counter, ts, CASE WHEN kind = 'first' THEN NULL ELSE pts END AS pts, v, m,
+  CASE WHEN kind = 'first' THEN NULL ELSE pb END AS pb, seed, kind, delta
 FROM (UNPIVOT s6 ON ${groups} INTO NAME counter VALUE v, pts, m, pb, kind, delta)
 WHERE v IS NOT NULL`;
 }

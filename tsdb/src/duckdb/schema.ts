@@ -59,6 +59,15 @@ function rollupTable(name: string): string {
 
 export const SCHEMA_VERSION = 1;
 
+/**
+ * Version of the rule the rollups were computed by, kept in `meta` as `rollup_version` (absent: 1). A file
+ * whose rollups are older is rebuilt from its readings on open.
+ * - 1: counter steps bucketed `[start, end)` (a reading on an edge opened the next bucket).
+ * - 2: counter buckets `(start, end]` (core `counterInstant`): a reading on an edge closes the bucket
+ *   that ends there.
+ */
+export const ROLLUP_VERSION = 2;
+
 export const SCHEMA: readonly string[] = [
   'CREATE TABLE IF NOT EXISTS meta (k VARCHAR NOT NULL, v VARCHAR)',
   'CREATE TABLE IF NOT EXISTS device_keys (id INTEGER PRIMARY KEY, key VARCHAR NOT NULL UNIQUE)',

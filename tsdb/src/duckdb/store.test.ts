@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Reading } from '@kilowatch/core';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { HOUR_MS, type Reading } from '@kilowatch/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { columnize } from '../columns.ts';
 import { describeTelemetryStoreConformance } from '../conformance.ts';
@@ -92,8 +93,9 @@ describe('DuckDB engine', () => {
       to: T0 + 2 * 60 * MIN,
       interval: '1h',
     });
-    expect(e.energy.eai1![0]).toBeCloseTo(5.9, 9);
-    expect(e.energy.eai1![1]).toBeCloseTo(1.1, 9);
+    // The late reading at 01:00 closes the first hour ((start, end]): 5.9 + 1.1 there, none after it.
+    expect(e.energy.eai1![0]).toBeCloseTo(7, 9);
+    expect(e.energy.eai1![1]).toBeNull();
     const s = await store.series({
       deviceKey: dev,
       params: ['vave1'],
@@ -103,6 +105,60 @@ describe('DuckDB engine', () => {
       stats: ['min'],
     });
     expect(s.series.vave1!.min).toEqual([230, 200]);
+    await store.close();
+  });
+
+  it('rebuilds rollups made by an older counter rule on open: answers follow (start, end] without a manual step', async () => {
+    const path = join(dir, 'old-rule.duckdb');
+    const dev = 'a0a0a0a0a0a0';
+    const H8 = Date.UTC(2026, 0, 12, 8);
+    let store = await createDuckDbStore({ path });
+    await store.write(
+      [100, 101, 103, 106].map((v, i) => ({ deviceKey: dev, ts: H8 + i * HOUR_MS, values: { eai1: v } })),
+    );
+    await store.refreshRollups(H8 + 6 * HOUR_MS);
+    await store.close();
+    const q = { deviceKey: dev, counters: ['eai1'], from: H8, to: H8 + 3 * HOUR_MS, interval: '1h' } as const;
+    // Rollups as the old rule left them ([start, end): 08:00 → 0, 09:00 → 1, 10:00 → 2), still marked as
+    // current: answered as stored.
+    const tamper = async (sql: string[]) => {
+      const db = await DuckDBInstance.create(path);
+      const c = await db.connect();
+      for (const x of sql) await c.run(x);
+      c.closeSync();
+      db.closeSync();
+    };
+    const oldRule = [
+      `UPDATE rollup_1h SET e = CASE bucket WHEN ${H8} THEN 0 WHEN ${H8 + HOUR_MS} THEN 1 WHEN ${H8 + 2 * HOUR_MS} THEN 2 ELSE 3 END WHERE param = 'eai1'`,
+    ];
+    await tamper(oldRule);
+    store = await createDuckDbStore({ path });
+    expect((await store.energy(q)).energy.eai1).toEqual([0, 1, 2]);
+    await store.close();
+    // The same rollups in a file from before the rule's version was recorded: rebuilt on open.
+    await tamper([...oldRule, `DELETE FROM meta WHERE k = 'rollup_version'`]);
+    store = await createDuckDbStore({ path });
+    expect((await store.energy(q)).energy.eai1).toEqual([1, 2, 3]);
+    expect((await store.energy({ ...q, interval: '15m' })).energy.eai1).toEqual([
+      null,
+      null,
+      null,
+      1,
+      null,
+      null,
+      null,
+      2,
+      null,
+      null,
+      null,
+      3,
+    ]);
+    expect((await store.energy({ ...q, source: 'raw' })).energy.eai1).toEqual([1, 2, 3]);
+    await store.close();
+    // Rebuilt once: the version is recorded, the next open keeps the rollups.
+    await tamper(oldRule);
+    store = await createDuckDbStore({ path });
+    expect((await store.energy(q)).energy.eai1).toEqual([0, 1, 2]);
     await store.close();
   });
 
@@ -211,7 +267,8 @@ describe('DuckDB engine', () => {
       tz: 'UTC',
     } as const;
     const fromRollups = await store.energy(q);
-    expect(fromRollups.energy.eai1![0]).toBeCloseTo(14.39, 9);
+    // (T0, T0 + 1 day]: the 1,440 steps of minutes 1..1440 (the reading at T0 is the baseline).
+    expect(fromRollups.energy.eai1![0]).toBeCloseTo(14.4, 9);
     expect(fromRollups).toEqual(await store.energy({ ...q, source: 'raw' }));
     await store.close();
     store = await createDuckDbStore({ path });
@@ -257,11 +314,11 @@ describe('DuckDB engine', () => {
     const range = { deviceKey: dev, from: T0, to: T0 + (days + 2) * 1440 * MIN, tz: 'UTC' } as const;
     const energy = { ...range, counters: ['eai1'], interval: '1d' } as const;
     const fromRollups = await store.energy(energy);
-    // 1,440 minutes × 12 Wh a day (the first day one step less): none empty, none holding the days
-    // before it.
+    // 1,440 minutes × 12 Wh a day, each day closed by the reading at its end (the last day, whose
+    // closing reading is not there yet, one step less): none empty, none holding the days before it.
     expect(fromRollups.energy.eai1).toHaveLength(days + 2);
     for (const [d, e] of fromRollups.energy.eai1!.entries())
-      expect(e, `day ${d}`).toBeCloseTo(d === 0 ? 17.268 : 17.28, 9);
+      expect(e, `day ${d}`).toBeCloseTo(d === days + 1 ? 17.268 : 17.28, 9);
     expect(fromRollups).toEqual(await store.energy({ ...energy, source: 'raw' }));
     const series = { ...range, params: ['vave1'], interval: '1h', stats: ['avg', 'min', 'max'] } as const;
     expect(await store.series(series)).toEqual(await store.series({ ...series, source: 'raw' }));

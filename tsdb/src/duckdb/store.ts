@@ -30,6 +30,9 @@ import {
   bucketIndexOf,
   type CounterRules,
   combinedParamDef,
+  counterBucketIndexOf,
+  counterBucketStart,
+  counterInstantSql,
   counterRules,
   DEFAULT_TIMEZONE,
   fixedBucketStart,
@@ -68,7 +71,16 @@ import { assertDoubleColumns, type DoubleColumn, doubleColumns, valueAt } from '
 import { counterStepsSql } from './counters.ts';
 import { Journal } from './journal.ts';
 import { Mutex } from './mutex.ts';
-import { AGG_NAMES, COUNTERS, q, SCHEMA, SCHEMA_VERSION, STORED, valueExpr } from './schema.ts';
+import {
+  AGG_NAMES,
+  COUNTERS,
+  q,
+  ROLLUP_VERSION,
+  SCHEMA,
+  SCHEMA_VERSION,
+  STORED,
+  valueExpr,
+} from './schema.ts';
 
 export interface DuckDbStoreOptions {
   /** Database file; in memory when omitted. */
@@ -234,6 +246,25 @@ export class DuckDbStore implements TelemetryStore {
         'configuration',
       );
     }
+    const rollupVersion = (
+      await w.runAndReadAll(`SELECT v FROM meta WHERE k = 'rollup_version'`)
+    ).getRows()[0]?.[0];
+    let rebuild = false;
+    if (rollupVersion === undefined && version === undefined) {
+      await w.run(`INSERT INTO meta VALUES ('rollup_version', '${ROLLUP_VERSION}')`);
+    } else if (Number(rollupVersion ?? 1) < ROLLUP_VERSION) {
+      // Rollups computed by an older rule: dropped, and every device marked dirty from its first
+      // reading, so they are recomputed before the store answers (below).
+      await w.run('BEGIN TRANSACTION');
+      for (const t of ['rollup_15m', 'rollup_30m', 'rollup_1h', 'counter_events'])
+        await w.run(`DELETE FROM ${t}`);
+      await w.run(`UPDATE rollup_state SET dirty_from = f.first FROM
+        (SELECT device, min(ts) AS first FROM readings GROUP BY device) f WHERE rollup_state.device = f.device`);
+      await w.run(`DELETE FROM meta WHERE k = 'rollup_version'`);
+      await w.run(`INSERT INTO meta VALUES ('rollup_version', '${ROLLUP_VERSION}')`);
+      await w.run('COMMIT');
+      rebuild = true;
+    }
     const built = (
       await w.runAndReadAll(`SELECT count(*) FROM meta WHERE k = 'latest_values'`)
     ).getRows()[0]?.[0];
@@ -247,6 +278,7 @@ export class DuckDbStore implements TelemetryStore {
     const store = new DuckDbStore(instance, w, r, ck, opts.rules, opts.journalMaxRows ?? MAX_PARKED_ROWS);
     await store.load();
     if (opts.path) await store.openJournal(`${opts.path}.journal`);
+    if (rebuild) await store.refreshRollups();
     return store;
   }
 
@@ -1021,7 +1053,9 @@ export class DuckDbStore implements TelemetryStore {
           `SELECT dirty_from::DOUBLE FROM rollup_state WHERE device = ${dev} AND dirty_from IS NOT NULL`,
         );
         if (!row) return 0;
-        return this.refreshDevice(dev as number, fixedBucketStart(row[0] as number, STEP_15M));
+        // The earliest bucket the write touches: a counter reading closes the quarter before it
+        // ((start, end]), which starts no later than the quarter a gauge sample falls in.
+        return this.refreshDevice(dev as number, counterBucketStart(row[0] as number, STEP_15M));
       });
     }
     const watermark = fixedBucketStart(now, STEP_15M);
@@ -1031,7 +1065,10 @@ export class DuckDbStore implements TelemetryStore {
     return { buckets, watermark };
   }
 
-  /** Baseline and last register value per counter at the end of the rolled-up history before `start`. */
+  /**
+   * Baseline and last register value per counter at the end of the rolled-up history before `start`: the
+   * counter buckets before it hold the readings up to and including `start` (`(start, end]`).
+   */
   private seedsSql(dev: number, start: number, counters: readonly string[]): string {
     const s = `(SELECT param AS counter, max(last_ts) AS ts, arg_max(base, last_ts) AS b, arg_max(last, last_ts) AS l
       FROM rollup_15m WHERE device = ${dev} AND bucket < ${start} AND last_ts IS NOT NULL
@@ -1042,7 +1079,11 @@ export class DuckDbStore implements TelemetryStore {
   }
 
   private async refreshDevice(dev: number, start: number): Promise<number> {
+    // Gauges fill the buckets from `start` with readings in [start, …); counters with the steps of the
+    // readings after it, each in the bucket it closes (core `counterInstant`).
     const where = `device = ${dev} AND ts >= ${start}`;
+    const counterWhere = `device = ${dev} AND ts > ${start}`;
+    const counterBucket = `${counterInstantSql('ts')} // ${STEP_15M} * ${STEP_15M}`;
     // Parameters the device has ever reported (kept at write time): no scan of the range to find them;
     // one absent from the range only yields empty aggregates, which are left out.
     const l = this.latestOf.get(dev);
@@ -1056,7 +1097,7 @@ export class DuckDbStore implements TelemetryStore {
     await this.exec('BEGIN TRANSACTION');
     try {
       await this.exec(`DELETE FROM rollup_15m WHERE device = ${dev} AND bucket >= ${start}`);
-      await this.exec(`DELETE FROM counter_events WHERE device = ${dev} AND at_ts >= ${start}`);
+      await this.exec(`DELETE FROM counter_events WHERE device = ${dev} AND at_ts > ${start}`);
       if (aggNames.length > 0) {
         // Aggregate wide (one pass over the readings), then unpivot the few aggregated rows.
         const wide = `SELECT device, ts // ${STEP_15M} * ${STEP_15M} AS bucket, ${aggNames
@@ -1071,7 +1112,7 @@ export class DuckDbStore implements TelemetryStore {
         let sql: string;
         if (counters.length > 0) {
           const steps = counterStepsSql({
-            where,
+            where: counterWhere,
             counters,
             rules: this.rulesOf,
             seeds: this.seedsSql(dev, start, counters),
@@ -1080,15 +1121,17 @@ export class DuckDbStore implements TelemetryStore {
           sql = `
             WITH g AS (${g}),
             c AS (
-              SELECT device, counter AS param, ts // ${STEP_15M} * ${STEP_15M} AS bucket,
+              SELECT device, counter AS param, ${counterBucket} AS bucket,
                 sum(delta) AS e, arg_min(v, ts) AS first, min(ts) AS first_ts, arg_max(v, ts) AS last,
                 max(ts) AS last_ts, arg_max(m, ts) AS base,
                 count_if(kind = 'reset') AS resets, count_if(kind = 'implausible') AS impl
               FROM steps WHERE seed = 0 GROUP BY ALL
             )
-            SELECT g.device, g.param, g.bucket, g.sum, g.cnt, g.min, g.max,
+            SELECT coalesce(g.device, c.device) AS d, coalesce(g.param, c.param) AS p,
+              coalesce(g.bucket, c.bucket) AS b, g.sum, g.cnt, g.min, g.max,
               c.e, c.first, c.first_ts, c.last, c.last_ts, c.base, c.resets, c.impl
-            FROM g LEFT JOIN c USING (device, param, bucket) ORDER BY g.param, g.bucket`;
+            FROM g FULL JOIN c ON g.device = c.device AND g.param = c.param AND g.bucket = c.bucket
+            ORDER BY p, b`;
         } else {
           sql = `SELECT device, param, bucket, sum, cnt, min, max, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
             FROM (${g}) ORDER BY param, bucket`;
@@ -1549,23 +1592,26 @@ export class DuckDbStore implements TelemetryStore {
       let rows: Row[];
       let events: Row[];
       if (query.source === 'raw') {
+        // Counter buckets are (start, end]: the readings up to `end` count, each step in the bucket its
+        // reading closes; one exactly on `s0` only sets the baseline.
         const steps = counterStepsSql({
-          where: `device = ${dev} AND ts < ${end}`,
+          where: `device = ${dev} AND ts <= ${end}`,
           counters,
           rules: this.rulesOf,
         });
+        const at = counterInstantSql('ts');
         const bucketed = calendar
-          ? `SELECT ${bucketStartSql('ts', starts, end)} AS b, counter, sum(delta) AS e FROM st
-             WHERE ts >= ${s0} GROUP BY ALL`
-          : `SELECT ts // ${ROLLUP_STEP_MS[query.interval as RollupInterval]} * ${ROLLUP_STEP_MS[query.interval as RollupInterval]} AS b, counter, sum(delta) AS e
-             FROM st WHERE ts >= ${s0} GROUP BY ALL`;
+          ? `SELECT ${bucketStartSql(at, starts, end)} AS b, counter, sum(delta) AS e FROM st
+             WHERE ts > ${s0} GROUP BY ALL`
+          : `SELECT ${at} // ${ROLLUP_STEP_MS[query.interval as RollupInterval]} * ${ROLLUP_STEP_MS[query.interval as RollupInterval]} AS b, counter, sum(delta) AS e
+             FROM st WHERE ts > ${s0} GROUP BY ALL`;
         const all = await this.rows(
           this.r,
           `WITH st AS MATERIALIZED (${steps})
            SELECT 0 AS k, b::DOUBLE, counter, e, NULL::VARCHAR, NULL::DOUBLE, NULL::DOUBLE, NULL::DOUBLE FROM (${bucketed})
            UNION ALL
            SELECT 1 AS k, NULL::DOUBLE, counter, NULL::DOUBLE, kind, ts::DOUBLE, pts::DOUBLE, v - pb FROM st
-           WHERE seed = 0 AND ts >= ${s0} AND kind IN ('reset', 'implausible')
+           WHERE seed = 0 AND ts > ${s0} AND kind IN ('reset', 'implausible')
            ORDER BY k, 6, counter`,
         );
         rows = all.filter((r) => r[0] === 0).map((r) => [r[1]!, r[2]!, r[3]!]);
@@ -1607,7 +1653,7 @@ export class DuckDbStore implements TelemetryStore {
             : await this.rows(
                 this.r,
                 `SELECT counter, kind, at_ts::DOUBLE, from_ts::DOUBLE, delta FROM counter_events
-           WHERE device = ${dev} AND at_ts >= ${s0} AND at_ts < ${end} AND counter IN (${counters.map((c) => `'${c}'`).join(', ')})
+           WHERE device = ${dev} AND at_ts > ${s0} AND at_ts <= ${end} AND counter IN (${counters.map((c) => `'${c}'`).join(', ')})
            ORDER BY at_ts, counter`,
               );
       }
@@ -1618,7 +1664,7 @@ export class DuckDbStore implements TelemetryStore {
         arr[i] = asNum(e!);
       }
       for (const [c, kind, at, from, delta] of events) {
-        if ((at as number) >= end) continue;
+        if ((at as number) > end) continue;
         if (kind === 'reset') result.resets.push({ counter: c as string, at: at as number });
         else
           result.implausible.push({
