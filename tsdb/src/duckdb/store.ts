@@ -30,7 +30,6 @@ import {
   bucketIndexOf,
   type CounterRules,
   combinedParamDef,
-  counterBucketIndexOf,
   counterBucketStart,
   counterInstantSql,
   counterRules,
