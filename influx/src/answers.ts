@@ -441,19 +441,18 @@ export async function energy(client: InfluxClient, q: EnergyQuery, days?: DayRol
 
   if (q.source === 'raw') {
     // The whole history up to the range is replayed, so the baseline entering the first bucket is exactly
-    // the one the rollups carried forward (a jitter drop keeps the higher register).
-    const s0 = b.starts[0]!;
-    const rows = await readRawRange(client, q.deviceKey, 0, b.end, stored);
+    // the one the rollups carried forward (a jitter drop keeps the higher register). Counter buckets are
+    // (start, end]: the reading on the range's end closes its last bucket.
+    const rows = await readRawRange(client, q.deviceKey, 0, b.end + 1, stored);
     for (const c of stored) {
       const pts: CounterPoint[] = [];
       for (const r of rows) {
         const v = r.values[c];
         if (v !== undefined) pts.push({ ts: r.ts, value: v });
       }
-      const lead = pts.length > 0 && pts[0]!.ts < s0 ? [pts[0]!.ts] : [];
-      const res = energyPerBucket(pts, [...lead, ...b.starts], b.end, counterRules(c));
-      perCounter.set(c, res.energy.slice(lead.length));
-      for (const ev of res.events) if (ev.at >= s0) events.push({ counter: c, ev });
+      const res = energyPerBucket(pts, b.starts, b.end, counterRules(c));
+      perCounter.set(c, res.energy);
+      for (const ev of res.events) events.push({ counter: c, ev });
     }
   } else if ((q.interval === '1d' || q.interval === '1mo') && (await days?.dayRollupsReady(tz))) {
     // One point per local day with its energy and events: daily and monthly answers never read hours.

@@ -9,7 +9,13 @@
  * a lock, see the rollup scheduler) handles it twice. Rewrites are idempotent, so repeating work (a
  * process dying between its rollups and its `done`) never changes an answer.
  */
-import { COUNTER_NAMES, type CounterPoint, fixedBucketStart, HOUR_MS } from '@kilowatch/core';
+import {
+  COUNTER_NAMES,
+  type CounterPoint,
+  counterBucketStart,
+  fixedBucketStart,
+  HOUR_MS,
+} from '@kilowatch/core';
 import { type RollupRunResult, StoreError } from '@kilowatch/tsdb';
 import { calendarBuckets } from './calendar.ts';
 import type { InfluxClient } from './client.ts';
@@ -31,6 +37,8 @@ import {
   READINGS,
   ROLLUP_DAY,
   ROLLUP_MEASUREMENT,
+  ROLLUP_VERSION,
+  ROLLUP_VERSION_MEASUREMENT,
   readRawRange,
   rowsOf,
   STATE,
@@ -65,6 +73,8 @@ export class RollupMaintainer {
   /** Zones whose day rollups are known to be complete. */
   private readonly daysBuilt = new Set<string>();
   private daysCheckedAt = Number.NEGATIVE_INFINITY;
+  /** Settles once the stored rollups are known to follow the current rule (rebuilt if they did not). */
+  private current: Promise<void> | null = null;
 
   constructor(
     private readonly client: InfluxClient,
@@ -149,6 +159,51 @@ export class RollupMaintainer {
     for (const z of zones) this.daysBuilt.add(z);
   }
 
+  /**
+   * Makes sure the stored rollups follow this build's counter rule (`ROLLUP_VERSION`, kept in
+   * `rollup_version`): a database whose rollups are older — or carry no version — has them dropped and
+   * recomputed from its readings, device by device, before any answer reads them. Asked once per process;
+   * a failure is asked again at the next call.
+   */
+  ensureCurrent(): Promise<void> {
+    if (!this.current) {
+      this.current = this.upgrade().catch((err) => {
+        this.current = null;
+        throw err;
+      });
+    }
+    return this.current;
+  }
+
+  private async upgrade(): Promise<void> {
+    const [res] = await this.client.query(`SELECT last("version") FROM ${ROLLUP_VERSION_MEASUREMENT}`);
+    const stored = rowsOf(res?.series)[0]?.last;
+    if (typeof stored === 'number' && stored >= ROLLUP_VERSION) return;
+    // Emptied, not only rewritten: a rewrite replaces the fields it writes, and under the new rule a quarter
+    // may no longer hold a counter's energy at all. (`DELETE FROM`, as 2.x's v1 endpoint serves it too.)
+    const dropped = [...Object.values(ROLLUP_MEASUREMENT), ROLLUP_DAY, DAY_STATE];
+    await this.client.query(dropped.map((m) => `DELETE FROM ${ident(m)}`).join('; '));
+    this.daysBuilt.clear();
+    this.daysCheckedAt = Number.NEGATIVE_INFINITY;
+    const [devs] = await this.client.query(`SHOW TAG VALUES FROM ${READINGS} WITH KEY = ${ident('device')}`);
+    for (const d of rowsOf(devs?.series)) {
+      const device = String(d.value);
+      const where = deviceWhere(device);
+      const [first, last] = await this.client.query(
+        `SELECT * FROM ${READINGS} WHERE ${where} ORDER BY time ASC LIMIT 1; ` +
+          `SELECT * FROM ${READINGS} WHERE ${where} ORDER BY time DESC LIMIT 1`,
+      );
+      const from = rowsOf(first?.series)[0]?.time;
+      const to = rowsOf(last?.series)[0]?.time;
+      if (typeof from === 'number' && typeof to === 'number') await this.recompute(device, { from, to });
+    }
+    const now = Date.now();
+    const lines = this.dayZones.map((tz) => encodeLine(DAY_STATE, { tz }, { built: 1 }, now));
+    lines.push(encodeLine(ROLLUP_VERSION_MEASUREMENT, {}, { version: ROLLUP_VERSION }, now));
+    await this.client.write(lines.join('\n'));
+    for (const z of this.dayZones) this.daysBuilt.add(z);
+  }
+
   /** A strictly increasing marker time for this writer. */
   nextMarkerTs(): number {
     this.lastMarker = Math.max(Date.now(), this.lastMarker + 1);
@@ -197,6 +252,7 @@ export class RollupMaintainer {
 
   private async run(now: number): Promise<RollupRunResult> {
     const started = Date.now();
+    await this.ensureCurrent();
     await this.buildDayRollups();
     const [state] = await this.client.query(`SELECT last("cursor") FROM ${STATE}`);
     const cursor = rowsOf(state?.series)[0]?.last;
@@ -278,13 +334,17 @@ export class RollupMaintainer {
       if (typeof value === 'number' && typeof ts === 'number') out.set(c, { ts, value });
       else missing.push(c);
     }
-    for (const [c, p] of await lastBefore(this.client, device, missing, start)) out.set(c, p);
+    // At or before `start`: a reading on it closes the quarter before (`(start, end]`).
+    for (const [c, p] of await lastBefore(this.client, device, missing, start + 1)) out.set(c, p);
     return out;
   }
 
-  /** Recomputes the device's 15m, 30m and 1h buckets covering the range; returns 15-minute buckets written. */
+  /**
+   * Recomputes the device's 15m, 30m and 1h buckets covering the range — from the hour whose `(start, end]`
+   * holds its first reading — and returns the 15-minute buckets written.
+   */
   async recompute(device: string, range: DirtyRange): Promise<number> {
-    const start = fixedBucketStart(range.from, HOUR_MS);
+    const start = counterBucketStart(range.from, HOUR_MS);
     const [next] = await this.client.query(
       `SELECT * FROM ${READINGS} WHERE ${deviceWhere(device)} AND time > ${range.to}ms ORDER BY time ASC LIMIT 1`,
     );
@@ -304,7 +364,8 @@ export class RollupMaintainer {
     try {
       for (let a = start; a < end; a += WINDOW_MS) {
         const b = Math.min(end, a + WINDOW_MS);
-        const rows = await readRawRange(this.client, device, a, b, []);
+        // The reading on `b` too: it closes the window's last quarter.
+        const rows = await readRawRange(this.client, device, a, b + 1, []);
         const quarters = quarterBuckets(rows, a, b, baselines);
         for (const q of quarters.values()) for (const d of days) d.days.addQuarter(q);
         const lines: string[] = [];

@@ -54,7 +54,8 @@ describe('quarterBuckets and coarsen', () => {
     const starts = fixedBucketStarts(T0, end, QUARTER_MS);
     const reference = energyPerBucket(pts, starts, end, counterRules('eai1'));
 
-    const baselines = new Map<string, CounterPoint | null>();
+    // The reading on T0 is the baseline entering the first quarter ((start, end]), as a refresh seeds it.
+    const baselines = new Map<string, CounterPoint | null>([['eai1', pts[0]!]]);
     const quarters = new Map([
       ...quarterBuckets(rows, T0, T0 + 12 * HOUR_MS, baselines),
       ...quarterBuckets(rows, T0 + 12 * HOUR_MS, end, baselines),
@@ -78,6 +79,22 @@ describe('quarterBuckets and coarsen', () => {
     });
   });
 
+  it('puts a counter reading on a quarter edge in the quarter it closes, a gauge sample in the one it opens', () => {
+    const rows: RawRow[] = [0, 15, 30].map((m, i) => ({
+      ts: T0 + m * MIN,
+      values: { eai1: 10 + i, vave1: 230 },
+    }));
+    // The window (T0, T0 + 30 min]: the reading on T0 is the baseline, the one on its end closes it.
+    const baselines = new Map<string, CounterPoint | null>([['eai1', { ts: T0, value: 10 }]]);
+    const quarters = quarterBuckets(rows, T0, T0 + 30 * MIN, baselines);
+    expect([...quarters.keys()].sort()).toEqual([T0, T0 + QUARTER_MS]);
+    expect(quarters.get(T0)!.energy.get('eai1')).toBe(1);
+    expect(quarters.get(T0 + QUARTER_MS)!.energy.get('eai1')).toBe(1);
+    expect(quarters.get(T0)!.gauges.get('vave1')!.count).toBe(1);
+    expect(quarters.get(T0 + QUARTER_MS)!.gauges.get('vave1')!.count).toBe(1);
+    expect(baselines.get('eai1')).toEqual({ ts: T0 + 30 * MIN, value: 12 });
+  });
+
   it('combines gauge sum, count, min and max into coarser buckets', () => {
     const rows: RawRow[] = [0, 10, 20, 50].map((m, i) => ({ ts: T0 + m * MIN, values: { vave1: 230 + i } }));
     const quarters = quarterBuckets(rows, T0, T0 + HOUR_MS, new Map());
@@ -94,7 +111,7 @@ describe('quarterBuckets and coarsen', () => {
   });
 
   it('writes an empty event field where a counter has readings, so recomputes clear stale events', () => {
-    const quarters = quarterBuckets([{ ts: T0, values: { eai1: 1 } }], T0, T0 + QUARTER_MS, new Map());
+    const quarters = quarterBuckets([{ ts: T0 + MIN, values: { eai1: 1 } }], T0, T0 + QUARTER_MS, new Map());
     expect(bucketFields(quarters.get(T0)!, true)).toMatchObject({ eai1_e: 0, eai1_ev: '' });
   });
 });
@@ -102,8 +119,8 @@ describe('quarterBuckets and coarsen', () => {
 describe('bucketLine', () => {
   it('is the line encodeLine makes of bucketFields', () => {
     const rows: RawRow[] = [
-      { ts: T0, values: { vave1: 230.5, eai1: 10, pave1: -0 } },
-      { ts: T0 + MIN, values: { vave1: 231, vave2: 229, eai1: 5 } },
+      { ts: T0 + MIN, values: { vave1: 230.5, eai1: 10, pave1: -0 } },
+      { ts: T0 + 2 * MIN, values: { vave1: 231, vave2: 229, eai1: 5 } },
     ];
     const q = quarterBuckets(rows, T0, T0 + HOUR_MS, new Map()).get(T0)!;
     expect(q.events.get('eai1')).toHaveLength(1);

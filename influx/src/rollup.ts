@@ -2,7 +2,7 @@
  * Rollup buckets computed in JS from raw readings with core's counter rules (InfluxQL cannot express
  * resets, jitter and implausible jumps). 15-minute buckets come from raw; 30-minute and hourly buckets
  * add up 15-minute ones: gauge sum/count/min/max combine, and because each counter step belongs to the
- * bucket of its later reading, a coarse bucket's energy is the sum of its quarters' energies.
+ * bucket its later reading closes (`(start, end]`), a coarse bucket's energy is the sum of its quarters'.
  */
 import {
   bucketIndexOf,
@@ -10,6 +10,7 @@ import {
   COUNTER_NAMES,
   type CounterEvent,
   type CounterPoint,
+  counterBucketStart,
   counterRules,
   energyPerBucket,
   fixedBucketStart,
@@ -78,9 +79,10 @@ export function combinedValues(values: Record<string, number>): [string, number]
 }
 
 /**
- * 15-minute buckets of [start, end) (both on 15-minute boundaries) from the device's raw rows in time
- * order. `baselines` holds each counter's last reading before `start` and is advanced to the end, so
- * consecutive ranges chain.
+ * 15-minute buckets from `start` to `end` (both on 15-minute boundaries) from the device's raw rows in time
+ * order: gauges of the rows in [start, end), counter steps of the rows in (start, end], each in the quarter
+ * it closes (`(start, end]`, core `counterBucketStart`). `baselines` holds each counter's last reading at or
+ * before `start` and is advanced to `end`, so consecutive ranges chain.
  */
 export function quarterBuckets(
   rows: readonly RawRow[],
@@ -91,17 +93,19 @@ export function quarterBuckets(
   const out = new Map<number, RollupBucket>();
   const counterPoints = new Map<string, CounterPoint[]>();
   for (const row of rows) {
-    if (row.ts < start || row.ts >= end) continue;
-    const b = bucketAt(out, fixedBucketStart(row.ts, QUARTER_MS));
-    for (const name in row.values) {
-      const v = row.values[name]!;
-      addGauge(b.gauges, name, v);
-      if (COUNTERS.has(name)) {
+    if (row.ts < start || row.ts > end) continue;
+    if (row.ts > start) {
+      for (const name in row.values) {
+        if (!COUNTERS.has(name)) continue;
+        const p = { ts: row.ts, value: row.values[name]! };
         const pts = counterPoints.get(name);
-        if (pts) pts.push({ ts: row.ts, value: v });
-        else counterPoints.set(name, [{ ts: row.ts, value: v }]);
+        if (pts) pts.push(p);
+        else counterPoints.set(name, [p]);
       }
     }
+    if (row.ts === end) continue;
+    const b = bucketAt(out, fixedBucketStart(row.ts, QUARTER_MS));
+    for (const name in row.values) addGauge(b.gauges, name, row.values[name]!);
     for (const c of COMBINED_PARAMS) {
       let sum = 0;
       let n = 0;
@@ -121,9 +125,9 @@ export function quarterBuckets(
     // Bucket by bucket (the same steps as one pass), keeping the baseline after each 15-minute bucket so a
     // later recompute can start from it exactly: a jitter drop keeps the higher register as baseline.
     for (let i = 0; i < pts.length; ) {
-      const bs = fixedBucketStart(pts[i]!.ts, QUARTER_MS);
+      const bs = counterBucketStart(pts[i]!.ts, QUARTER_MS);
       let j = i;
-      while (j < pts.length && pts[j]!.ts < bs + QUARTER_MS) j++;
+      while (j < pts.length && pts[j]!.ts <= bs + QUARTER_MS) j++;
       const res = energyPerBucket(pts.slice(i, j), [bs], bs + QUARTER_MS, rules, baseline);
       baseline = res.baseline;
       const b = bucketAt(out, bs);

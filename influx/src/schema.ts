@@ -18,6 +18,16 @@ export const ROLLUP_DAY = 'rollup_1d';
 export const DAY_STATE = 'rollup_days';
 /** One point per write batch and device: which range a refresh must recompute. */
 export const DIRTY = 'rollup_dirty';
+/** The rule the stored rollups were computed by (field `version`); see `ROLLUP_VERSION`. */
+export const ROLLUP_VERSION_MEASUREMENT = 'rollup_version';
+/**
+ * Version of the counter rule the rollups follow. A database whose `rollup_version` is older (or absent)
+ * gets its rollups dropped and recomputed from the readings before they answer.
+ * - 1: counter steps bucketed `[start, end)`.
+ * - 2: counter buckets `(start, end]` (core `counterInstant`): a reading on an edge closes the bucket
+ *   that ends there.
+ */
+export const ROLLUP_VERSION = 2;
 /** Refresh progress: the marker cursor and the watermark. */
 export const STATE = 'rollup_state';
 

@@ -180,14 +180,15 @@ describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
       { deviceKey: d, ts: at(55), values: { eai1: 2004 } }, // 2000 kWh in 5 min: implausible
       { deviceKey: d, ts: at(70), values: { eai1: 2005 } }, // +1
       // gap: no readings 75..134
-      { deviceKey: d, ts: at(135), values: { eai1: 2007 } }, // +2 lands in the bucket of 135
+      { deviceKey: d, ts: at(135), values: { eai1: 2007 } }, // +2 lands in the bucket 135 closes
     ];
     await store.write(rows);
     await store.refreshRollups(at(200));
     const q = { deviceKey: d, counters: ['eai1', 'eai'], from: at(0), to: at(150), interval: '15m' as const };
     const auto = await store.energy(q);
     const raw = await store.energy({ ...q, source: 'raw' });
-    const expected = [1, 0.5, 0, 1, 1, null, null, null, null, 2];
+    // Buckets are (start, end]: the reading at 0 is the baseline, the one at 135 closes (120, 135].
+    const expected = [1, 0.5, 0, 1, 1, null, null, null, 2, null];
     expect(auto.t.length).toBe(10);
     expect(auto.energy.eai1).toEqual(expected);
     expect(auto.energy.eai).toEqual(expected);
@@ -198,6 +199,60 @@ describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
     expect(raw.implausible).toEqual(auto.implausible);
     const hourly = await store.energy({ ...q, interval: '1h' });
     expect(hourly.energy.eai1).toEqual([2.5, 1, 2]);
+  });
+
+  it('rebuilds rollups of an older counter rule before answering: (start, end] without a manual step', async () => {
+    const database = 'upgrade';
+    const admin = new InfluxClient({ url: server.url, database });
+    await admin.query(`CREATE DATABASE "${database}"`);
+    const d = device();
+    const H8 = Date.UTC(2026, 0, 12, 8);
+    const first = await createInfluxStore({ url: server.url, database });
+    await first.write(
+      [100, 101, 103, 106].map((v, i) => ({ deviceKey: d, ts: H8 + i * HOUR_MS, values: { eai1: v } })),
+    );
+    await first.refreshRollups(H8 + 6 * HOUR_MS);
+    const q = { deviceKey: d, counters: ['eai1'], from: H8, to: H8 + 3 * HOUR_MS, interval: '1h' } as const;
+    expect((await first.energy(q)).energy.eai1).toEqual([1, 2, 3]);
+    await first.close();
+    // The rollups as the old rule ([start, end)) wrote them: each reading's step in the bucket it opens.
+    const oldRule = async () => {
+      await admin.query('DELETE FROM "rollup_15m"; DELETE FROM "rollup_30m"; DELETE FROM "rollup_1h"');
+      const lines = ['rollup_15m', 'rollup_30m', 'rollup_1h'].flatMap((m) =>
+        [0, 1, 2, 3].map(
+          (e, i) => `${m},device=${d} eai1_e=${e},eai1_sum=${100 + e} ${(H8 + i * HOUR_MS) * 1e6}`,
+        ),
+      );
+      await fetch(`${server.url}/write?db=${database}`, { method: 'POST', body: lines.join('\n') });
+    };
+    await oldRule();
+    const current = await createInfluxStore({ url: server.url, database });
+    expect((await current.energy(q)).energy.eai1).toEqual([0, 1, 2]);
+    await current.close();
+    // The same rollups in a database without a rollup version: rebuilt before the first answer.
+    await oldRule();
+    await admin.query('DELETE FROM "rollup_version"');
+    const upgraded = await createInfluxStore({ url: server.url, database });
+    expect((await upgraded.energy(q)).energy.eai1).toEqual([1, 2, 3]);
+    expect((await upgraded.energy({ ...q, interval: '15m' })).energy.eai1).toEqual([
+      null,
+      null,
+      null,
+      1,
+      null,
+      null,
+      null,
+      2,
+      null,
+      null,
+      null,
+      3,
+    ]);
+    const tz = 'Europe/Warsaw';
+    const day = zonedTimeToUtc(2026, 1, 12, 0, 0, 0, tz);
+    const daily = await upgraded.energy({ ...q, from: day, to: day + 24 * HOUR_MS, interval: '1d', tz });
+    expect(daily.energy.eai1).toEqual([6]);
+    await upgraded.close();
   });
 
   it('carries the jitter baseline across incremental refreshes, equal to raw', async () => {
@@ -238,8 +293,9 @@ describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
       to: T0 + HOUR_MS,
       interval: '15m',
     });
-    expect(res.energy.eai).toEqual([0, 3, 2, null]);
-    expect(res.energy.eai2).toEqual([0, 2, null, null]);
+    // The readings at T0 close the quarter before the range: (T0, T0 + 15 min] holds none.
+    expect(res.energy.eai).toEqual([null, 3, 2, null]);
+    expect(res.energy.eai2).toEqual([null, 2, null, null]);
   });
 
   describe.each([

@@ -240,11 +240,13 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
 
     async series(query) {
       open();
+      if (query.source !== 'raw') await rollups.ensureCurrent();
       return series(client, query);
     },
 
     async energy(query) {
       open();
+      if (query.source !== 'raw') await rollups.ensureCurrent();
       return energy(client, query, days);
     },
 
