@@ -47,6 +47,7 @@ const WARSAW_SPRING = Date.parse('2026-03-28T23:00:00Z'); // 2026-03-29 00:00 CE
 const WARSAW_SPRING_END = Date.parse('2026-03-29T22:00:00Z'); // 2026-03-30 00:00 CEST
 const WARSAW_AUTUMN = Date.parse('2026-10-24T22:00:00Z'); // 2026-10-25 00:00 CEST
 const WARSAW_AUTUMN_END = Date.parse('2026-10-25T23:00:00Z'); // 2026-10-26 00:00 CET
+const H8 = Date.parse('2026-01-12T08:00:00Z');
 
 for (const engine of ENGINES) {
   describe.skipIf(engine.skip !== null)(`analytics numbers on ${engine.name}`, () => {
@@ -65,7 +66,7 @@ for (const engine of ENGINES) {
       t = await buildTestApp('pglite', { store, now: () => now });
       account = await signUp(t.app);
       const loc = await locationOf(t.app, account);
-      for (const name of ['dst', 'resets', 'balance', 'tariff'])
+      for (const name of ['dst', 'resets', 'balance', 'tariff', 'hourly', 'netting'])
         m[name] = await claimMeter(t.app, account, loc, name);
       const readings: Reading[] = [
         // 1 kWh every hour around both DST changes, from the day before to the day after.
@@ -115,6 +116,20 @@ for (const engine of ENGINES) {
           values: { ...values },
         });
       }
+      // A meter reporting only on the hour: 100, 101, 103, 106 kWh at 08:00..11:00 UTC.
+      [100, 101, 103, 106].forEach((v, i) => {
+        readings.push({ deviceKey: m.hourly!.deviceKey, ts: H8 + i * H, values: { eai1: v } });
+      });
+      // Every minute 08:00..10:00 UTC: L1 imports 1.0 then 0.2 kWh an hour, L2 exports 0.6 then 1.2.
+      for (let min = 0; min <= 120; min++) {
+        const first = Math.min(min, 60) / 60;
+        const second = Math.max(min - 60, 0) / 60;
+        readings.push({
+          deviceKey: m.netting!.deviceKey,
+          ts: H8 + min * 60_000,
+          values: { eai1: 300 + first * 1.0 + second * 0.2, eae2: 90 + first * 0.6 + second * 1.2 },
+        });
+      }
       await store.write(readings);
       await store.refreshRollups(Date.parse('2026-11-20T00:00:00Z'));
     }, 120_000);
@@ -147,6 +162,34 @@ for (const engine of ENGINES) {
       }
     });
 
+    it('puts the energy of a reading on the hour in the hour it closes, from rollups and raw', async () => {
+      for (const source of ['', '&source=raw']) {
+        const res = await get(
+          `/api/devices/${m.hourly!.id}/energy?from=${iso(H8)}&to=${iso(H8 + 3 * H)}&interval=1h${source}`,
+        );
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json()).toMatchObject({ t: [H8, H8 + H, H8 + 2 * H], import: [1, 2, 3] });
+      }
+    });
+
+    it('nets the hourly balance by the hour the readings close: [0.4, −1.0], the day −0.6', async () => {
+      for (const source of ['', '&source=raw']) {
+        const hours = (
+          await get(
+            `/api/devices/${m.netting!.id}/energy?from=${iso(H8)}&to=${iso(H8 + 2 * H)}&interval=1h${source}`,
+          )
+        ).json();
+        expect(hours).toMatchObject({ import: [1, 0.2], export: [0.6, 1.2], balance: [0.4, -1] });
+        const day = (
+          await get(
+            `/api/devices/${m.netting!.id}/energy?from=${iso(H8)}&to=${iso(H8 + 2 * H)}&interval=1d${source}`,
+          )
+        ).json();
+        expect(day.t).toEqual([Date.parse('2026-01-11T23:00:00Z')]);
+        expect(day.balance[0]).toBeCloseTo(-0.6, 9);
+      }
+    });
+
     it('counts exact energy across a reset, a jitter drop and a gap', async () => {
       const base = Date.parse('2026-06-01T00:00:00Z');
       const res = await get(
@@ -155,7 +198,8 @@ for (const engine of ENGINES) {
       expect(res.statusCode, res.body).toBe(200);
       const body = res.json();
       expect(body.t).toEqual([0, 1, 2, 3, 4, 5, 6].map((h) => base + h * H));
-      const expected = [0.5, 0.9, 0.5, null, null, 2.0, 0.5];
+      // Each reading closes the hour it ends: the reset at 02:00 closes the second hour (0.4 before it).
+      const expected = [1, 0.4, 0.5, null, null, 2.0, 0.5];
       body.import.forEach((v: number | null, i: number) => {
         if (expected[i] === null) expect(v).toBeNull();
         else expect(v).toBeCloseTo(expected[i]!, 9);
@@ -196,11 +240,11 @@ for (const engine of ENGINES) {
     });
 
     it('answers energy as the registers read it, without the binary noise of summing doubles', async () => {
-      // 101.4 − 100.5 is 0.9000000000000057 in doubles, 11.2 − 11 is 0.1999999999999993.
+      // 101.4 − 101 is 0.4000000000000057 in doubles, 11.2 − 11 is 0.1999999999999993.
       const base = Date.parse('2026-06-01T00:00:00Z');
       const hours = `from=${iso(base)}&to=${iso(base + 7 * H)}`;
       const resets = (await get(`/api/devices/${m.resets!.id}/energy?${hours}&interval=1h`)).json();
-      expect(resets.import).toEqual([0.5, 0.9, 0.5, null, null, 2, 0.5]);
+      expect(resets.import).toEqual([1, 0.4, 0.5, null, null, 2, 0.5]);
       const balance = (
         await get(
           `/api/devices/${m.balance!.id}/energy?from=${iso(base)}&to=${iso(base + 2 * H)}&interval=1h`,
@@ -214,8 +258,8 @@ for (const engine of ENGINES) {
       ).json();
       expect(table.rows.slice(0, 2).map((r: { balance: number }) => r.balance)).toEqual([0.4, -0.3]);
       expect(table.rows.slice(7, 14).map((r: { import: number | null }) => r.import)).toEqual([
-        0.5,
-        0.9,
+        1,
+        0.4,
         0.5,
         null,
         null,
@@ -226,7 +270,8 @@ for (const engine of ENGINES) {
         await get(`/api/devices/${m.resets!.id}/heatmap?param=eai&kind=daily&${hours}`)
       ).json() as { rows: { data: { x: number; y: number | null }[] }[] };
       const cells = heat.rows.flatMap((r) => r.data.map((c) => c.y)).filter((y) => y !== null);
-      expect(cells.sort()).toEqual([0.5, 0.5, 0.5, 0.9, 2]);
+      // The heatmap starts at local midnight: the first reading (00:00 UTC) closes the cell before it with 0.
+      expect(cells.sort()).toEqual([0, 0.4, 0.5, 0.5, 1, 2]);
     });
 
     it('draws daily heatmap cells across DST: the missing spring hour is empty, the repeated autumn hour holds both', async () => {
@@ -279,12 +324,12 @@ for (const engine of ENGINES) {
           .map(([, , y]) => y)
           .filter((y) => y !== null)
           .sort((x, y) => x - y);
-        // 28 March (its first reading at 00:00 starts the counter: 23.75 kWh), 29 March (23 hours) and
-        // 30 March up to 06:30 (whole hours from 00:00 to 07:00).
+        // 28 March (the reading at its midnight is the baseline, the one at its end closes it: 24 kWh),
+        // 29 March (23 hours) and 30 March up to 06:30 (whole hours from 00:00 to 07:00).
         expect(filled, kind).toHaveLength(3);
         expect(filled[0]).toBeCloseTo(7, 9);
         expect(filled[1]).toBeCloseTo(23, 9);
-        expect(filled[2]).toBeCloseTo(23.75, 9);
+        expect(filled[2]).toBeCloseTo(24, 9);
       }
     });
 

@@ -235,8 +235,9 @@ describe('exports', () => {
       /^\s*230\s*$/m,
       /^\s*200\s*$/m,
       /2026-03-29\s+2026-03-30/,
-      /2026-03-29\s+22\.983\s+—\s+22\.983/,
-      /2026-03-30\s+1\.000\s+—\s+1\.000/,
+      // The reading at the spring day's end closes it ((start, end]): 23 whole hours, then 59 minutes.
+      /2026-03-29\s+23\.000\s+—\s+23\.000/,
+      /2026-03-30\s+0\.983\s+—\s+0\.983/,
       'Tariff figures are simulated and are not a basis for claims.',
     ])
       if (typeof want === 'string') expect(text).toContain(want);

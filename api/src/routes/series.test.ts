@@ -180,9 +180,9 @@ describe('telemetry routes on DuckDB', () => {
     expect(res.statusCode, res.body).toBe(200);
     const rows = res.json().rows as { deviceId: number; import: number }[];
     expect(rows.filter((r) => r.deviceId === meter.id)).toHaveLength(2);
-    // The first reading has no earlier one to measure from: hour 1 holds three 15-minute steps.
+    // The first reading (00:00) is the baseline and the one at 01:00 closes the first hour: four steps.
     const garage = rows.filter((r) => r.deviceId === second.id).map((r) => r.import);
-    expect(garage).toEqual([expect.closeTo(1.5, 9), expect.closeTo(2, 9)]);
+    expect(garage).toEqual([expect.closeTo(2, 9), expect.closeTo(2, 9)]);
   });
 
   it('gives the same consumption table from raw readings (source=raw) as from rollups', async () => {
@@ -211,7 +211,7 @@ describe('telemetry routes on DuckDB', () => {
     const meters: Meter[] = [];
     for (let i = 0; i < 7; i++) meters.push(await claimMeter(t.app, carol, loc, `Carol ${i}`));
     // Each meter's counter rises (i + 1) kWh per hour, so a row tells which meter it came from: the hour
-    // holds three of its 15-minute steps (the fourth ends at 01:00, in the next hour).
+    // holds its four 15-minute steps (the fourth ends at 01:00 and closes the hour).
     const readings: Reading[] = [];
     for (const [i, m] of meters.entries())
       for (let k = 0; k <= 4; k++)
@@ -230,7 +230,7 @@ describe('telemetry routes on DuckDB', () => {
     expect(res.statusCode, res.body).toBe(200);
     const rows = res.json().rows as { deviceId: number; import: number }[];
     expect(rows.map((r) => r.deviceId)).toEqual(order.map((m) => m.id));
-    expect(rows.map((r) => r.import)).toEqual([6, 1, 7, 3, 5, 2, 4].map((e) => expect.closeTo(0.75 * e, 9)));
+    expect(rows.map((r) => r.import)).toEqual([6, 1, 7, 3, 5, 2, 4].map((e) => expect.closeTo(e, 9)));
   });
 
   it('keeps comparisons per user with the SPEC messages, and answers one block per member', async () => {
