@@ -77,7 +77,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: config.bodyLimit,
-    trustProxy: false,
+    trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
     ajv: { customOptions: { coerceTypes: false } },
     // A URL the router cannot read (`GET /%`) gets the contract's error shape too, not Fastify's own.
     frameworkErrors: (_error, _request, reply) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configFromEnv } from './config.ts';
+import { configFromEnv, trustProxyFrom } from './config.ts';
 
 describe('the ingest MQTT client id', () => {
   it('is the fixed one when everything is embedded (one process)', () => {
@@ -25,5 +25,26 @@ describe('the ingest MQTT client id', () => {
       configFromEnv({ MQTT_URL: 'mqtt://127.0.0.1:1883', KW_INGEST_CLIENT_ID: 'ingest-2' }, 'h')
         .ingestClientId,
     ).toBe('ingest-2');
+  });
+});
+
+describe('KW_TRUST_PROXY', () => {
+  it('is off by default and when said so', () => {
+    expect(configFromEnv({}, 'h').trustProxy).toBe(false);
+    for (const v of ['', 'off', '0', 'false']) expect(trustProxyFrom(v)).toBe(false);
+  });
+
+  it('takes on, a number of hops, or proxy addresses and CIDRs', () => {
+    expect(trustProxyFrom('on')).toBe(true);
+    expect(trustProxyFrom('2')).toBe(2);
+    expect(trustProxyFrom('10.0.0.0/8, 172.16.0.1,loopback')).toEqual([
+      '10.0.0.0/8',
+      '172.16.0.1',
+      'loopback',
+    ]);
+  });
+
+  it('refuses anything else, naming the variable', () => {
+    expect(() => configFromEnv({ KW_TRUST_PROXY: 'the proxy' }, 'h')).toThrow(/KW_TRUST_PROXY/);
   });
 });

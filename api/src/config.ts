@@ -44,6 +44,11 @@ export interface AppConfig {
   webDist: string | undefined;
   /** Event-loop delay (ms) above which requests get 503 with Retry-After; 0 = off. */
   maxEventLoopDelayMs: number;
+  /**
+   * Fastify's `trustProxy` (`KW_TRUST_PROXY`): whose `X-Forwarded-*` to believe, so that per-IP limits see
+   * the client behind a reverse proxy. Off by default: a direct client could forge the header.
+   */
+  trustProxy: boolean | number | string[];
 }
 
 const MINUTE = 60_000;
@@ -80,12 +85,34 @@ export function defaultConfig(): AppConfig {
     demo: false,
     webDist: undefined,
     maxEventLoopDelayMs: 1000,
+    trustProxy: false,
   };
 }
 
 function flag(value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
   return !['0', 'false', 'off', 'no'].includes(value.toLowerCase());
+}
+
+/**
+ * `KW_TRUST_PROXY`: unset or off → trust nobody; `on`/`true` → any proxy (only when nothing else can reach
+ * the port); a number → that many proxy hops; otherwise a comma-separated list of proxy addresses or CIDRs.
+ */
+export function trustProxyFrom(raw: string | undefined): boolean | number | string[] {
+  const v = (raw ?? '').trim();
+  if (v === '' || ['0', 'off', 'false', 'no'].includes(v.toLowerCase())) return false;
+  if (['on', 'true', 'yes'].includes(v.toLowerCase())) return true;
+  if (/^[1-9]\d*$/.test(v)) return Number(v);
+  const list = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const a of list)
+    if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(a) && !['loopback', 'linklocal', 'uniquelocal'].includes(a))
+      throw new Error(
+        `KW_TRUST_PROXY must be on, off, a number of hops or proxy addresses/CIDRs separated by commas (got "${a}")`,
+      );
+  return list;
 }
 
 /** A whole number ≥ 0 from the environment, or the default; anything else stops the start naming it. */
@@ -154,5 +181,6 @@ export function configFromEnv(
     mailFrom: env.MAIL_FROM ?? base.mailFrom,
     demo: flag(env.KW_DEMO, embedded),
     webDist: path.resolve(env.KW_WEB_DIST ?? 'web/dist'),
+    trustProxy: trustProxyFrom(env.KW_TRUST_PROXY),
   };
 }
