@@ -1,0 +1,156 @@
+/**
+ * `pnpm bench abuse [--devices 4] [--days 30]`: the worst request of each route family — the widest range
+ * the API accepts, the finest interval, every device, and the out-of-bounds requests that used to stall
+ * it (energy by day from year 1 to 9999, voltage quality over the same range) — one after another over
+ * HTTP on loopback, each with its time and the longest the server's event loop was blocked meanwhile
+ * (perf_hooks `monitorEventLoopDelay`). A second client in a worker thread asks for `/api/health` and a
+ * device page all along; its p50/p99 show what everyone else saw while the worst requests ran.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import { arg, benchApp, percentile } from './query.ts';
+
+const DAY_MS = 86_400_000;
+
+/** The other client: loops over its URLs until told to stop, and hands back every answer's time. */
+const PROBE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { urls, token } = workerData;
+let stop = false;
+parentPort.on('message', () => { stop = true; });
+(async () => {
+  const samples = Object.fromEntries(urls.map((u) => [u, []]));
+  const failures = [];
+  while (!stop) {
+    for (const url of urls) {
+      const t = performance.now();
+      try {
+        const res = await fetch(url, { headers: { authorization: 'Bearer ' + token } });
+        await res.arrayBuffer();
+        if (res.status !== 200) failures.push(url + ' ' + res.status);
+      } catch (e) { failures.push(String(e)); }
+      samples[url].push(performance.now() - t);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  parentPort.postMessage({ samples, failures: failures.slice(0, 5), failed: failures.length });
+})();
+`;
+
+export default async function abuse(args: string[]): Promise<object> {
+  const devices = arg(args, 'devices', 4);
+  const days = arg(args, 'days', 30);
+  const now = Date.now();
+  const from = Math.floor(now / 900_000) * 900_000 - days * DAY_MS;
+  const b = await benchApp(devices, days, from, { stepMin: 1 });
+  try {
+    const auth = { authorization: `Bearer ${b.token}` };
+    const id = b.deviceIds[0]!;
+    const all = b.deviceIds.join(',');
+    const locations = (await b.app.inject({ url: '/api/locations', headers: auth })).json() as {
+      id: number;
+    }[];
+    const tariff = await b.app.inject({
+      method: 'POST',
+      url: `/api/locations/${locations[0]!.id}/tariffs`,
+      headers: auth,
+      payload: { name: 'G12', group: 'G12', zone1Price: 1.1, zone2Price: 0.6, validFrom: '2020-01-01' },
+    });
+    const tariffId = (tariff.json() as { id: number }).id;
+    const cmp = await b.app.inject({
+      method: 'POST',
+      url: '/api/comparisons',
+      headers: auth,
+      payload: {
+        name: 'Every meter',
+        members: b.deviceIds.flatMap((d) =>
+          ['vave1', 'vave2', 'vave3'].map((param) => ({ deviceId: d, param })),
+        ),
+        grouped: true,
+      },
+    });
+    const cmpId = (cmp.json() as { id: number }).id;
+    const iso = (t: number) => new Date(t).toISOString();
+    const end = iso(now);
+    const back = (d: number) => `from=${iso(now - d * DAY_MS)}&to=${end}`;
+    const window = 'from=1970-01-01T00:00:00Z&to=2100-01-01T00:00:00Z';
+    const forever = 'from=0001-01-01T00:00:00Z&to=9999-12-31T23:59:59Z';
+    const requests: Record<string, string> = {
+      // The requests that stalled the API before ranges were checked first: all 400 now.
+      energyDayYear1To9999: `/api/devices/${id}/energy?${forever}&interval=1d`,
+      energyMonthYear1To9999: `/api/devices/${id}/energy?${forever}&interval=1mo`,
+      voltageQualityYear1To9999: `/api/devices/${id}/voltage-quality?${forever}`,
+      idPast2e31:
+        '/api/devices/2147483648/energy?interval=1d&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z',
+      unreadableUrl: '/%',
+      // The widest each route family accepts.
+      energyDay1970To2100: `/api/devices/${id}/energy?${window}&interval=1d`,
+      energyMonth1970To2100: `/api/devices/${id}/energy?${window}&interval=1mo`,
+      energy15mMax: `/api/devices/${id}/energy?${back(1040)}&interval=15m`,
+      energySummary: `/api/devices/${id}/energy/summary`,
+      voltageQualityMax: `/api/devices/${id}/voltage-quality?${back(694)}`,
+      seriesHourly11y: `/api/devices/${id}/series?params=vave1,vave2,vave3&interval=1h&${back(4160)}`,
+      seriesRawData: `/api/devices/${id}/series?params=vave1,vave2,vave3,iave1,iave2,iave3&interval=raw&${back(Math.min(days, 60))}`,
+      heatmapYearly11y: `/api/devices/${id}/heatmap?param=eai&kind=yearly&${back(4160)}`,
+      readingsPage: `/api/devices/${id}/readings?${back(days)}&limit=1000`,
+      consumptionEveryDevice1970To2100: `/api/analytics/consumption?deviceIds=${all}&${window}&interval=1d`,
+      tariffCompare11y: `/api/tariffs/compare?deviceId=${id}&${back(4160)}`,
+      tariffStats11y: `/api/tariffs/${tariffId}/stats?deviceId=${id}&${back(4160)}`,
+      comparisonData: `/api/comparisons/${cmpId}/data?${back(days)}`,
+    };
+    const origin = await b.app.listen({ port: 0, host: '127.0.0.1' });
+    const probeUrls = [`${origin}/api/health`, `${origin}/api/devices/${id}`];
+    const probe = new Worker(PROBE, { eval: true, workerData: { urls: probeUrls, token: b.token } });
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const results: Record<string, { status: number; ms: number; loopMaxMs: number; bytes: number }> = {};
+    try {
+      // The second client's quiet baseline first.
+      await new Promise((r) => setTimeout(r, 2_000));
+      for (const [name, url] of Object.entries(requests)) {
+        loop.reset();
+        const t = performance.now();
+        const res = await fetch(origin + url, { headers: auth });
+        const body = await res.arrayBuffer();
+        const ms = performance.now() - t;
+        results[name] = {
+          status: res.status,
+          ms: +ms.toFixed(1),
+          loopMaxMs: +(loop.max / 1e6).toFixed(1),
+          bytes: body.byteLength,
+        };
+        process.stderr.write(`${name}: ${JSON.stringify(results[name])}\n`);
+      }
+    } finally {
+      loop.disable();
+    }
+    const reply = new Promise<{ samples: Record<string, number[]>; failures: string[]; failed: number }>(
+      (r) => probe.once('message', r),
+    );
+    probe.postMessage('stop');
+    const probed = await reply;
+    await probe.terminate();
+    const second: Record<string, object> = {};
+    for (const [url, samples] of Object.entries(probed.samples)) {
+      const name = url.endsWith('/api/health') ? 'health' : 'devicePage';
+      second[name] = {
+        n: samples.length,
+        p50Ms: +percentile(samples, 50).toFixed(1),
+        p99Ms: +percentile(samples, 99).toFixed(1),
+        maxMs: +Math.max(...samples).toFixed(1),
+      };
+    }
+    const worstLoopMs = Math.max(...Object.values(results).map((r) => r.loopMaxMs));
+    return {
+      bench: 'abuse',
+      devices,
+      days,
+      results,
+      worstLoopMs,
+      secondClient: second,
+      secondClientFailures: probed.failed,
+    };
+  } finally {
+    await b.close();
+  }
+}
