@@ -333,8 +333,9 @@ for (const engine of ENGINES) {
       }
     });
 
-    // A December day, the spring DST night in Warsaw and a leap day's last hour (1 March already in Warsaw).
-    it.each(['2026-12-02T12:07:30Z', '2027-03-28T01:30:00Z', '2028-02-29T23:30:00Z'])(
+    // A December noon (a reading exactly at now closes the hour before it), the spring DST night in Warsaw and
+    // a leap day's last hour (1 March already in Warsaw).
+    it.each(['2026-12-02T12:00:00Z', '2027-03-28T01:30:00Z', '2028-02-29T23:30:00Z'])(
       "sums today, month, year and billing period from whole days and today's hours as the hours alone add up (now %s)",
       async (at) => {
         const before = now;
