@@ -138,6 +138,62 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     expect(await row.textContent()).toContain(target.name);
   });
 
+  it('draws a comparison over a year (daily bands) and over a custom range, named in words', {
+    timeout: 120_000,
+  }, async () => {
+    const devices = (await call<(ApiDevice & { typeCode: number; phases?: number })[]>('GET', '/devices'))
+      .body;
+    const meter = devices.find((d) => d.typeCode === 1 && d.phases !== 1) ?? devices[0]!;
+    const created = await call<{ id: number }>('POST', '/comparisons', {
+      name: 'Year view',
+      members: [
+        { deviceId: meter.id, param: 'vave1' },
+        { deviceId: meter.id, param: 'power3phases' },
+      ],
+      grouped: false,
+    });
+    expect(created.status).toBe(201);
+    await page.goto(`${api.url}/analytics?tab=comparisons&cmp=${created.body.id}`);
+    const view = page.getByTestId('comparison-view');
+    await view.getByTestId('comparison-data').waitFor();
+
+    const yearAnswer = page.waitForResponse((r) => r.url().includes(`/comparisons/${created.body.id}/data`));
+    await view.getByTestId('range-presets').getByText(en['range.year'], { exact: true }).click();
+    const answer = (await (await yearAnswer).json()) as {
+      interval: string;
+      blocks: { data: { t: number[]; series: Record<string, { min?: unknown[]; max?: unknown[] }> } }[];
+    };
+    // A year is 365 daily buckets with each day's min and max, not 35,000 raw points.
+    expect(answer.interval).toBe('1d');
+    expect(answer.blocks[0]!.data.t.length).toBeGreaterThanOrEqual(365);
+    expect(answer.blocks[0]!.data.t.length).toBeLessThanOrEqual(367);
+    expect(Object.values(answer.blocks[0]!.data.series)[0]?.max).toBeDefined();
+    await view.locator('[data-testid=comparison-data][data-interval="1d"]').waitFor();
+    expect(await view.locator('canvas').count()).toBeGreaterThanOrEqual(2);
+    const text = (await view.textContent()) ?? '';
+    expect(text).toContain('Voltage L1');
+    expect(text).toContain('Power, total');
+    expect(text).not.toMatch(/\b(vave1|power3phases)\b/);
+    await shot('comparison-year');
+
+    await view.getByTestId('range-presets').getByText(en['range.custom'], { exact: true }).click();
+    await view.getByTestId('range-custom').click();
+    const days = page.locator(
+      '[role=dialog] table button:not([data-disabled]):not([data-outside]):not([data-hidden])',
+    );
+    await days.first().waitFor();
+    const customAnswer = page.waitForResponse((r) =>
+      r.url().includes(`/comparisons/${created.body.id}/data`),
+    );
+    await days.first().click();
+    await days.last().click();
+    const custom = await customAnswer;
+    const from = new URL(custom.url()).searchParams.get('from');
+    expect(from).toBeTruthy();
+    await view.getByTestId('comparison-data').waitFor();
+    expect(await view.locator('canvas').count()).toBeGreaterThanOrEqual(2);
+  });
+
   it('opens the mailed reset link on a reset form, and the new password signs in', async () => {
     await forgetSession();
     const email = `reset-${Date.now()}@example.test`;

@@ -165,7 +165,7 @@ const comparisonRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         app.store,
         members.map(({ m, d }) => ({
           ctx: contextOf(d),
-          req: { ...range, params: [m.param], interval, stats: ['avg'] as const },
+          req: { ...range, params: [m.param], interval, stats: q.stats ?? (['avg'] as const) },
         })),
         q.source,
       );

@@ -126,6 +126,8 @@ export const ComparisonDataQuerySchema = v.object({
   from: RangeInstantSchema,
   to: RangeInstantSchema,
   interval: v.optional(v.picklist(SERIES_INTERVALS, 'Choose raw, 15m, 30m, 1h or 1d.')),
+  /** `avg` by default; `avg,min,max` adds each bucket's band (long ranges). */
+  stats: v.optional(StatListSchema),
   source: SourceSchema,
 });
 

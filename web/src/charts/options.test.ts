@@ -171,6 +171,16 @@ describe('timeTickLabels', () => {
   ])('$tz every $incr ms', ({ tz, incr, out }) => {
     expect(timeTickLabels([noonUtc, noonUtc + 3_600_000], incr, tz)).toEqual(out);
   });
+
+  it('names the year on date ticks when the range crosses one', () => {
+    const ticks = [Date.UTC(2025, 11, 29, 12), Date.UTC(2026, 0, 5, 12)];
+    expect(timeTickLabels(ticks, 7 * 86_400_000, 'Europe/Warsaw')).toEqual(['2025-12-29', '2026-01-05']);
+  });
+
+  it('labels monthly ticks with year and month', () => {
+    const ticks = [Date.UTC(2025, 10, 1, 12), Date.UTC(2026, 0, 1, 12)];
+    expect(timeTickLabels(ticks, 31 * 86_400_000, 'UTC')).toEqual(['2025-11', '2026-01']);
+  });
 });
 
 describe('wideGaps', () => {

@@ -266,7 +266,15 @@ const DAY = 86_400_000;
 
 /** Time-axis tick labels in the user's zone, 24-hour clock; dates once ticks are a day or more apart. */
 export function timeTickLabels(splits: readonly number[], incrMs: number, tz: string): string[] {
-  return splits.map((v) => formatInZone(v, tz, incrMs >= DAY ? 'MM-DD' : 'HH:mm'));
+  // A range that crosses a year names it on every date tick (2025-12-29, 2026-01-05).
+  const first = splits[0];
+  const last = splits[splits.length - 1];
+  const crossesYear =
+    first !== undefined &&
+    last !== undefined &&
+    formatInZone(first, tz, 'YYYY') !== formatInZone(last, tz, 'YYYY');
+  const dates = incrMs >= 28 * DAY ? 'YYYY-MM' : crossesYear ? 'YYYY-MM-DD' : 'MM-DD';
+  return splits.map((v) => formatInZone(v, tz, incrMs >= DAY ? dates : 'HH:mm'));
 }
 
 export function buildAxes(theme: ChartTheme, unit: string, tz: string): uPlot.Axis[] {

@@ -9,6 +9,8 @@ export interface ComparisonDataQuery {
   /** Epoch milliseconds. */
   from: number;
   to: number;
+  /** Also each bucket's min and max (bands on long ranges). */
+  bands?: boolean;
 }
 
 export function getComparisonData(
@@ -17,7 +19,11 @@ export function getComparisonData(
   signal?: AbortSignal,
 ): Promise<ComparisonData> {
   return request('GET', `/comparisons/${id}/data`, {
-    query: { from: new Date(q.from).toISOString(), to: new Date(q.to).toISOString() },
+    query: {
+      from: new Date(q.from).toISOString(),
+      to: new Date(q.to).toISOString(),
+      stats: q.bands ? 'avg,min,max' : undefined,
+    },
     schema: ComparisonDataSchema,
     signal,
     notFoundPage: false,
@@ -33,6 +39,9 @@ export const comparisonDataQueryOptions = (id: number, q: ComparisonDataQuery, v
     staleTime: 30_000,
   });
 
-export function useComparisonData(id: number, q: ComparisonDataQuery, version: string) {
-  return useQuery(comparisonDataQueryOptions(id, q, version));
+export function useComparisonData(id: number, q: ComparisonDataQuery | null, version: string) {
+  return useQuery({
+    ...comparisonDataQueryOptions(id, q ?? { from: 0, to: 0 }, version),
+    enabled: q !== null,
+  });
 }

@@ -8,12 +8,20 @@ import { type ChartTheme, SERIES_COLORS } from '../../charts/palette.ts';
 import { UPlotChart } from '../../charts/UPlotChart.tsx';
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { useT } from '../../i18n/i18n.ts';
+import { paramName } from '../devices/paramNames.ts';
 import { memberKey, mergeBlocks } from './comparisonForm.ts';
 
 const HEIGHT = 260;
 
-function memberLabel(b: { deviceName: string; param: string }): string {
-  return `${b.deviceName} · ${b.param}`;
+type T = ReturnType<typeof useT>['t'];
+
+function memberLabel(t: T, b: { deviceName: string; param: string }): string {
+  return `${b.deviceName} · ${paramName(t, b.param)}`;
+}
+
+/** Bands when the answer carries each bucket's min and max (long ranges). */
+function hasBands(b: { data: { series: Record<string, { min?: unknown; max?: unknown }> } }): boolean {
+  return Object.values(b.data.series).some((s) => s.min !== undefined && s.max !== undefined);
 }
 
 function Chart({
@@ -79,33 +87,36 @@ export function ComparisonCharts({
   name: string;
 }) {
   const theme = useChartTheme();
+  const { t } = useT();
   const merged = useMemo(() => mergeBlocks(data.blocks), [data]);
   const groupedSpecs = useMemo<SeriesSpec[]>(
     () =>
       data.blocks.map((b, i) => ({
         param: memberKey(b),
-        label: memberLabel(b),
+        label: memberLabel(t, b),
         unit: unitOf(b.param) ?? '',
         color: SERIES_COLORS[i % SERIES_COLORS.length]!,
+        band: hasBands(b),
       })),
-    [data],
+    [data, t],
   );
   const separate = useMemo(
     () =>
       data.blocks.map((b, i) => ({
         key: memberKey(b),
-        title: memberLabel(b),
+        title: memberLabel(t, b),
         cols: b.data,
         specs: [
           {
             param: b.param,
-            label: memberLabel(b),
+            label: memberLabel(t, b),
             unit: unitOf(b.param) ?? '',
             color: SERIES_COLORS[i % SERIES_COLORS.length]!,
+            band: hasBands(b),
           },
         ] as SeriesSpec[],
       })),
-    [data],
+    [data, t],
   );
 
   if (grouped) {

@@ -1,14 +1,12 @@
-import { unitOf } from '@kilowatch/core';
 import { ActionIcon, Button, Group, Select, Stack, Switch, Text, TextInput } from '@mantine/core';
-import { type FormEvent, useRef, useState } from 'react';
+import { type FormEvent, useMemo, useRef, useState } from 'react';
 import type { Comparison, ComparisonRequest } from '../../api/analytics/comparisons.ts';
 import { ApiError } from '../../api/client.ts';
 import type { Device } from '../../api/schemas.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
+import { paramSelectData } from '../devices/paramNames.ts';
 import { type ComparisonDraft, type MemberDraft, toRequest, validateDraft } from './comparisonForm.ts';
 import { HEATMAP_PARAMS } from './heatmapScale.ts';
-
-const PARAM_OPTIONS = HEATMAP_PARAMS.map((p) => ({ value: p, label: unitOf(p) ? `${p} (${unitOf(p)})` : p }));
 
 export function draftOf(c: Comparison | null): ComparisonDraft {
   return {
@@ -32,6 +30,7 @@ export function ComparisonForm({
   onCancel: () => void;
 }) {
   const { t } = useT();
+  const paramOptions = useMemo(() => paramSelectData(t, HEATMAP_PARAMS), [t]);
   const [draft, setDraft] = useState<ComparisonDraft>(() => draftOf(initial));
   const [touched, setTouched] = useState(false);
   const [serverErrors, setServerErrors] = useState<Record<string, string[]>>({});
@@ -108,7 +107,7 @@ export function ComparisonForm({
               />
               <Select
                 label={t('analytics.memberParam', { n: i + 1 })}
-                data={PARAM_OPTIONS}
+                data={paramOptions}
                 value={m.param}
                 onChange={(v) => setMember(m.key, { param: v })}
                 allowDeselect={false}

@@ -25,24 +25,25 @@ import type { Device } from '../../api/schemas.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
-import { rangeFor } from '../devices/ranges.ts';
+import { paramName } from '../devices/paramNames.ts';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { ComparisonCharts } from './ComparisonChart.tsx';
 import { ComparisonForm } from './ComparisonForm.tsx';
+import { useLongRange, wantsBands } from './LongRange.tsx';
 import { useAnalyticsSearch } from './useAnalyticsSearch.ts';
-
-type Period = 'day' | 'week' | 'month';
 
 function ComparisonView({ comparison }: { comparison: Comparison }) {
   const { t } = useT();
   const tz = displayTimeZone();
-  const [period, setPeriod] = useState<Period>('week');
+  const { range, control } = useLongRange(tz, 'week');
   const [grouped, setGrouped] = useState(comparison.grouped);
   // A saved change of the switch shows the saved view.
   useEffect(() => setGrouped(comparison.grouped), [comparison.grouped]);
-  const range = useMemo(() => rangeFor(period, Date.now(), tz), [period, tz]);
   const version = JSON.stringify(comparison.members);
-  const data = useComparisonData(comparison.id, range, version);
+  const query = useMemo(() => (range ? { ...range, bands: wantsBands(range) } : null), [range]);
+  const data = useComparisonData(comparison.id, query, version);
+  // Another range's data is never shown as this one's: a cue stands in while it loads.
+  const loading = data.isFetching && (data.isPending || data.isPlaceholderData);
 
   return (
     <Card withBorder padding="sm" data-testid="comparison-view">
@@ -51,17 +52,7 @@ function ComparisonView({ comparison }: { comparison: Comparison }) {
           {comparison.name}
         </Title>
         <Group gap="sm" wrap="wrap">
-          <SegmentedControl
-            size="xs"
-            aria-label={t('details.range')}
-            value={period}
-            onChange={(v) => setPeriod(v as Period)}
-            data={[
-              { value: 'day', label: t('details.range.day') },
-              { value: 'week', label: t('details.range.week') },
-              { value: 'month', label: t('details.range.month') },
-            ]}
-          />
+          {control}
           <SegmentedControl
             size="xs"
             aria-label={t('analytics.view')}
@@ -75,12 +66,30 @@ function ComparisonView({ comparison }: { comparison: Comparison }) {
           />
         </Group>
       </Group>
-      {data.isError ? (
+      {!range ? (
+        <Alert color="gray">{t('val.dateRange')}</Alert>
+      ) : data.isError ? (
         <ErrorState error={data.error} onRetry={() => void data.refetch()} />
-      ) : data.isPending ? (
-        <Skeleton height={260} />
+      ) : loading || !data.data ? (
+        <Stack
+          gap="xs"
+          role="status"
+          aria-busy="true"
+          aria-label={t('common.loading')}
+          data-testid="comparison-loading"
+        >
+          <Group gap="xs">
+            <Loader size="xs" />
+            <Text size="sm" c="dimmed">
+              {t('common.loading')}
+            </Text>
+          </Group>
+          <Skeleton height={240} />
+        </Stack>
       ) : (
-        <ComparisonCharts data={data.data} grouped={grouped} tz={tz} name={comparison.name} />
+        <div data-interval={data.data.interval} data-testid="comparison-data">
+          <ComparisonCharts data={data.data} grouped={grouped} tz={tz} name={comparison.name} />
+        </div>
       )}
     </Card>
   );
@@ -173,7 +182,7 @@ export function ComparisonsSection({
                     <Table.Td>{c.name}</Table.Td>
                     <Table.Td>
                       <Text size="xs">
-                        {c.members.map((m) => `${nameOf(m.deviceId)} · ${m.param}`).join(', ')}
+                        {c.members.map((m) => `${nameOf(m.deviceId)} · ${paramName(t, m.param)}`).join(', ')}
                       </Text>
                     </Table.Td>
                     <Table.Td>

@@ -66,21 +66,28 @@ export const memberKey = (b: { deviceId: number; param: string }) => `${b.device
  */
 export function mergeBlocks(blocks: readonly ComparisonBlock[]): {
   t: number[];
-  series: Record<string, { avg: (number | null)[] }>;
+  series: Record<string, { avg: (number | null)[]; min?: (number | null)[]; max?: (number | null)[] }>;
 } {
   const times = new Set<number>();
   for (const b of blocks) for (const ts of b.data.t) times.add(ts);
   const t = [...times].sort((a, b) => a - b);
   const at = new Map(t.map((ts, i) => [ts, i]));
-  const series: Record<string, { avg: (number | null)[] }> = {};
-  for (const b of blocks) {
-    const avg = new Array<number | null>(t.length).fill(null);
-    const src = b.data.series[b.param]?.avg ?? [];
+  const series: Record<string, { avg: (number | null)[]; min?: (number | null)[]; max?: (number | null)[] }> =
+    {};
+  const spread = (src: readonly (number | null)[] | undefined, b: ComparisonBlock) => {
+    const out = new Array<number | null>(t.length).fill(null);
     b.data.t.forEach((ts, i) => {
-      const v = src[i];
-      avg[at.get(ts)!] = v === undefined ? null : v;
+      const v = src?.[i];
+      out[at.get(ts)!] = v === undefined ? null : v;
     });
-    series[memberKey(b)] = { avg };
+    return out;
+  };
+  for (const b of blocks) {
+    const cols = b.data.series[b.param];
+    series[memberKey(b)] = {
+      avg: spread(cols?.avg ?? [], b),
+      ...(cols?.min && cols.max ? { min: spread(cols.min, b), max: spread(cols.max, b) } : {}),
+    };
   }
   return { t, series };
 }

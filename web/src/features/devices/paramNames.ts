@@ -69,3 +69,32 @@ export function paramLabel(t: T, name: string): string {
   const unit = paramUnit(name);
   return unit ? `${paramName(t, name)} (${unit})` : paramName(t, name);
 }
+
+const GROUP_ORDER = [
+  'activeEnergy',
+  'reactiveEnergy',
+  'power',
+  'voltage',
+  'current',
+  'powerFactor',
+  'frequency',
+  'dc',
+  'temperature',
+  'state',
+  'balance',
+] as const;
+
+function groupOf(name: string): string {
+  return paramDef(name)?.group ?? combinedParamDef(name)?.group ?? 'state';
+}
+
+/** Options for a parameter select: human names with units, grouped (energy, power, voltage, …). */
+export function paramSelectData(
+  t: T,
+  params: readonly string[],
+): { group: string; items: { value: string; label: string }[] }[] {
+  return GROUP_ORDER.map((g) => ({
+    group: t(`paramGroup.${g}` as MessageId),
+    items: params.filter((p) => groupOf(p) === g).map((p) => ({ value: p, label: paramLabel(t, p) })),
+  })).filter((g) => g.items.length > 0);
+}
