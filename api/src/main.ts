@@ -261,7 +261,25 @@ async function main(): Promise<void> {
       deviceStates: {
         deviceState: (key) => replica?.subscriber.deviceState(key) ?? runtime?.deviceState(key),
       },
-      metricsText: () => runtime?.metricsText() ?? '',
+      metricsText: () =>
+        [
+          replica
+            ? [
+                '# HELP kilowatch_live_subscriber_connected 1 while the live subscription (kilowatch/live/+) is connected.',
+                '# TYPE kilowatch_live_subscriber_connected gauge',
+                `kilowatch_live_subscriber_connected ${replica.subscriber.connected() ? 1 : 0}`,
+                '# HELP kilowatch_live_readings_received_total Live readings received from the broker.',
+                '# TYPE kilowatch_live_readings_received_total counter',
+                `kilowatch_live_readings_received_total ${replica.subscriber.received()}`,
+                '# HELP kilowatch_alerts_source_connected 1 while the shared alert subscription is connected.',
+                '# TYPE kilowatch_alerts_source_connected gauge',
+                `kilowatch_alerts_source_connected ${replica.alerts.connected() ? 1 : 0}`,
+              ].join('\n')
+            : '',
+          runtime?.metricsText() ?? '',
+        ]
+          .filter(Boolean)
+          .join('\n'),
       readiness: {
         role: config.role,
         // An api replica serves login, devices and settings without the telemetry store; a process that

@@ -38,6 +38,8 @@ export interface Sql extends Queryable {
    * was the last member; on any doubt (PostgreSQL out of reach) it says it was.
    */
   member(name: string): Promise<{ leave(): Promise<boolean> }>;
+  /** Connection pool counts for /metrics (PostgreSQL; null on PGlite, which has no pool). */
+  poolStats(): { total: number; idle: number; waiting: number; max: number } | null;
   close(): Promise<void>;
 }
 
@@ -101,6 +103,7 @@ export async function createPgliteSql(options: PgliteOptions = {}): Promise<Sql>
     async member() {
       return { leave: async () => true };
     },
+    poolStats: () => null,
     async close() {
       if (!db.closed) await db.close();
     },
@@ -256,6 +259,12 @@ export async function createPostgresSql(options: PostgresOptions & PostgresTimeo
         client.release(broken);
       }
     },
+    poolStats: () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: options.max ?? 10,
+    }),
     async member(name) {
       const lock = 'hashtext($1 || current_schema()), hashtext($2)';
       const key = ['kilowatch-member', name];

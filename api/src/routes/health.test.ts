@@ -6,7 +6,7 @@
 import { StoreError, type TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UnavailableError } from '../errors.ts';
-import { buildTestApp, noTelemetryStore, signUp, type TestApp } from '../testing/helper.ts';
+import { buildTestApp, engines, noTelemetryStore, signUp, type TestApp } from '../testing/helper.ts';
 import type { Dependency, Readiness } from './options.ts';
 
 /** A telemetry store that is down (its health says so, its reads fail). */
@@ -94,5 +94,38 @@ describe('health: live and ready', () => {
     } finally {
       t.sql.query = query;
     }
+  });
+});
+
+describe.each(engines())('metrics of the hub, the alerts and the database pool (%s)', (engine) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp(engine, { store: noTelemetryStore(), now: () => Date.UTC(2026, 5, 1, 12) });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const value = (text: string, name: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+    return line === undefined ? undefined : Number(line.split(' ')[1]);
+  };
+
+  it('counts hub clients, stale readings left alone, and (PostgreSQL) the pool', async () => {
+    await t.app.alerts.evaluate({
+      deviceKey: '0a1b2c3d4e5f',
+      ts: Date.UTC(2026, 4, 30),
+      values: { vave1: 190 },
+    });
+    const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(value(text, 'kilowatch_hub_clients')).toBe(0);
+    expect(value(text, 'kilowatch_hub_messages_sent_total')).toBe(0);
+    expect(value(text, 'kilowatch_alerts_readings_stale_total')).toBe(1);
+    expect(value(text, 'kilowatch_alerts_readings_evaluated_total')).toBe(0);
+    if (engine === 'postgres') {
+      expect(value(text, 'kilowatch_db_pool_connections')).toBeGreaterThan(0);
+      expect(value(text, 'kilowatch_db_pool_waiting')).toBe(0);
+      expect(value(text, 'kilowatch_db_pool_max')).toBe(4);
+    } else expect(value(text, 'kilowatch_db_pool_connections')).toBeUndefined();
   });
 });

@@ -37,6 +37,71 @@ export default fp(
           '# TYPE kilowatch_api_requests_in_flight gauge',
           `kilowatch_api_requests_in_flight ${inFlight}`,
         ];
+        const gauge = (name: string, help: string, value: number, type = 'gauge') => [
+          `# HELP ${name} ${help}`,
+          `# TYPE ${name} ${type}`,
+          `${name} ${value}`,
+        ];
+        // The hub and the alerts, when this process has them (not in an ingest-only one).
+        const hub = app.hasDecorator('hub') ? app.hub.stats() : null;
+        if (hub) {
+          lines.push(
+            ...gauge('kilowatch_hub_clients', 'WebSocket clients connected to this process.', hub.clients),
+            ...gauge(
+              'kilowatch_hub_messages_sent_total',
+              'Hub messages sent to clients.',
+              hub.sent,
+              'counter',
+            ),
+            ...gauge(
+              'kilowatch_hub_messages_coalesced_total',
+              'Hub messages replaced by a newer one for a slow client.',
+              hub.coalesced,
+              'counter',
+            ),
+          );
+        }
+        const alerts = app.hasDecorator('alerts') ? app.alerts.stats() : null;
+        if (alerts) {
+          lines.push(
+            ...gauge(
+              'kilowatch_alerts_readings_evaluated_total',
+              'Readings evaluated for alerts.',
+              alerts.evaluated,
+              'counter',
+            ),
+            ...gauge(
+              'kilowatch_alerts_readings_stale_total',
+              'Readings too old to alert on (backfills, buffered meters), left alone.',
+              alerts.stale,
+              'counter',
+            ),
+            ...gauge(
+              'kilowatch_alerts_readings_skipped_total',
+              'Readings skipped because too many waited while the metadata store was slow.',
+              alerts.skipped,
+              'counter',
+            ),
+            ...gauge(
+              'kilowatch_alerts_devices',
+              'Devices whose alert state this process holds.',
+              alerts.devices,
+            ),
+          );
+        }
+        const pool = app.sql.poolStats();
+        if (pool) {
+          lines.push(
+            ...gauge('kilowatch_db_pool_connections', 'PostgreSQL connections open in the pool.', pool.total),
+            ...gauge('kilowatch_db_pool_idle', 'PostgreSQL connections idle in the pool.', pool.idle),
+            ...gauge(
+              'kilowatch_db_pool_waiting',
+              'Queries waiting for a PostgreSQL connection.',
+              pool.waiting,
+            ),
+            ...gauge('kilowatch_db_pool_max', 'Largest PostgreSQL pool size.', pool.max),
+          );
+        }
         const extra = opts.extra?.();
         reply.type('text/plain; version=0.0.4');
         return `${lines.join('\n')}\n${extra ? `${extra.trimEnd()}\n` : ''}`;
