@@ -48,6 +48,7 @@ const WARSAW_SPRING_END = Date.parse('2026-03-29T22:00:00Z'); // 2026-03-30 00:0
 const WARSAW_AUTUMN = Date.parse('2026-10-24T22:00:00Z'); // 2026-10-25 00:00 CEST
 const WARSAW_AUTUMN_END = Date.parse('2026-10-25T23:00:00Z'); // 2026-10-26 00:00 CET
 const H8 = Date.parse('2026-01-12T08:00:00Z');
+const PROFILE = Date.parse('2026-01-13T11:00:00Z'); // 12:00 CET
 
 for (const engine of ENGINES) {
   describe.skipIf(engine.skip !== null)(`analytics numbers on ${engine.name}`, () => {
@@ -66,7 +67,7 @@ for (const engine of ENGINES) {
       t = await buildTestApp('pglite', { store, now: () => now });
       account = await signUp(t.app);
       const loc = await locationOf(t.app, account);
-      for (const name of ['dst', 'resets', 'balance', 'tariff', 'hourly', 'netting'])
+      for (const name of ['dst', 'resets', 'balance', 'tariff', 'hourly', 'netting', 'profile'])
         m[name] = await claimMeter(t.app, account, loc, name);
       const readings: Reading[] = [
         // 1 kWh every hour around both DST changes, from the day before to the day after.
@@ -128,6 +129,16 @@ for (const engine of ENGINES) {
           deviceKey: m.netting!.deviceKey,
           ts: H8 + min * 60_000,
           values: { eai1: 300 + first * 1.0 + second * 0.2, eae2: 90 + first * 0.6 + second * 1.2 },
+        });
+      }
+      // A 15-minute profile on Tuesday 2026-01-13 from 12:00 to 14:00 Warsaw time (CET): 1 kWh a quarter,
+      // but 10 kWh in the quarter 12:45–13:00, stamped 13:00, the start of G12's midday zone 2.
+      for (let q = 0, v = 500; q <= 8; q++) {
+        if (q > 0) v += q === 4 ? 10 : 1;
+        readings.push({
+          deviceKey: m.profile!.deviceKey,
+          ts: PROFILE + q * 15 * 60_000,
+          values: { eai1: v },
         });
       }
       await store.write(readings);
@@ -418,6 +429,26 @@ for (const engine of ENGINES) {
       // One mean per 10 minutes; only the first window (its 270 V reading before the range) is out.
       expect(p1.samples).toBe(9 * 144);
       expect(p1.withinEn50160).toBeCloseTo((9 * 144 - 1) / (9 * 144), 9);
+    });
+
+    it('prices the quarter before a zone change in its own zone: the reading at 13:00 closes a zone 1 quarter', async () => {
+      const loc = await locationOf(t.app, account);
+      const tariff = await as(t.app, account, {
+        method: 'POST',
+        url: `/api/locations/${loc}/tariffs`,
+        payload: { name: 'midday', group: 'G12', zone1Price: 1, zone2Price: 0.5, validFrom: '2026-01-01' },
+      });
+      expect(tariff.statusCode, tariff.body).toBe(201);
+      const res = await get(
+        `/api/tariffs/${tariff.json().id}/stats?deviceId=${m.profile!.id}&from=${iso(PROFILE)}&to=${iso(PROFILE + 2 * H)}`,
+      );
+      expect(res.statusCode, res.body).toBe(200);
+      // 12:00–13:00 CET in zone 1: three quarters of 1 kWh and the 10 kWh one ending at 13:00; 13:00–14:00
+      // in zone 2: four quarters of 1 kWh.
+      expect(res.json().months[0].zones).toEqual([
+        { zone: 1, energy: expect.closeTo(13, 9), cost: expect.closeTo(13, 9) },
+        { zone: 2, energy: expect.closeTo(4, 9), cost: expect.closeTo(2, 9) },
+      ]);
     });
 
     it('prices a G12w weekend and a public holiday entirely in zone 2', async () => {
