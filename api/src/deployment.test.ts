@@ -1,0 +1,259 @@
+/**
+ * The server deployment as separate processes on real servers (Mosquitto, InfluxDB 1.x, PostgreSQL 15):
+ * 2 API and 2 ingest processes of `api/src/main.ts` chosen by KW_ROLE, as the image runs them. A numbered
+ * stream of one meter is stored exactly once through a SIGKILL of an ingest process (restarted under its
+ * id), a SIGTERM of the other and a replacement under a new id, and a PostgreSQL restart under traffic
+ * during which no process exits; both API processes start together on an empty database; both API hubs
+ * deliver the live readings; one voltage drop gives one notification.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInfluxStore } from '@kilowatch/influx';
+import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
+import { findServerBinary, freePort, type MosquittoServer, startMosquitto } from '@kilowatch/ingest/testing';
+import mqtt, { type MqttClient } from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { type PostgresServer, postgresInstalled, startPostgresServer } from './testing/postgres-server.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
+const skip = !mosquittoBin || influxSkipReason() !== null || !postgresInstalled();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Proc {
+  name: string;
+  port: number;
+  child: ChildProcess;
+  output: string;
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on real servers', () => {
+  let broker: MosquittoServer;
+  let influx: InfluxTestServer;
+  let pg: PostgresServer;
+  let dataDir: string;
+  const procs: Proc[] = [];
+
+  beforeAll(async () => {
+    [broker, influx, pg] = await Promise.all([
+      startMosquitto(mosquittoBin as string),
+      startInfluxServer(),
+      startPostgresServer(),
+    ]);
+    dataDir = await mkdtemp(path.join(tmpdir(), 'kw-deploy-'));
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const p of procs)
+      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await broker?.stop();
+    await influx?.stop();
+    pg?.remove();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const start = async (name: string, role: 'api' | 'ingest', extra: Record<string, string> = {}) => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'api/src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        KW_ROLE: role,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        MQTT_URL: broker.url,
+        INFLUX_URL: influx.url,
+        INFLUX_DB: influx.database,
+        DATABASE_URL: pg.url,
+        KW_DATA_DIR: path.join(dataDir, name),
+        KW_DEMO: 'off',
+        KW_ROLLUP_INTERVAL_MS: '1000',
+        KW_INGEST_SESSION_EXPIRY_S: '600',
+        LOG_LEVEL: 'warn',
+        ...extra,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const p: Proc = { name, port, child, output: '' };
+    child.stdout?.on('data', (d) => {
+      p.output += String(d);
+    });
+    child.stderr?.on('data', (d) => {
+      p.output += String(d);
+    });
+    procs.push(p);
+    return p;
+  };
+
+  const ready = async (p: Proc) =>
+    until(
+      async () => {
+        if (p.child.exitCode !== null) throw new Error(`${p.name} exited: ${p.output}`);
+        const r = await fetch(`http://127.0.0.1:${p.port}/api/health/ready`).catch(() => null);
+        return r?.status === 200;
+      },
+      90_000,
+      `${p.name} ready`,
+    );
+
+  it('stores a numbered stream exactly once through kills, replacements and a database restart', async () => {
+    // (d) both API processes start together on the empty database.
+    const apis = [await start('api-1', 'api'), await start('api-2', 'api')];
+    await Promise.all(apis.map(ready));
+    const ingestA = await start('ingest-a', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-a' });
+    const ingestB = await start('ingest-b', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-b' });
+    await Promise.all([ready(ingestA), ready(ingestB)]);
+
+    // A user, a claimed meter with voltage alerts, and one hub socket on each API process.
+    const base = `http://127.0.0.1:${apis[0]!.port}`;
+    const post = async (url: string, body: object, token?: string) =>
+      fetch(`${base}${url}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const reg = await post('/api/register', {
+      email: 'deploy@example.com',
+      password: 'correct horse battery',
+      fullName: 'Deploy',
+    });
+    expect(reg.status).toBe(201);
+    const token = ((await reg.json()) as { token: string }).token;
+    const key = 'a0b1c2d3e4f5';
+    const claim = await post('/api/devices', { mac: 'a0:b1:c2:d3:e4:f5', name: 'M', typeCode: 1 }, token);
+    expect(claim.status).toBe(201);
+    const deviceId = ((await claim.json()) as { id: number }).id;
+    const settings = await fetch(`${base}/api/devices/${deviceId}/notifications`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        enabled: true,
+        voltageDrop: 207,
+        voltageRise: 253,
+        totalConsumption: 0,
+        disableAtNight: false,
+        interval: 1,
+        muteAll: false,
+      }),
+    });
+    expect(settings.status).toBe(200);
+    const live = apis.map(() => new Set<number>());
+    const sockets = await Promise.all(
+      apis.map(async (a, i) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${a.port}/hubs/dashboardHub?access_token=${token}`);
+        await once(ws, 'open');
+        ws.on('message', (m) => {
+          const msg = JSON.parse(String(m)) as { type: string; values?: { eai1?: number } };
+          if (msg.type === 'reading' && typeof msg.values?.eai1 === 'number') live[i]!.add(msg.values.eai1);
+        });
+        ws.send(JSON.stringify({ type: 'subscribe', deviceIds: [deviceId] }));
+        return ws;
+      }),
+    );
+    await sleep(500);
+
+    const N = 2000;
+    // Fresh readings (alerts judge only those), 100 ms apart, ending before now.
+    const t0 = Date.now() - N * 100 - 5_000;
+    const publisher: MqttClient = await mqtt.connectAsync(broker.url, { clientId: 'kw-deploy-meter' });
+    const publish = async (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        // One voltage drop in the whole stream: reading 700.
+        const vave1 = i === 700 ? 190 : 230;
+        await publisher.publishAsync(
+          `kilowatch/meters/${key}/readings`,
+          JSON.stringify({ ts: t0 + i * 100, seq: i, values: { eai1: i, vave1, vave2: 230, vave3: 230 } }),
+          { qos: 1 },
+        );
+      }
+    };
+    const store = await createInfluxStore({ url: influx.url, database: influx.database });
+    const stored = async () => {
+      const page = await store.readRaw({ deviceKey: key, from: t0, to: t0 + N * 100, limit: 10_000 });
+      return page.items;
+    };
+    try {
+      // (a) SIGKILL of one ingest process mid-stream; it comes back under its id.
+      await publish(0, 500);
+      await until(async () => (await stored()).length >= 200, 30_000, 'first commits');
+      ingestA.child.kill('SIGKILL');
+      await once(ingestA.child, 'exit');
+      await publish(500, 900);
+      const ingestA2 = await start('ingest-a2', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-a' });
+      await ready(ingestA2);
+      // (b) SIGTERM of the other; its replacement has a new client id.
+      ingestB.child.kill('SIGTERM');
+      const [code] = (await once(ingestB.child, 'exit')) as [number | null];
+      expect(code).toBe(0);
+      const ingestC = await start('ingest-c', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-c' });
+      await ready(ingestC);
+      await publish(900, 1400);
+      // (c) PostgreSQL restarts while readings flow and the APIs are asked.
+      const during = publish(1400, N);
+      await pg.stop('fast');
+      const codes: number[] = [];
+      for (const a of apis) {
+        const r = await fetch(`http://127.0.0.1:${a.port}/api/devices`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        codes.push(r.status);
+      }
+      expect(codes.every((c) => c === 503)).toBe(true);
+      await sleep(1000);
+      await pg.start();
+      await during;
+      await until(async () => (await stored()).length === N, 60_000, `all ${N} readings stored`).catch(
+        async (e: Error) => {
+          throw new Error(`${e.message}: have ${(await stored()).length}`);
+        },
+      );
+      const items = await stored();
+      expect(items.map((r) => r.values.eai1)).toEqual(Array.from({ length: N }, (_, i) => i));
+      // No process exited on the way but those stopped on purpose.
+      for (const p of [...apis, ingestA2, ingestC])
+        expect(p.child.exitCode, `${p.name}: ${p.output}`).toBeNull();
+      // Both hubs delivered the live readings committed while their sockets were open.
+      await until(() => live.every((s) => s.size >= N - 10), 20_000, 'live readings on both hubs').catch(
+        (e: Error) => {
+          throw new Error(`${e.message}: ${live.map((s) => s.size).join(', ')}`);
+        },
+      );
+      // One voltage drop, one notification (the recovery follows it).
+      let kinds: string[] = [];
+      await until(
+        async () => {
+          const r = await fetch(`${base}/api/notifications`, {
+            headers: { authorization: `Bearer ${token}` },
+          });
+          if (r.status !== 200) return false;
+          kinds = ((await r.json()) as { items: { kind: string }[] }).items.map((n) => n.kind);
+          return kinds.includes('voltage-drop-recovery');
+        },
+        30_000,
+        'the alert and its recovery',
+      );
+      expect(kinds.filter((k) => k === 'voltage-drop')).toHaveLength(1);
+    } finally {
+      for (const ws of sockets) ws.close();
+      await publisher.endAsync();
+      await store.close();
+    }
+  }, 240_000);
+});
