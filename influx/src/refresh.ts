@@ -181,8 +181,14 @@ export class RollupMaintainer {
     if (typeof stored === 'number' && stored >= ROLLUP_VERSION) return;
     // Emptied, not only rewritten: a rewrite replaces the fields it writes, and under the new rule a quarter
     // may no longer hold a counter's energy at all. (`DELETE FROM`, as 2.x's v1 endpoint serves it too.)
+    // InfluxDB 3's read-only v1 `/query` refuses DELETE: there the rollups are only rewritten (a quarter
+    // that held a counter's energy under the old rule and holds none now keeps its old field).
     const dropped = [...Object.values(ROLLUP_MEASUREMENT), ROLLUP_DAY, DAY_STATE];
-    await this.client.query(dropped.map((m) => `DELETE FROM ${ident(m)}`).join('; '));
+    try {
+      await this.client.query(dropped.map((m) => `DELETE FROM ${ident(m)}`).join('; '));
+    } catch (err) {
+      if (!(err instanceof StoreError) || err.retryable || err.kind === 'configuration') throw err;
+    }
     this.daysBuilt.clear();
     this.daysCheckedAt = Number.NEGATIVE_INFINITY;
     const [devs] = await this.client.query(`SHOW TAG VALUES FROM ${READINGS} WITH KEY = ${ident('device')}`);
