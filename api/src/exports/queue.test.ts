@@ -21,7 +21,7 @@ describe.each(engines())('export queue on %s', (engine) => {
     dir = await mkdtemp(path.join(tmpdir(), 'kw-queue-'));
     t = await buildTestApp(engine, {
       store,
-      liveServices: { exports: { dir, concurrency: 3, pollMs: 60_000 } },
+      liveServices: { exports: { dir, concurrency: 3, maxQueuedPerUser: 10, pollMs: 60_000 } },
     });
     account = await signUp(t.app);
     meter = await claimMeter(t.app, account, await locationOf(t.app, account));

@@ -3,7 +3,7 @@
  * PGlite and PostgreSQL, so several API processes share one queue), run with bounded concurrency, report
  * progress over the hub, and their files expire after a configurable time.
  */
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExportFormat, ExportJob, ExportStatus } from '@kilowatch/core';
 import { MESSAGES } from '@kilowatch/core';
@@ -20,6 +20,10 @@ export interface ExportOptions {
   concurrency?: number;
   /** Queued + running jobs above which new ones get 503 "Export unavailable". */
   maxQueued?: number;
+  /** Queued + running jobs of one user above which that user's new ones get 503: one user cannot fill the queue. */
+  maxQueuedPerUser?: number;
+  /** How long shutdown waits for running jobs before it puts them back in the queue (ms). */
+  shutdownMs?: number;
   /** How long a finished file can be downloaded (ms). */
   ttlMs?: number;
   /** How often the queue is polled for jobs queued by other processes, and expired files removed (ms). */
@@ -86,6 +90,7 @@ declare module 'fastify' {
       idle(): Promise<void>;
       removeExpired(now?: number): Promise<number>;
       failStale(now?: number): Promise<number>;
+      removeOrphans(): Promise<number>;
     };
   }
 }
@@ -96,6 +101,8 @@ export default fp(
       dir: opts.dir ?? path.join(app.config.dataDir, 'exports'),
       concurrency: opts.concurrency ?? 2,
       maxQueued: opts.maxQueued ?? 20,
+      maxQueuedPerUser: opts.maxQueuedPerUser ?? 3,
+      shutdownMs: opts.shutdownMs ?? 10_000,
       ttlMs: opts.ttlMs ?? 24 * 3_600_000,
       pollMs: opts.pollMs ?? 5_000,
       maxRangeMs: opts.maxRangeMs ?? 400 * 86_400_000,
@@ -103,6 +110,9 @@ export default fp(
     };
     let running = 0;
     let closing = false;
+    /** Set at shutdown once `shutdownMs` has passed: running jobs stop at their next page. */
+    let abandon = false;
+    class Abandoned extends Error {}
     const active = new Set<Promise<void>>();
 
     async function claim(): Promise<JobRow | null> {
@@ -131,6 +141,7 @@ export default fp(
       publish(userId, id, 'running', 0);
       let lastReported = 0;
       const progress = (p: number) => {
+        if (abandon) throw new Abandoned('export abandoned at shutdown');
         // Progress is stored and pushed in 5 % steps, not per page.
         if (p - lastReported < 0.05) return;
         lastReported = p;
@@ -173,6 +184,16 @@ export default fp(
         );
         publish(userId, id, 'done', 1);
       } catch (err) {
+        if (err instanceof Abandoned || abandon) {
+          // Shutdown did not wait for it: back in the queue, run again from the start by the next process.
+          await app.sql
+            .query(`update export_jobs set status = 'queued', progress = 0, updated_at = $2 where id = $1`, [
+              id,
+              app.clock.now(),
+            ])
+            .catch(() => {});
+          return;
+        }
         app.log.error({ err, exportId: id }, 'export failed');
         await app.sql
           .query(`update export_jobs set status = 'failed', error = $2, updated_at = $3 where id = $1`, [
@@ -244,6 +265,11 @@ export default fp(
           `select count(*)::integer as n from export_jobs where status in ('queued', 'running')`,
         );
         if (Number(rows[0]?.n ?? 0) >= settings.maxQueued) return null;
+        const { rows: mine } = await app.sql.query<{ n: number }>(
+          `select count(*)::integer as n from export_jobs where user_id = $1 and status in ('queued', 'running')`,
+          [userId],
+        );
+        if (Number(mine[0]?.n ?? 0) >= settings.maxQueuedPerUser) return null;
         const stamp = new Date(app.clock.now()).toISOString().slice(0, 10);
         const ext = req.deviceIds.length > 1 ? 'zip' : req.format;
         const base = safeFileName((fileName ?? '').replace(/\.(csv|pdf|zip)$/i, ''), `kilowatch-${stamp}`);
@@ -299,18 +325,57 @@ export default fp(
       },
       removeExpired,
       failStale,
+      removeOrphans,
     });
 
-    // Jobs queued before a restart run once the app is ready.
+    /**
+     * Files in the exports directory that no finished job names: partial files of jobs killed mid-run
+     * (`.part0`, `.partial`) and files of jobs since removed. Only files named `<job id>-…` are touched.
+     */
+    async function removeOrphans(): Promise<number> {
+      const names = await readdir(settings.dir).catch(() => [] as string[]);
+      if (names.length === 0) return 0;
+      const { rows } = await app.sql.query<{ id: number; status: ExportStatus; file_path: string | null }>(
+        `select id, status, file_path from export_jobs where file_path is not null or status = 'running'`,
+      );
+      const kept = new Set(rows.flatMap((r) => (r.file_path ? [path.resolve(r.file_path)] : [])));
+      // Another process sharing the directory may be writing these right now.
+      const running = new Set(rows.filter((r) => r.status === 'running').map((r) => Number(r.id)));
+      let n = 0;
+      for (const name of names) {
+        const m = /^(\d+)-/.exec(name);
+        if (!m || running.has(Number(m[1]))) continue;
+        const file = path.resolve(settings.dir, name);
+        if (kept.has(file)) continue;
+        await rm(file, { force: true });
+        n++;
+      }
+      return n;
+    }
+
+    // Jobs queued before a restart run once the app is ready; what a killed run left behind goes first.
     app.addHook('onReady', async () => {
       await failStale().catch((err) => app.log.warn({ err }, 'export stale check failed'));
+      await removeOrphans().catch((err) => app.log.warn({ err }, 'export orphan cleanup failed'));
       kick();
     });
 
+    // Shutdown waits `shutdownMs` for running jobs, then stops them at their next page and queues them
+    // again (they run from the start after the restart); it never waits for a year-long export.
     app.addHook('onClose', async () => {
       closing = true;
       clearInterval(timer);
-      await Promise.all([...active]);
+      let timeout: NodeJS.Timeout | undefined;
+      const finished = Promise.all([...active]).then(() => true);
+      const late = new Promise<boolean>((r) => {
+        timeout = setTimeout(() => r(false), settings.shutdownMs);
+      });
+      const inTime = await Promise.race([finished, late]);
+      clearTimeout(timeout);
+      if (!inTime) {
+        abandon = true;
+        await Promise.race([finished, new Promise((r) => setTimeout(r, 2_000))]);
+      }
     });
   },
   { name: 'exports', dependencies: ['hub', 'telemetry', 'repositories'] },
