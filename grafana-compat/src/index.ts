@@ -7,6 +7,7 @@ export {
   grafanaPlugin,
   TAG_KEYS,
   toCsv,
+  VARIABLE_TARGETS,
 } from './plugin.ts';
 export * from './protocol.ts';
 export * from './resolution.ts';

@@ -61,6 +61,8 @@ export interface GrafanaPluginOptions {
 /** Points per series when a query names no `maxDataPoints`. */
 export const DEFAULT_MAX_DATA_POINTS = 2_000;
 export const TAG_KEYS = ['device', 'location', 'phase'] as const;
+/** What a dashboard variable may list (`POST /variable`). */
+export const VARIABLE_TARGETS = ['devices', 'locations', 'metrics', 'phases'] as const;
 const STATS: readonly Stat[] = ['avg', 'min', 'max'];
 const FORMATS = ['timeseries', 'table'] as const;
 const PHASE_VALUES = ['1', '2', '3'];
@@ -515,7 +517,7 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
           return PHASE_VALUES.map((p) => ({ __text: `L${p}`, __value: p }));
         default:
           throw new BadGrafanaRequest(
-            `unknown variable "${what}" (devices, locations, metrics, phases)`,
+            `unknown variable "${what}" (${VARIABLE_TARGETS.join(', ')})`,
             'payload',
           );
       }
