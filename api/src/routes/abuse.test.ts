@@ -11,7 +11,7 @@ import { createInfluxStore } from '@kilowatch/influx';
 import { influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Meter, userWithMeter } from '../analytics/testing.ts';
+import { claimMeter, type Meter, userWithMeter } from '../analytics/testing.ts';
 import { buildApp } from '../app.ts';
 import {
   type Account,
@@ -62,6 +62,24 @@ describe('ranges are checked before any work', () => {
     const res = await get(url(meter.id));
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ message: 'Data range is too long.' });
+  });
+
+  it('a consumption table of more than 100,000 rows is too long', async () => {
+    const more = [
+      await claimMeter(t.app, account, null, 'Second'),
+      await claimMeter(t.app, account, null, 'Third'),
+    ];
+    const ids = [meter.id, ...more.map((m) => m.id)].join(',');
+    // Three meters by day over 130 years: 142,000 rows, though each series alone is within its limit.
+    const res = await get(
+      `/api/analytics/consumption?deviceIds=${ids}&from=1970-01-01T00:00:00Z&to=2100-01-01T00:00:00Z&interval=1d`,
+    );
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ message: 'Data range is too long.' });
+    const month = await get(
+      `/api/analytics/consumption?deviceIds=${meter.id}&from=2000-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&interval=1mo`,
+    );
+    expect(month.statusCode).toBe(200);
   });
 
   it('names the field outside 1970..2099', async () => {

@@ -1,8 +1,13 @@
 /** The consumption table: energy per bucket for several of the user's devices (API.md §Telemetry). */
-import { ConsumptionQuerySchema, ConsumptionSchema } from '@kilowatch/core';
+import {
+  ConsumptionQuerySchema,
+  ConsumptionSchema,
+  calendarBucketCountAtMost,
+  HOUR_MS,
+} from '@kilowatch/core';
 import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';
-import { contextOf, parseRange } from '../analytics/context.ts';
+import { contextOf, parseRange, rangeTooLong } from '../analytics/context.ts';
 import { energySeries } from '../analytics/energy.ts';
 import { tidyAnswers } from '../analytics/tidy.ts';
 import { NotFoundError } from '../errors.ts';
@@ -11,6 +16,8 @@ import type { RouteOptions } from './options.ts';
 
 /** Devices of one consumption table read concurrently. */
 const READ_AHEAD = 4;
+/** Rows of one table (devices × buckets): the 100,000 points of a series, across the devices. */
+const MAX_ROWS = 100_000;
 
 const analyticsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
@@ -35,6 +42,11 @@ const analyticsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
     async (req) => {
       const q = req.query as v.InferOutput<typeof ConsumptionQuerySchema>;
       const range = parseRange(q.from, q.to);
+      const buckets =
+        q.interval === '1h'
+          ? Math.ceil((range.to - range.from) / HOUR_MS) + 1
+          : calendarBucketCountAtMost(range.from, range.to, q.interval === '1d' ? 'day' : 'month');
+      if (buckets * q.deviceIds.length > MAX_ROWS) throw rangeTooLong();
       const own = new Map((await app.devices.list(req.session.userId)).map((d) => [d.id, d]));
       const devices = q.deviceIds.map((id) => {
         const d = own.get(id);
