@@ -79,6 +79,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
     ajv: { customOptions: { coerceTypes: false } },
+    // The first start of the embedded deployment creates its PGlite database inside the metadata
+    // plugin: seconds on a quiet PC, over a minute on a busy or small board (Fastify's default is 10 s).
+    pluginTimeout: 180_000,
     // A URL the router cannot read (`GET /%`) gets the contract's error shape too, not Fastify's own.
     frameworkErrors: (_error, _request, reply) => {
       const r = reply as unknown as FastifyReply;

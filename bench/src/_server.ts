@@ -70,7 +70,10 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
   const base = `http://127.0.0.1:${port}`;
   let readyMs = Number.NaN;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}):\n${out}`);
+    if (child.exitCode !== null) {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw new Error(`the server exited (${child.exitCode}):\n${out}`);
+    }
     try {
       const res = await fetch(`${base}/api/health`);
       await res.arrayBuffer();

@@ -14,8 +14,9 @@
  *
  * Progress goes to stderr; the last stdout line is the JSON result. Linux only (reads /proc).
  */
-import { writeFileSync } from 'node:fs';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
 import {
   buildServer,
   cpuSecondsOf,
@@ -30,6 +31,18 @@ import {
 
 const log = (msg: string) => say('footprint', msg);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Megabytes of the files under `dir`. */
+function sizeMb(dir: string): number {
+  let bytes = 0;
+  const visit = (p: string) => {
+    const st = statSync(p);
+    if (st.isDirectory()) for (const n of readdirSync(p)) visit(join(p, n));
+    else bytes += st.size;
+  };
+  visit(dir);
+  return Math.round(bytes / 2 ** 20);
+}
 
 function arg(args: string[], name: string, dflt: number): number {
   const i = args.indexOf(`--${name}`);
@@ -58,6 +71,11 @@ export default async function (args: string[]): Promise<object> {
     }
     const historyS = (performance.now() - t0) / 1000;
     const duringHistory = memoryOf(pid);
+    const disk = {
+      telemetry_mb: sizeMb(join(server.dataDir, 'telemetry.duckdb')),
+      metadata_mb: sizeMb(join(server.dataDir, 'meta')),
+      data_dir_mb: sizeMb(server.dataDir),
+    };
     log(`history ${state} after ${round1(historyS)} s; peak RSS ${duringHistory.peakMb} MB`);
 
     // Idle claimed meters (never publishing) on an account of their own.
@@ -174,6 +192,7 @@ export default async function (args: string[]): Promise<object> {
       history: state,
       history_s: round1(historyS),
       peak_rss_during_history_mb: duringHistory.peakMb,
+      disk,
       rss_after_history_mb: steady.rssMb,
       idle_cpu_pct: round1(idlePct),
       idle_s: idleS,
