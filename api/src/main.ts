@@ -128,7 +128,9 @@ function welcomeLine(): string {
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
   if (!config.demo) return `Kilowatch is ready at ${url}: sign in there, or create an account.`;
   const pending =
-    demoHistoryState !== 'done' ? ' (its year of history is being written: about a minute)' : '';
+    demoHistoryState !== 'done'
+      ? ' (its year of history is being written in the background; totals appear once it is)'
+      : '';
   return `Kilowatch is ready at ${url}: open it and choose "Try the demo" to sign in${pending}.`;
 }
 
