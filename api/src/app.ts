@@ -25,6 +25,7 @@ import configPlugin from './plugins/app/config.ts';
 import type { Mailer } from './plugins/app/mailer.ts';
 import mailerPlugin from './plugins/app/mailer.ts';
 import metadataPlugin from './plugins/app/metadata.ts';
+import meterAccessPlugin, { type MeterAccess } from './plugins/app/meter-access.ts';
 import metricsPlugin from './plugins/app/metrics.ts';
 import repositoriesPlugin from './plugins/app/repositories.ts';
 import telemetryPlugin, { type DeviceStateSource } from './plugins/app/telemetry.ts';
@@ -57,6 +58,8 @@ export interface BuildAppOptions {
   queryBudgetMs?: number;
   /** Whether a meter's history is still being written (the embedded demo's first minute). */
   historyLoading?: (deviceKey: string) => boolean;
+  /** The broker side of meters' MQTT accounts; none → credentials are only stored. */
+  meterAccess?: MeterAccess;
 }
 
 declare module 'fastify' {
@@ -149,6 +152,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(throttlePlugin);
   await app.register(authPlugin);
   await app.register(repositoriesPlugin);
+  await app.register(meterAccessPlugin, { meterAccess: options.meterAccess });
   await app.register(metricsPlugin, { extra: options.metricsText });
   await registerLiveServices(app, options.live, options.liveServices);
 

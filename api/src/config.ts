@@ -49,6 +49,11 @@ export interface AppConfig {
    * the client behind a reverse proxy. Off by default: a direct client could forge the header.
    */
   trustProxy: boolean | number | string[];
+  /**
+   * Where meters connect, as told in the claim answer (`KW_MQTT_PUBLIC_URL`, e.g. `mqtts://meters.example.com:8883`).
+   * No host: the host name the client used to reach the API.
+   */
+  mqttPublic: { host?: string; port: number; tls: boolean };
 }
 
 const MINUTE = 60_000;
@@ -86,6 +91,7 @@ export function defaultConfig(): AppConfig {
     webDist: undefined,
     maxEventLoopDelayMs: 1000,
     trustProxy: false,
+    mqttPublic: { port: 1883, tls: false },
   };
 }
 
@@ -139,6 +145,10 @@ export function configFromEnv(
   ingestClientId: string;
   ingestSessionExpirySeconds: number;
   rollupIntervalMs: number;
+  /** The embedded broker's listen address (`KW_MQTT_HOST`; 0.0.0.0 lets meters on the network in). */
+  mqttHost: string;
+  /** The services' MQTT account (`KW_MQTT_USERNAME`, `KW_MQTT_PASSWORD`); generated when embedded. */
+  mqttService: { username: string; password: string } | undefined;
 } {
   const base = defaultConfig();
   const port = Number(env.PORT ?? 8080);
@@ -147,6 +157,7 @@ export function configFromEnv(
   const role = (env.KW_ROLE ?? 'all') as Role;
   if (!['all', 'api', 'ingest'].includes(role))
     throw new Error(`KW_ROLE must be all, api or ingest (got ${role})`);
+  const mqttPort = Number(env.KW_MQTT_PORT ?? 1883);
   const publicUrl = env.KW_PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {
     ...base,
@@ -155,7 +166,12 @@ export function configFromEnv(
     role,
     embedded,
     mqttUrl: env.MQTT_URL || undefined,
-    mqttPort: Number(env.KW_MQTT_PORT ?? 1883),
+    mqttPort,
+    mqttHost: env.KW_MQTT_HOST || '127.0.0.1',
+    mqttService: env.KW_MQTT_USERNAME
+      ? { username: env.KW_MQTT_USERNAME, password: env.KW_MQTT_PASSWORD ?? '' }
+      : undefined,
+    mqttPublic: mqttPublicFrom(env.KW_MQTT_PUBLIC_URL, env.MQTT_URL, mqttPort),
     // The ingest's persistent MQTT session. One per ingest process: two processes with one client id
     // would take the session from each other endlessly. Stable across restarts of the same host, so
     // what the broker queued for it while it was down is delivered when it is back.
@@ -183,4 +199,30 @@ export function configFromEnv(
     webDist: path.resolve(env.KW_WEB_DIST ?? 'web/dist'),
     trustProxy: trustProxyFrom(env.KW_TRUST_PROXY),
   };
+}
+
+/** Where meters connect: `KW_MQTT_PUBLIC_URL`, else the broker's port (`MQTT_URL`'s or the embedded one's). */
+export function mqttPublicFrom(
+  publicUrl: string | undefined,
+  mqttUrl: string | undefined,
+  embeddedPort: number,
+): AppConfig['mqttPublic'] {
+  const parse = (raw: string, name: string) => {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new Error(`${name} must be a URL such as mqtts://meters.example.com:8883 (got "${raw}")`);
+    }
+    const tls = url.protocol === 'mqtts:' || url.protocol === 'ssl:' || url.protocol === 'tls:';
+    if (!tls && url.protocol !== 'mqtt:' && url.protocol !== 'tcp:')
+      throw new Error(`${name} must start with mqtt:// or mqtts:// (got "${raw}")`);
+    return { host: url.hostname, port: url.port ? Number(url.port) : tls ? 8883 : 1883, tls };
+  };
+  if (publicUrl) return parse(publicUrl, 'KW_MQTT_PUBLIC_URL');
+  if (mqttUrl) {
+    const { port, tls } = parse(mqttUrl, 'MQTT_URL');
+    return { port, tls };
+  }
+  return { port: embeddedPort, tls: false };
 }

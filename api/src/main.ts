@@ -4,6 +4,7 @@
  * PGlite metadata and the API + built web client on http://127.0.0.1:8080. Environment variables
  * (API.md §Configuration) swap in external servers; KW_ROLE=api|ingest runs one side alone.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import {
   DEMO_DEVICES,
   type EmbeddedBroker,
   type IngestRuntime,
+  newMeterPassword,
   type Simulator,
   startEmbeddedBroker,
   startIngest,
@@ -28,6 +30,9 @@ import { createPostgresSql } from './db/sql.ts';
 import { ensureDemoAccount } from './demo.ts';
 import { createLocalLiveSource } from './hub/live-source.ts';
 import { startHubRelay } from './hub/relay.ts';
+import { databaseMeterAuth } from './mqtt-auth.ts';
+import { type EmbeddedMeterParts, embeddedMeterAccess } from './plugins/app/meter-access.ts';
+import { hashMeterPassword } from './plugins/app/meter-credentials.ts';
 import { within } from './routes/health.ts';
 import type { Dependency } from './routes/options.ts';
 
@@ -45,6 +50,17 @@ function demoHistoryDays(raw: string | undefined): number {
 const HISTORY_MS = demoHistoryDays(process.env.KW_DEMO_HISTORY_DAYS) * DAY_MS;
 
 const config = configFromEnv();
+/**
+ * The services' MQTT account: from the configuration, or made up at start for the embedded broker (whose
+ * own ingest and API attach in process and need none; it serves whoever is given it then).
+ */
+const mqttService = config.mqttService ?? {
+  username: 'kilowatch-service',
+  password: randomBytes(24).toString('base64url'),
+};
+const serviceLogin = config.mqttService
+  ? { username: config.mqttService.username, password: config.mqttService.password }
+  : {};
 const logger = {
   level: process.env.LOG_LEVEL ?? 'info',
   serializers: {
@@ -151,10 +167,21 @@ async function main(): Promise<void> {
   let runtime: IngestRuntime | undefined;
   let simulator: Simulator | undefined;
   let http: FastifyInstance;
+  /** The API app, once built: the embedded broker checks meters' accounts through its repository. */
+  let api: FastifyInstance | undefined;
+  /** The embedded broker and ingest, as the API's meter access sees them once they are up. */
+  const meterParts: EmbeddedMeterParts = {};
 
   const mqttUrl = async () => {
     if (config.mqttUrl) return config.mqttUrl;
-    broker = await startEmbeddedBroker({ port: config.mqttPort, host: '127.0.0.1' });
+    broker = await startEmbeddedBroker({
+      port: config.mqttPort,
+      host: config.mqttHost,
+      // Meters' accounts are read from the metadata database at each connection.
+      auth: databaseMeterAuth(() => api?.devices),
+      services: [mqttService],
+    });
+    meterParts.broker = broker;
     stops.unshift(() => broker!.close());
     return broker.url;
   };
@@ -172,7 +199,13 @@ async function main(): Promise<void> {
     const members = rollupSql ? await rollupSql.member('ingest') : undefined;
     runtime = await startIngest({
       store,
-      ...(broker ? { broker } : { mqttUrl: url }),
+      ...(broker
+        ? { broker }
+        : {
+            mqttUrl: url,
+            mqttUsername: config.mqttService?.username,
+            mqttPassword: config.mqttService?.password,
+          }),
       clientId: config.ingestClientId,
       sessionExpirySeconds: config.ingestSessionExpirySeconds,
       rollupIntervalMs: config.rollupIntervalMs,
@@ -230,11 +263,12 @@ async function main(): Promise<void> {
     // it as well as by the group would be raised twice.
     const replica = config.mqttUrl
       ? {
-          subscriber: await startLiveSubscriber({ mqttUrl: config.mqttUrl }),
-          alerts: await startSharedAlertSource({ mqttUrl: config.mqttUrl }),
+          subscriber: await startLiveSubscriber({ mqttUrl: config.mqttUrl, ...serviceLogin }),
+          alerts: await startSharedAlertSource({ mqttUrl: config.mqttUrl, ...serviceLogin }),
           // Notifications, export progress and logouts reach the sockets other processes hold.
           relay: await startHubRelay({
             mqttUrl: config.mqttUrl,
+            ...serviceLogin,
             onError: (err) => console.warn('hub relay publish failed', err),
           }),
         }
@@ -286,9 +320,11 @@ async function main(): Promise<void> {
               ].join('\n')
             : '',
           runtime?.metricsText() ?? '',
+          broker?.metricsText() ?? '',
         ]
           .filter(Boolean)
           .join('\n'),
+      ...(config.mqttUrl ? {} : { meterAccess: embeddedMeterAccess(meterParts) }),
       readiness: {
         role: config.role,
         // An api replica serves login, devices and settings without the telemetry store; a process that
@@ -320,6 +356,7 @@ async function main(): Promise<void> {
           : {},
     });
     await http.ready();
+    api = http;
 
     if (config.role === 'all') {
       const members = config.embedded ? undefined : await http.sql.member('ingest');
@@ -327,7 +364,13 @@ async function main(): Promise<void> {
       const url = await mqttUrl();
       runtime = await startIngest({
         store,
-        ...(broker ? { broker } : { mqttUrl: url }),
+        ...(broker
+          ? { broker }
+          : {
+              mqttUrl: url,
+              mqttUsername: config.mqttService?.username,
+              mqttPassword: config.mqttService?.password,
+            }),
         clientId: config.ingestClientId,
         sessionExpirySeconds: config.ingestSessionExpirySeconds,
         rollupIntervalMs: config.rollupIntervalMs,
@@ -338,6 +381,7 @@ async function main(): Promise<void> {
         deadLetterDir: path.join(config.dataDir, 'dead-letters'),
         logger: http.log,
       });
+      meterParts.runtime = runtime;
       stops.unshift(() => runtime!.stop());
       const unsubscribe = replica
         ? []
@@ -349,7 +393,19 @@ async function main(): Promise<void> {
         for (const off of unsubscribe) off();
       });
       if (config.demo) {
-        simulator = await startSimulator({ mqttUrl: url, devices: DEMO_DEVICES });
+        // The simulated meters connect as meters do, each with its own account (a new password per start).
+        const demoCredentials = new Map<string, { username: string; password: string }>();
+        for (const d of DEMO_DEVICES) {
+          const password = newMeterPassword();
+          const account = { username: d.deviceKey, passwordHash: hashMeterPassword(password) };
+          if (await http.devices.setMqttCredentialsByKey(d.deviceKey, account))
+            demoCredentials.set(d.deviceKey, { username: d.deviceKey, password });
+        }
+        simulator = await startSimulator({
+          mqttUrl: url,
+          devices: DEMO_DEVICES,
+          credentialsOf: (d) => demoCredentials.get(d.deviceKey),
+        });
         stops.unshift(() => simulator!.stop());
         if (existsSync(demoHistoryMarker())) demoHistoryState = 'done';
         else demoHistoryState = 'writing';

@@ -12,6 +12,7 @@ export * from './api/messages.ts';
 export * from './api/telemetry.ts';
 export * from './devices.ts';
 export * from './energy.ts';
+export * from './mqtt.ts';
 export * from './params.ts';
 export * from './readings.ts';
 export * from './tariff/calendar.ts';

@@ -9,6 +9,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
 import { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
 import { gatedStore, metricValue, waitFor } from './test/helpers.ts';
+import { TEST_SERVICE } from './testing.ts';
 
 const KEY = 'b4cf12b3c4d5';
 const quiet = { info() {}, warn() {}, error() {} };
@@ -23,7 +24,7 @@ let decodeThread = false;
 async function setUp(wrap: (s: TelemetryStore) => TelemetryStore = (s) => s) {
   const store = await createDuckDbStore();
   cleanups.push(() => store.close());
-  const broker: EmbeddedBroker = await startEmbeddedBroker({ port: 0 });
+  const broker: EmbeddedBroker = await startEmbeddedBroker({ port: 0, services: [TEST_SERVICE] });
   cleanups.push(() => broker.close());
   const runtime = await startIngest({
     store: wrap(store),
@@ -58,6 +59,7 @@ describe.each([
     runtime.bus.onStatus((s) => statuses.push(`${s.deviceKey}:${s.status}`));
     const meter = await mqtt.connectAsync(broker.url, {
       clientId: 'meter-formats',
+      ...TEST_SERVICE,
       will: {
         topic: `kilowatch/meters/${KEY}/status`,
         payload: Buffer.from('{"online":false}'),
@@ -105,7 +107,7 @@ describe.each([
       gate = gatedStore(s);
       return gate.store;
     });
-    const meter = await mqtt.connectAsync(broker.url, { clientId: 'meter-gated' });
+    const meter = await mqtt.connectAsync(broker.url, { clientId: 'meter-gated', ...TEST_SERVICE });
     cleanups.push(() => meter.endAsync(true));
     const now = NOW - 60_000;
     let acked = 0;
@@ -128,7 +130,7 @@ describe.each([
 
   it('dead-letters bad messages, acknowledges them, and stores nothing of them', async () => {
     const { store, broker, runtime } = await setUp();
-    const meter = await mqtt.connectAsync(broker.url, { clientId: 'meter-bad' });
+    const meter = await mqtt.connectAsync(broker.url, { clientId: 'meter-bad', ...TEST_SERVICE });
     cleanups.push(() => meter.endAsync(true));
     await meter.publishAsync(`kilowatch/meters/${KEY}/readings`, '{not json', { qos: 1 });
     await meter.publishAsync(
@@ -152,7 +154,11 @@ describe.each([
 
   it('after stop takes nothing more: a reading published then is not acknowledged', async () => {
     const { broker, runtime } = await setUp();
-    const meter = await mqtt.connectAsync(broker.url, { clientId: 'meter-stop', reconnectPeriod: 0 });
+    const meter = await mqtt.connectAsync(broker.url, {
+      clientId: 'meter-stop',
+      reconnectPeriod: 0,
+      ...TEST_SERVICE,
+    });
     cleanups.push(() => meter.endAsync(true));
     await runtime.stop();
     let acked = false;

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
 import { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
 import { flakyStore, gatedStore, metricValue, waitFor } from './test/helpers.ts';
+import { TEST_SERVICE } from './testing.ts';
 
 /** The bridge's clock in these tests: readings are stamped around it, whatever the machine's date. */
 const NOW = Date.parse('2026-11-03T12:00:00Z');
@@ -16,8 +17,8 @@ let publisher: MqttClient;
 const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  broker = await startEmbeddedBroker({ port: 0 });
-  publisher = await mqtt.connectAsync(broker.url, { clientId: 'test-publisher' });
+  broker = await startEmbeddedBroker({ port: 0, services: [TEST_SERVICE] });
+  publisher = await mqtt.connectAsync(broker.url, { clientId: 'test-publisher', ...TEST_SERVICE });
 });
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()?.();
@@ -34,6 +35,8 @@ async function ingest(store: TelemetryStore, extra: Partial<Parameters<typeof st
   const runtime = await startIngest({
     store,
     mqttUrl: broker.url,
+    mqttUsername: TEST_SERVICE.username,
+    mqttPassword: TEST_SERVICE.password,
     rollupIntervalMs: 0,
     logger: quiet,
     decodeThread,
@@ -137,6 +140,8 @@ describe.each([
     const second = await startIngest({
       store: gated.store,
       mqttUrl: broker.url,
+      mqttUsername: TEST_SERVICE.username,
+      mqttPassword: TEST_SERVICE.password,
       clientId: 'it-ack',
       rollupIntervalMs: 0,
       logger: quiet,

@@ -21,7 +21,7 @@
  * own thread keeps MQTT, the commits and the acknowledgements. Until the thread is up, or if it fails,
  * the bridge decodes on its own thread.
  */
-import { type Reading, TOPICS } from '@kilowatch/core';
+import { DEVICE_KEY_PATTERN, type Reading, TOPICS } from '@kilowatch/core';
 import { StoreError, type TelemetryStore } from '@kilowatch/tsdb';
 import { type ColumnBatch, columnize, concatBatches, readingsOf } from '@kilowatch/tsdb/columns';
 import mqtt, { type MqttClient } from 'mqtt';
@@ -69,6 +69,9 @@ export interface IngestOptions {
   mqttUrl?: string;
   /** The embedded broker, attached to in process instead of subscribing over MQTT (embedded deployment). */
   broker?: EmbeddedBroker;
+  /** The services' MQTT account on an external broker (`KW_MQTT_USERNAME`, `KW_MQTT_PASSWORD`). */
+  mqttUsername?: string;
+  mqttPassword?: string;
   /** Fixed, so the broker keeps the session (default `kilowatch-ingest`). */
   clientId?: string;
   /**
@@ -131,6 +134,8 @@ export interface IngestRuntime {
   /** Whether its MQTT connection is up (always, attached to the embedded broker). */
   mqttConnected(): boolean;
   deadLetters(limit?: number): { at: number; topic: string; reason: string; payload: string }[];
+  /** The last message of a device that ingest refused (bad payload), if any since start. */
+  lastRejection(deviceKey: string): { topic: string; reason: string; detail: string; at: number } | undefined;
   flush(): Promise<void>;
   stop(): Promise<void>;
   /** Whether messages are being decoded in the worker thread now. */
@@ -210,6 +215,8 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   );
   const bus = new LocalLiveBus((e) => log.error({ err: e }, 'live listener failed'));
   const states = new Map<string, DeviceState>();
+  /** Each device's last refused message (bounded: the oldest device is forgotten first). */
+  const rejections = new Map<string, { topic: string; reason: string; detail: string; at: number }>();
 
   const pending: Unit[] = [];
   /** The chunk gathering messages for the decode thread (the last of `pending`), if any. */
@@ -279,6 +286,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   const client: MqttClient | null = opts.mqttUrl
     ? mqtt.connect(opts.mqttUrl, {
         clientId,
+        ...(opts.mqttUsername ? { username: opts.mqttUsername, password: opts.mqttPassword ?? '' } : {}),
         clean: false,
         // MQTT 5 for the session expiry: group membership follows liveness (see `sessionExpirySeconds`).
         // Without one, MQTT 3.1.1 and a session the broker keeps (brokers without MQTT 5, such as aedes).
@@ -558,10 +566,17 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   /** A message decoded (on whichever thread): counted, dead-lettered or applied, its readings kept. */
   const outcome = (u: Unit, topic: string, payload: Uint8Array | string, d: Decoded) => {
     switch (d.kind) {
-      case 'rejected':
+      case 'rejected': {
         metrics.rejected.inc(1, { reason: d.reason });
         deadLetters.add(topic, d.reason, d.detail, payload);
+        const key = d.deviceKey ?? routeTopic(topic)?.deviceKey;
+        if (key && DEVICE_KEY_PATTERN.test(key)) {
+          rejections.delete(key);
+          rejections.set(key, { topic, reason: d.reason, detail: d.detail, at: Date.now() });
+          if (rejections.size > 10_000) rejections.delete(rejections.keys().next().value as string);
+        }
         break;
+      }
       case 'ignored':
         metrics.ignored.inc();
         break;
@@ -780,6 +795,10 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       return metrics.text();
     },
     deadLetters: (limit) => deadLetters.list(limit),
+    lastRejection: (key) => {
+      const r = rejections.get(key);
+      return r ? { ...r } : undefined;
+    },
     get decodingInThread() {
       return decoder?.ready ?? false;
     },

@@ -1,7 +1,14 @@
+import { timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { Aedes, type AedesOptions, type AedesPublishPacket } from 'aedes';
-import { createBrokerPersistence } from './brokerPersistence.ts';
+import { createServer, type Socket } from 'node:net';
+import {
+  canonicalMeterTopic,
+  meterPublishRefusal,
+  meterSubscribeRefusal,
+  type TopicRefusal,
+} from '@kilowatch/core';
+import { Aedes, type AedesOptions, type AedesPublishPacket, type Client } from 'aedes';
+import { type BrokerPersistence, createBrokerPersistence } from './brokerPersistence.ts';
 
 /** A message handed to an attached sink: what the meter published. */
 export interface SinkPacket {
@@ -15,7 +22,8 @@ export interface SinkPacket {
  * topics it `takes` are handed to `publish` before the broker acknowledges them: the broker sends the
  * meter's PUBACK only when `done` is called (after the store commits), and reads nothing more from that
  * meter's connection until then. Messages on `watch` filters (statuses, wills) arrive after the broker
- * took them, with no acknowledgement to hold.
+ * took them, with no acknowledgement to hold. A meter's messages reach the sink under the topic of the
+ * device its credentials belong to (`canonicalMeterTopic`), whatever name its firmware publishes under.
  */
 export interface BrokerSink {
   takes(topic: string): boolean;
@@ -24,39 +32,334 @@ export interface BrokerSink {
   message(packet: SinkPacket): void;
 }
 
+/**
+ * What the broker asks the metadata store, once per connection: the device whose MQTT account the
+ * username is and whether the password is its current one, or null for an unknown username.
+ */
+export type MeterVerdict = { deviceKey: string; ok: boolean } | null;
+
+export interface BrokerAuth {
+  verifyMeter(username: string, password: string): Promise<MeterVerdict>;
+}
+
+/** An account of the services (ingest, api): trusted with every topic, internal ones included. */
+export interface ServiceAccount {
+  username: string;
+  password: string;
+}
+
+export interface BrokerLimits {
+  /** Largest MQTT packet (fixed header excluded); a larger one closes the connection before it is read. */
+  maxPacketBytes: number;
+  /** Messages queued for one client (offline or in flight) before the oldest are dropped. */
+  maxQueuedPerClient: number;
+  /** A persistent session whose client stays away this long is forgotten, queue and subscriptions. */
+  sessionExpiryMs: number;
+  /** Retained topics one meter may hold; past it, its messages are delivered but not retained. */
+  maxRetainedPerClient: number;
+  /** New connections per remote address per minute. */
+  connectionsPerMinutePerIp: number;
+}
+
+export const DEFAULT_BROKER_LIMITS: BrokerLimits = {
+  maxPacketBytes: 512 * 1024,
+  maxQueuedPerClient: 1000,
+  sessionExpiryMs: 60 * 60_000,
+  maxRetainedPerClient: 16,
+  connectionsPerMinutePerIp: 120,
+};
+
+export type RefusalReason =
+  | 'anonymous'
+  | 'bad-credentials'
+  | 'bad-password'
+  | 'rate-limited'
+  | 'packet-too-large'
+  | 'publish-other-device'
+  | 'publish-not-allowed'
+  | 'subscribe-other-device'
+  | 'subscribe-not-allowed'
+  | 'retained-cap';
+
+/** A meter's connection as the broker saw it (GET /api/devices/:id/connection). */
+export interface MeterConnection {
+  connected: boolean;
+  lastConnectedAt: number | null;
+  lastRejection?: { reason: 'bad-password' | 'topic-not-allowed'; topic?: string; at: number };
+}
+
 export interface EmbeddedBroker {
   url: string;
   port: number;
   /** Attaches the in-process sink (at most one). */
   attach(sink: BrokerSink): Promise<void>;
+  /** Closes every connection made with a device's credentials (rotated or revoked), without its will. */
+  disconnectDevice(deviceKey: string): void;
+  /** What the broker knows of a device's connection, or undefined when it has never tried. */
+  connection(deviceKey: string): MeterConnection | undefined;
+  /** Refusals since start, by reason (`kilowatch_mqtt_refused_total`). */
+  refusals(): Record<string, number>;
+  /** Prometheus text of the broker's counters. */
+  metricsText(): string;
+  /** Clients with a session (connected or persistent), and messages queued for them. */
+  sessions(): { clients: number; queued: number; dropped: number };
   close(): Promise<void>;
 }
 
-/** The in-process MQTT broker of the embedded deployment (aedes over node:net, loopback only by default). */
-export async function startEmbeddedBroker(
-  opts: { port?: number; host?: string } = {},
-): Promise<EmbeddedBroker> {
+export interface EmbeddedBrokerOptions {
+  port?: number;
+  host?: string;
+  /** Meters' credentials, checked once per connection. Without it only service accounts connect. */
+  auth?: BrokerAuth;
+  services?: readonly ServiceAccount[];
+  /** Accept connections without credentials, trusted like a service (benchmarks' baseline only). */
+  allowAnonymous?: boolean;
+  limits?: Partial<BrokerLimits>;
+  /** How often expired sessions are looked for (default a minute). */
+  sweepIntervalMs?: number;
+  now?: () => number;
+}
+
+type Identity = { kind: 'meter'; deviceKey: string } | { kind: 'service' } | { kind: 'anonymous' };
+
+const IDENTITY = Symbol('kilowatch identity');
+const DROPPED = Symbol('kilowatch dropped');
+
+type KwClient = Client & { [IDENTITY]?: Identity; conn: Socket; _parser?: unknown };
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+class ConnectError extends Error {
+  constructor(
+    message: string,
+    readonly returnCode: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The in-process MQTT broker of the embedded deployment (aedes over node:net, loopback only by default).
+ * Every connection authenticates: a meter with its device's credentials (checked once, when it connects;
+ * its publishes and subscriptions are then checked against its device's topics in memory), the services
+ * with their accounts. A meter's publish on a topic that is not its own is acknowledged and dropped, as
+ * Mosquitto does, and counted; a subscription outside its own command topics is refused (SUBACK 0x80).
+ */
+export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Promise<EmbeddedBroker> {
   const host = opts.host ?? '127.0.0.1';
-  const aedes = await Aedes.createBroker({
-    persistence: createBrokerPersistence() as AedesOptions['persistence'],
+  const limits: BrokerLimits = { ...DEFAULT_BROKER_LIMITS, ...opts.limits };
+  const now = opts.now ?? Date.now;
+  const services = opts.services ?? [];
+  const persistence: BrokerPersistence = createBrokerPersistence({
+    maxQueuedPerClient: limits.maxQueuedPerClient,
   });
-  const server = createServer(aedes.handle);
+
+  const refused = new Map<RefusalReason, number>();
+  const connections = new Map<string, MeterConnection & { clients: number }>();
+  const retained = new Map<string, Set<string>>();
+  const attempts = new Map<string, number[]>();
+
+  const refuse = (reason: RefusalReason) => refused.set(reason, (refused.get(reason) ?? 0) + 1);
+  const connectionOf = (deviceKey: string) => {
+    let c = connections.get(deviceKey);
+    if (!c) {
+      c = { connected: false, lastConnectedAt: null, clients: 0 };
+      connections.set(deviceKey, c);
+    }
+    return c;
+  };
+  const rejectTopic = (deviceKey: string, topic: string) => {
+    connectionOf(deviceKey).lastRejection = {
+      reason: 'topic-not-allowed',
+      topic: topic.slice(0, 256),
+      at: now(),
+    };
+  };
+
+  let attached: BrokerSink | null = null;
+
+  const aedes = await Aedes.createBroker({
+    persistence: persistence as AedesOptions['persistence'],
+    // Stock meters use client ids longer than MQTT 3.1's 23 characters (Shelly's are 30 and more).
+    maxClientsIdLength: 128,
+    authenticate: (client, username, password, callback) => {
+      const c = client as KwClient;
+      // Before any credential is looked at: a flood of connections costs no database query.
+      const ip = c.conn?.remoteAddress ?? '';
+      const t = now();
+      const recent = (attempts.get(ip) ?? []).filter((at) => t - at < 60_000);
+      recent.push(t);
+      attempts.set(ip, recent);
+      if (attempts.size > 10_000)
+        for (const [k, v] of attempts) if (t - (v.at(-1) ?? 0) >= 60_000) attempts.delete(k);
+      if (recent.length > limits.connectionsPerMinutePerIp) {
+        refuse('rate-limited');
+        callback(new ConnectError('server unavailable', 3), false);
+        return;
+      }
+      const secret = password ? password.toString('utf8') : '';
+      if (username === undefined || username === '') {
+        if (opts.allowAnonymous) {
+          c[IDENTITY] = { kind: 'anonymous' };
+          callback(null, true);
+          return;
+        }
+        refuse('anonymous');
+        callback(new ConnectError('not authorized', 5), false);
+        return;
+      }
+      if (services.some((s) => s.username === username && sameSecret(s.password, secret))) {
+        c[IDENTITY] = { kind: 'service' };
+        callback(null, true);
+        return;
+      }
+      if (!opts.auth) {
+        refuse('bad-credentials');
+        callback(new ConnectError('bad user name or password', 4), false);
+        return;
+      }
+      opts.auth.verifyMeter(username, secret).then(
+        (verdict) => {
+          if (verdict?.ok) {
+            c[IDENTITY] = { kind: 'meter', deviceKey: verdict.deviceKey };
+            callback(null, true);
+            return;
+          }
+          if (verdict) {
+            refuse('bad-password');
+            connectionOf(verdict.deviceKey).lastRejection = { reason: 'bad-password', at: now() };
+          } else refuse('bad-credentials');
+          callback(new ConnectError('bad user name or password', 4), false);
+        },
+        () => callback(new ConnectError('server unavailable', 3), false),
+      );
+    },
+    authorizePublish: (client, packet, callback) => {
+      const identity = (client as KwClient | null)?.[IDENTITY];
+      let topic = packet.topic;
+      if (client && !identity) {
+        callback(new Error('not authenticated'));
+        return;
+      }
+      if (identity?.kind === 'meter') {
+        const refusal: TopicRefusal | null = meterPublishRefusal(identity.deviceKey, topic);
+        if (refusal) {
+          refuse(refusal === 'other-device' ? 'publish-other-device' : 'publish-not-allowed');
+          rejectTopic(identity.deviceKey, topic);
+          // Acknowledged and never delivered (MQTT 3.1.1 has no way to say no to a PUBLISH).
+          (packet as unknown as Record<symbol, boolean>)[DROPPED] = true;
+          callback(null);
+          return;
+        }
+        if (packet.retain) capRetained(identity.deviceKey, packet);
+        topic = canonicalMeterTopic(identity.deviceKey, topic);
+      } else if (!client && topic.startsWith('$')) {
+        callback(null);
+        return;
+      }
+      const sink = attached;
+      if (!client || !sink?.takes(topic)) {
+        callback(null);
+        return;
+      }
+      sink.publish({ topic, payload: packet.payload, qos: packet.qos }, () => callback(null));
+    },
+    authorizeSubscribe: (client, sub, callback) => {
+      const identity = (client as KwClient)[IDENTITY];
+      if (!identity) {
+        callback(new Error('not authenticated'), null);
+        return;
+      }
+      if (identity.kind !== 'meter') {
+        callback(null, sub);
+        return;
+      }
+      const refusal = meterSubscribeRefusal(identity.deviceKey, sub.topic);
+      if (refusal) {
+        refuse(refusal === 'other-device' ? 'subscribe-other-device' : 'subscribe-not-allowed');
+        rejectTopic(identity.deviceKey, sub.topic);
+        callback(null, null);
+        return;
+      }
+      callback(null, sub);
+    },
+  } as AedesOptions);
+
+  /** A meter's retained topics, capped: past the cap its message goes out but is not retained. */
+  function capRetained(
+    deviceKey: string,
+    packet: { topic: string; payload: Buffer | string; retain: boolean },
+  ) {
+    let set = retained.get(deviceKey);
+    const clearing = packet.payload.length === 0;
+    if (clearing) {
+      set?.delete(packet.topic);
+      return;
+    }
+    if (set?.has(packet.topic)) return;
+    if (!set) {
+      set = new Set();
+      retained.set(deviceKey, set);
+    }
+    if (set.size >= limits.maxRetainedPerClient) {
+      refuse('retained-cap');
+      packet.retain = false;
+      return;
+    }
+    set.add(packet.topic);
+  }
+
+  // Dropped publishes stop here: acknowledged to the meter, delivered to nobody, never retained.
+  const publish = aedes.publish.bind(aedes) as (packet: AedesPublishPacket, ...rest: unknown[]) => void;
+  aedes.publish = ((packet: AedesPublishPacket, ...rest: unknown[]) => {
+    if ((packet as unknown as Record<symbol, boolean>)[DROPPED]) {
+      const done = rest.at(-1);
+      if (typeof done === 'function') done();
+      return;
+    }
+    publish(packet, ...rest);
+  }) as typeof aedes.publish;
+
+  aedes.on('client', (client) => {
+    const identity = (client as KwClient)[IDENTITY];
+    persistence.connected(client.id);
+    if (identity?.kind !== 'meter') return;
+    const c = connectionOf(identity.deviceKey);
+    c.clients++;
+    c.connected = true;
+    c.lastConnectedAt = now();
+  });
+  aedes.on('clientDisconnect', (client) => {
+    persistence.disconnected(client.id, now());
+    const identity = (client as KwClient)[IDENTITY];
+    if (identity?.kind !== 'meter') return;
+    const c = connectionOf(identity.deviceKey);
+    c.clients = Math.max(0, c.clients - 1);
+    c.connected = c.clients > 0;
+  });
+
+  // Sessions left behind by clients that never came back are forgotten after the expiry.
+  const sweep = setInterval(() => {
+    for (const id of persistence.expired(now(), limits.sessionExpiryMs)) {
+      if (clientsOf(aedes)[id]) continue;
+      void persistence.forget(id);
+    }
+  }, opts.sweepIntervalMs ?? 60_000);
+  sweep.unref();
+
+  const server = createServer((conn) => {
+    const client = (aedes.handle as (c: Socket, r?: unknown) => unknown)(conn) as KwClient;
+    limitPacketSize(client, limits.maxPacketBytes, () => refuse('packet-too-large'));
+  });
   server.listen(opts.port ?? 0, host);
   await once(server, 'listening');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : (opts.port ?? 0);
-  let attached: BrokerSink | null = null;
-  const authorize = aedes.authorizePublish.bind(aedes);
-  aedes.authorizePublish = (client, packet, callback) => {
-    authorize(client, packet, (error) => {
-      const sink = attached;
-      if (error || !client || !sink || !sink.takes(packet.topic)) {
-        callback(error);
-        return;
-      }
-      sink.publish({ topic: packet.topic, payload: packet.payload, qos: packet.qos }, () => callback(null));
-    });
-  };
+
   return {
     url: `mqtt://${host}:${port}`,
     port,
@@ -76,9 +379,64 @@ export async function startEmbeddedBroker(
         );
       }
     },
+    disconnectDevice(deviceKey) {
+      for (const client of Object.values(clientsOf(aedes))) {
+        const identity = client[IDENTITY];
+        if (identity?.kind !== 'meter' || identity.deviceKey !== deviceKey) continue;
+        (client as unknown as { will: unknown }).will = null;
+        client.close();
+      }
+      retained.delete(deviceKey);
+    },
+    connection(deviceKey) {
+      const c = connections.get(deviceKey);
+      if (!c) return undefined;
+      const { clients: _, ...rest } = c;
+      return { ...rest, ...(c.lastRejection ? { lastRejection: { ...c.lastRejection } } : {}) };
+    },
+    refusals: () => Object.fromEntries(refused),
+    metricsText() {
+      const lines = [
+        '# HELP kilowatch_mqtt_refused_total Connections, publishes and subscriptions the embedded broker refused, by reason',
+        '# TYPE kilowatch_mqtt_refused_total counter',
+        ...[...refused].map(([reason, n]) => `kilowatch_mqtt_refused_total{reason="${reason}"} ${n}`),
+        '# HELP kilowatch_mqtt_clients Clients connected to the embedded broker',
+        '# TYPE kilowatch_mqtt_clients gauge',
+        `kilowatch_mqtt_clients ${aedes.connectedClients}`,
+      ];
+      return lines.join('\n');
+    },
+    sessions: () => persistence.stats(),
     async close() {
+      clearInterval(sweep);
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/** aedes's connected clients by id (kept on the broker, not in its typings). */
+const clientsOf = (aedes: Aedes) => (aedes as unknown as { clients: Record<string, KwClient> }).clients;
+
+/**
+ * Closes a connection as soon as a packet's header announces more than `max` bytes: the packet is never
+ * buffered (mqtt-packet would otherwise gather all of it before anyone could look).
+ */
+function limitPacketSize(client: KwClient, max: number, onRefuse: () => void): void {
+  const parser = client._parser as {
+    _parseLength(): boolean;
+    _emitError(e: Error): void;
+    packet: { length: number };
+  };
+  const parseLength = Object.getPrototypeOf(parser)._parseLength as () => boolean;
+  parser._parseLength = function (this: typeof parser) {
+    const ok = parseLength.call(this);
+    if (ok && this.packet.length > max) {
+      onRefuse();
+      this._emitError(new Error(`packet of ${this.packet.length} bytes exceeds ${max}`));
+      client.conn.destroy();
+      return false;
+    }
+    return ok;
   };
 }

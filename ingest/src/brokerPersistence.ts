@@ -42,9 +42,33 @@ class IndexedOutgoingPersistence extends MemoryPersistence {
     return q;
   }
 
+  /** Messages queued per client at most; past it the oldest are dropped (counted in `dropped`). */
+  maxQueued = Number.POSITIVE_INFINITY;
+  dropped = 0;
+
   private enqueue(clientId: string, packet: object): void {
     const p = new memoryPersistence.Packet(packet);
-    this.queue(clientId).order.set(keyOf(p), p);
+    const q = this.queue(clientId);
+    q.order.set(keyOf(p), p);
+    while (q.order.size > this.maxQueued) {
+      const [key, oldest] = q.order.entries().next().value as [string, OutgoingPacket];
+      q.order.delete(key);
+      if (oldest.messageId !== undefined && q.byMessageId.get(oldest.messageId) === key)
+        q.byMessageId.delete(oldest.messageId);
+      this.dropped++;
+    }
+  }
+
+  /** Drops a client's queue (its session expired). */
+  forgetQueue(clientId: string): void {
+    this.queues.delete(clientId);
+  }
+
+  /** Clients with a queue, and the messages in them. */
+  queueStats(): { clients: number; queued: number } {
+    let queued = 0;
+    for (const q of this.queues.values()) queued += q.order.size;
+    return { clients: this.queues.size, queued };
   }
 
   async outgoingEnqueue(sub: { clientId: string }, packet: object): Promise<void> {
@@ -94,7 +118,40 @@ class IndexedOutgoingPersistence extends MemoryPersistence {
   }
 }
 
-/** aedes persistence: in memory, with an indexed outgoing queue. */
-export function createBrokerPersistence(): object {
-  return new CallBackPersistence((opts) => new IndexedOutgoingPersistence(opts));
+/** aedes persistence with what the embedded broker adds: bounded queues and expiring sessions. */
+export interface BrokerPersistence {
+  /** A client connected: its session is live. */
+  connected(clientId: string): void;
+  /** A client went away at `at`: its session expires unless it comes back. */
+  disconnected(clientId: string, at: number): void;
+  /** Sessions whose client has been away `expiryMs` or longer. */
+  expired(now: number, expiryMs: number): string[];
+  /** Forgets a session: its subscriptions and queued messages. */
+  forget(clientId: string): Promise<void>;
+  stats(): { clients: number; queued: number; dropped: number };
+}
+
+/** aedes persistence: in memory, with an indexed outgoing queue bounded per client. */
+export function createBrokerPersistence(opts: { maxQueuedPerClient?: number } = {}): BrokerPersistence {
+  let inner: IndexedOutgoingPersistence | undefined;
+  const away = new Map<string, number>();
+  const persistence = new CallBackPersistence((o) => {
+    inner = new IndexedOutgoingPersistence(o);
+    if (opts.maxQueuedPerClient !== undefined) inner.maxQueued = opts.maxQueuedPerClient;
+    return inner;
+  }) as object & BrokerPersistence & { cleanSubscriptions(c: { id: string }): Promise<unknown> };
+  persistence.connected = (id) => void away.delete(id);
+  persistence.disconnected = (id, at) => void away.set(id, at);
+  persistence.expired = (now, expiryMs) =>
+    [...away].filter(([, at]) => now - at >= expiryMs).map(([id]) => id);
+  persistence.forget = async (id) => {
+    away.delete(id);
+    inner?.forgetQueue(id);
+    await persistence.cleanSubscriptions({ id });
+  };
+  persistence.stats = () => ({
+    ...(inner?.queueStats() ?? { clients: 0, queued: 0 }),
+    dropped: inner?.dropped ?? 0,
+  });
+  return persistence;
 }

@@ -25,6 +25,9 @@ export interface TelemetryConfig {
   rollupIntervalMs: number;
   deadLetterDir: string;
   clientId: string;
+  /** The services' MQTT account (`KW_MQTT_USERNAME`, `KW_MQTT_PASSWORD`): for an external broker, or served by the embedded one. */
+  mqttUsername?: string;
+  mqttPassword?: string;
 }
 
 const flag = (v: string | undefined, dflt: boolean) =>
@@ -75,6 +78,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     clientId: env.KW_INGEST_CLIENT_ID || 'kilowatch-ingest',
   };
   if (mqttUrl) config.mqttUrl = mqttUrl;
+  if (env.KW_MQTT_USERNAME) {
+    config.mqttUsername = env.KW_MQTT_USERNAME;
+    config.mqttPassword = env.KW_MQTT_PASSWORD ?? '';
+  }
   if (influx) config.influx = influx;
   return config;
 }

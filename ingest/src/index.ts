@@ -6,7 +6,17 @@ export {
   startIngest,
   subscriptionTopics,
 } from './bridge.ts';
-export { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
+export {
+  type BrokerAuth,
+  type BrokerLimits,
+  DEFAULT_BROKER_LIMITS,
+  type EmbeddedBroker,
+  type EmbeddedBrokerOptions,
+  type MeterConnection,
+  type MeterVerdict,
+  type ServiceAccount,
+  startEmbeddedBroker,
+} from './broker.ts';
 export { loadConfig, memoryLimit, type TelemetryConfig } from './config.ts';
 export type { DeadLetter } from './deadLetters.ts';
 export {
@@ -18,6 +28,7 @@ export {
 } from './decoders/index.ts';
 export type { DeviceState, LiveBus } from './liveBus.ts';
 export { type LiveSubscriber, liveReadingFromPayload, startLiveSubscriber } from './liveSubscriber.ts';
+export { createMemoryMeterAuth, type MemoryMeterAuth, newMeterPassword } from './meterAuth.ts';
 export { type BackfillOptions, backfillHistory } from './simulator/backfill.ts';
 export { DEMO_DEVICES, type SimulatedDevice, type SimulatedKind } from './simulator/devices.ts';
 export { type Simulator, type SimulatorOptions, startSimulator } from './simulator/live.ts';

@@ -7,19 +7,22 @@ import { startEmbeddedBroker } from './broker.ts';
 import type { DeviceState } from './liveBus.ts';
 import { startLiveSubscriber } from './liveSubscriber.ts';
 import { waitFor } from './test/helpers.ts';
+import { TEST_SERVICE } from './testing.ts';
 
 it('an api replica sees committed readings published live by ingest, and device status', async () => {
-  const broker = await startEmbeddedBroker({ port: 0 });
+  const broker = await startEmbeddedBroker({ port: 0, services: [TEST_SERVICE] });
   const store = await createDuckDbStore();
   const ingest = await startIngest({
     store,
     mqttUrl: broker.url,
     clientId: 'kw-live-ingest',
+    mqttUsername: TEST_SERVICE.username,
+    mqttPassword: TEST_SERVICE.password,
     publishLive: true,
     rollupIntervalMs: 0,
   });
-  const replica = await startLiveSubscriber({ mqttUrl: broker.url });
-  const meter = await mqtt.connectAsync(broker.url, { clientId: 'kw-live-meter' });
+  const replica = await startLiveSubscriber({ mqttUrl: broker.url, ...TEST_SERVICE });
+  const meter = await mqtt.connectAsync(broker.url, { clientId: 'kw-live-meter', ...TEST_SERVICE });
   try {
     const readings: Reading[] = [];
     const statuses: DeviceState[] = [];

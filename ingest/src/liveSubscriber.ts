@@ -31,10 +31,14 @@ export function liveReadingFromPayload(payload: Buffer): Reading | null {
 export async function startLiveSubscriber(opts: {
   mqttUrl: string;
   clientId?: string;
+  /** The services' MQTT account (`KW_MQTT_USERNAME`, `KW_MQTT_PASSWORD`). */
+  username?: string;
+  password?: string;
 }): Promise<LiveSubscriber> {
   const bus = new LocalLiveBus();
   const states = new Map<string, DeviceState>();
   const client = await mqtt.connectAsync(opts.mqttUrl, {
+    ...(opts.username ? { username: opts.username, password: opts.password ?? '' } : {}),
     clientId: opts.clientId ?? `kilowatch-live-${process.pid}-${Math.random().toString(16).slice(2, 8)}`,
     clean: true,
     reconnectPeriod: 1000,

@@ -86,7 +86,8 @@ describe('startTelemetry (embedded)', () => {
       expect(telemetry.runtime.deviceState(weak.deviceKey)?.status).toBe('weak-signal');
 
       // A meter of one's own reaches the same store through the embedded broker.
-      const meter = await mqtt.connectAsync(telemetry.mqttUrl, { clientId: 'kw-own-meter' });
+      const own = telemetry.meterAuth!.issue('00aa00bb00cc');
+      const meter = await mqtt.connectAsync(telemetry.mqttUrl, { clientId: 'kw-own-meter', ...own });
       const ts = Math.floor(Date.now() / 1000) * 1000 - 5000;
       await meter.publishAsync(
         'kilowatch/meters/00aa00bb00cc/readings',

@@ -6,8 +6,9 @@ import { mkdir } from 'node:fs/promises';
 import { DAY_MS } from '@kilowatch/core';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { consoleLogger, type IngestLogger, type IngestRuntime, startIngest } from './bridge.ts';
-import { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
+import { type BrokerAuth, type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
 import type { TelemetryConfig } from './config.ts';
+import { createMemoryMeterAuth, type MemoryMeterAuth } from './meterAuth.ts';
 import { backfillHistory } from './simulator/backfill.ts';
 import { DEMO_DEVICES } from './simulator/devices.ts';
 import { type Simulator, startSimulator } from './simulator/live.ts';
@@ -17,6 +18,8 @@ export interface Telemetry {
   runtime: IngestRuntime;
   broker?: EmbeddedBroker;
   simulator?: Simulator;
+  /** The embedded broker's meter accounts, when kept in memory here (no `deps.auth`). */
+  meterAuth?: MemoryMeterAuth;
   mqttUrl: string;
   stop(): Promise<void>;
 }
@@ -28,6 +31,8 @@ export interface StartTelemetryDeps {
    */
   openStore?: (config: TelemetryConfig) => Promise<TelemetryStore>;
   logger?: IngestLogger;
+  /** Meters' credentials for the embedded broker; default: the simulated meters' own, made at start. */
+  auth?: BrokerAuth;
 }
 
 export async function startTelemetry(
@@ -45,7 +50,17 @@ export async function startTelemetry(
   }
   let broker: EmbeddedBroker | undefined;
   try {
-    if (!config.mqttUrl) broker = await startEmbeddedBroker({ port: config.embeddedMqttPort });
+    const demoAuth = createMemoryMeterAuth();
+    const demoCredentials = new Map(DEMO_DEVICES.map((d) => [d.deviceKey, demoAuth.issue(d.deviceKey)]));
+    const services = config.mqttUsername
+      ? [{ username: config.mqttUsername, password: config.mqttPassword ?? '' }]
+      : [];
+    if (!config.mqttUrl)
+      broker = await startEmbeddedBroker({
+        port: config.embeddedMqttPort,
+        auth: deps.auth ?? demoAuth,
+        services,
+      });
     const mqttUrl = config.mqttUrl ?? (broker as EmbeddedBroker).url;
 
     if (config.demo && (await store.devices()).length === 0) {
@@ -64,7 +79,9 @@ export async function startTelemetry(
 
     const runtime = await startIngest({
       store,
-      ...(broker ? { broker } : { mqttUrl }),
+      ...(broker
+        ? { broker }
+        : { mqttUrl, mqttUsername: config.mqttUsername, mqttPassword: config.mqttPassword }),
       clientId: config.clientId,
       shared: config.shared,
       publishLive: config.publishLive,
@@ -78,6 +95,7 @@ export async function startTelemetry(
           devices: DEMO_DEVICES,
           intervalMs: config.simulatorIntervalMs,
           rssiOf: (d) => (d.kind === 'single-phase' ? -84 : -58),
+          credentialsOf: (d) => demoCredentials.get(d.deviceKey),
         })
       : undefined;
     log.info(
@@ -96,6 +114,7 @@ export async function startTelemetry(
       },
     };
     if (broker) out.broker = broker;
+    if (broker && !deps.auth) out.meterAuth = demoAuth;
     if (simulator) out.simulator = simulator;
     return out;
   } catch (e) {

@@ -28,6 +28,12 @@ export function findServerBinary(name: string, candidates: readonly string[] = [
   return null;
 }
 
+/** The services' account in tests: embedded brokers are started with it, legacy publishers use it. */
+export const TEST_SERVICE = {
+  username: 'kilowatch-test-service',
+  password: 'test-service-password',
+} as const;
+
 export async function freePort(): Promise<number> {
   const srv = createServer();
   srv.listen(0, '127.0.0.1');

@@ -67,14 +67,33 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
 
   const token = () => page.evaluate(() => localStorage.getItem('kw.token'));
 
+  const meterLogins = new Map<string, { username: string; password: string }>();
+  /**
+   * The meter's MQTT account: the broker refuses anonymous clients, and only the API knows a password,
+   * so the test asks for a new one as the owner would (the simulated meter is disconnected by that).
+   */
+  async function meterLogin(d: ApiDevice): Promise<{ username: string; password: string }> {
+    const known = meterLogins.get(String(d.id));
+    if (known) return known;
+    const res = await fetch(`${api.url}/api/devices/${d.id}/mqtt-credentials`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await token()}` },
+    });
+    expect(res.status).toBe(200);
+    const login = (await res.json()) as { username: string; password: string };
+    meterLogins.set(String(d.id), login);
+    return login;
+  }
+
   /** A reading of phase 1's voltage (the others at 230 V) over MQTT, acknowledged once stored. */
-  async function publishVoltage(mac: string, vave1: number): Promise<void> {
+  async function publishVoltage(d: ApiDevice, vave1: number): Promise<void> {
     const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${api.mqttPort}`, {
       clientId: `kw-e2e-voltage-${Date.now()}`,
+      ...(await meterLogin(d)),
     });
     try {
       await client.publishAsync(
-        `kilowatch/meters/${deviceKeyFromMac(mac)}/readings`,
+        `kilowatch/meters/${deviceKeyFromMac(d.mac)}/readings`,
         JSON.stringify({ ts: Date.now(), values: { vave1, vave2: 230, vave3: 230 } }),
         { qos: 1 },
       );
@@ -317,6 +336,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     expect(key).not.toBeNull();
     const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${api.mqttPort}`, {
       clientId: `kw-e2e-${Date.now()}`,
+      ...(await meterLogin(d)),
     });
     try {
       const value = 212.34;
@@ -397,7 +417,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
       };
       return history.items.find((n) => n.deviceId === Number(d.id) && n.kind === kind);
     };
-    await publishVoltage(d.mac, 190.5);
+    await publishVoltage(d, 190.5);
     const title = `${en['alerts.kind.voltage-drop']} · ${d.name}`;
     // The toast, titled in the user's language.
     await page
@@ -428,7 +448,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     await page.keyboard.press('Escape');
 
     // A rise (a kind of its own, so not held back by the drop's interval), then "Mark all as read".
-    await publishVoltage(d.mac, 262.5);
+    await publishVoltage(d, 262.5);
     const rise = `${en['alerts.kind.voltage-rise']} · ${d.name}`;
     await unreadShown();
     await bell.click();

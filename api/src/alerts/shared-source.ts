@@ -19,9 +19,13 @@ export interface SharedAlertSource extends LiveSource {
 export async function startSharedAlertSource(opts: {
   mqttUrl: string;
   clientId?: string;
+  /** The services' MQTT account (`KW_MQTT_USERNAME`, `KW_MQTT_PASSWORD`). */
+  username?: string;
+  password?: string;
 }): Promise<SharedAlertSource> {
   const listeners = new Set<(r: Reading) => void>();
   const client = await mqtt.connectAsync(opts.mqttUrl, {
+    ...(opts.username ? { username: opts.username, password: opts.password ?? '' } : {}),
     protocolVersion: 5,
     clientId: opts.clientId ?? `kilowatch-alerts-${process.pid}-${Math.random().toString(16).slice(2, 8)}`,
     clean: true,

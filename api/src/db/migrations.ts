@@ -236,6 +236,16 @@ create table api_keys (
 create index api_keys_user on api_keys(user_id)
 `,
   },
+  {
+    version: 190,
+    name: "meters' MQTT accounts",
+    sql: `
+alter table devices add column mqtt_username text;
+alter table devices add column mqtt_password_hash text;
+alter table devices add column mqtt_credentials_at bigint;
+create unique index devices_mqtt_username on devices(mqtt_username)
+`,
+  },
 ];
 
 /**

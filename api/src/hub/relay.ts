@@ -44,11 +44,15 @@ function parseEnvelope(payload: Buffer): Envelope | null {
 export async function startHubRelay(opts: {
   mqttUrl: string;
   clientId?: string;
+  /** The services' MQTT account (`KW_MQTT_USERNAME`, `KW_MQTT_PASSWORD`). */
+  username?: string;
+  password?: string;
   onError?: (err: unknown) => void;
 }): Promise<HubRelay> {
   const origin = `${process.pid}-${Math.random().toString(16).slice(2, 10)}`;
   const listeners = new Set<(event: HubEvent) => void>();
   const client = await mqtt.connectAsync(opts.mqttUrl, {
+    ...(opts.username ? { username: opts.username, password: opts.password ?? '' } : {}),
     clientId: opts.clientId ?? `kilowatch-hub-${origin}`,
     clean: true,
     reconnectPeriod: 1000,

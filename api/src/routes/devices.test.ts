@@ -52,10 +52,24 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
     return { mac, res };
   }
 
-  it('claims a meter by MAC: 201 Device, offline until it reports', async () => {
+  it('claims a meter by MAC: 201 Device with its MQTT account, offline until it reports', async () => {
     const { mac, res } = await claim(owner, { model: 'KW-3P', friendlyName: 'Garage' });
     expect(res.statusCode).toBe(201);
-    expect(res.json()).toEqual({
+    const key = keyOf(mac);
+    expect(res.json().mqtt).toEqual({
+      host: 'localhost',
+      port: 1883,
+      tls: false,
+      username: key,
+      password: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
+      topics: {
+        native: `kilowatch/meters/${key}/readings`,
+        tasmota: `tele/tasmota_${key.slice(6).toUpperCase()}/SENSOR`,
+        shelly: `shellypro3em-${key}/events/rpc`,
+      },
+    });
+    expect({ ...res.json(), mqtt: undefined }).toEqual({
+      mqtt: undefined,
       id: expect.any(Number),
       name: 'Main board',
       friendlyName: 'Garage',

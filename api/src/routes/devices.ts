@@ -1,8 +1,10 @@
 /** Devices (API.md §Devices): claim, list, overview, edit, settings, limits, meter value, delete. */
 import {
   ClaimDeviceRequestSchema,
+  ClaimedDeviceSchema,
   DEFAULT_TIMEZONE,
   type Device,
+  DeviceConnectionSchema,
   type DeviceOverview,
   DeviceOverviewSchema,
   DeviceSchema,
@@ -14,6 +16,8 @@ import {
   MESSAGES,
   MeterValueRequestSchema,
   MeterValueSchema,
+  MqttCredentialsSchema,
+  meterTopics,
   NotificationSettingsSchema,
   UpdateDeviceRequestSchema,
 } from '@kilowatch/core';
@@ -21,6 +25,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import * as v from 'valibot';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import type { DeviceRecord } from '../plugins/app/devices-repository.ts';
+import { hashMeterPassword, newMeterPassword } from '../plugins/app/meter-credentials.ts';
 import type { LiveStatus } from '../plugins/app/telemetry.ts';
 import { errorResponse, noContent, request, response } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
@@ -86,6 +91,12 @@ async function counterValueAt(
   return null;
 }
 
+/** A meter's MQTT account: its username is its device key, its password new and random. */
+function newMeterCredentials(deviceKey: string) {
+  const password = newMeterPassword();
+  return { username: deviceKey, password, passwordHash: hashMeterPassword(password) };
+}
+
 const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
   const { devices, locations } = app;
   app.addHook('onRequest', app.authenticate);
@@ -137,7 +148,7 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         tags,
         security,
         body: request(ClaimDeviceRequestSchema),
-        response: { 201: response(DeviceSchema), 409: errorResponse, ...errors },
+        response: { 201: response(ClaimedDeviceSchema), 409: errorResponse, ...errors },
       },
     },
     async (req, reply) => {
@@ -145,8 +156,10 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       const userId = req.session.userId;
       const location = await ownLocation(userId, body.locationId);
       const deviceKey = deviceKeyFromMac(body.mac)!;
+      const credentials = newMeterCredentials(deviceKey);
       const id = await devices.claim(userId, {
         deviceKey,
+        mqtt: { username: credentials.username, passwordHash: credentials.passwordHash },
         mac: macOf(deviceKey),
         name: body.name,
         friendlyName: body.friendlyName,
@@ -160,7 +173,74 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       // Its readings are evaluated for alerts from now on, not once a "no such device" is forgotten.
       app.alerts.reload(deviceKey);
       const d = (await devices.get(userId, id))!;
-      return reply.code(201).send(toDevice(d, await app.deviceStatus(d.deviceKey)));
+      const { username, password } = credentials;
+      await app.meterAccess.issued(deviceKey, { username, password });
+      const where = app.config.mqttPublic;
+      return reply.code(201).send({
+        ...toDevice(d, await app.deviceStatus(d.deviceKey)),
+        mqtt: {
+          host: where.host ?? req.hostname.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1'),
+          port: where.port,
+          tls: where.tls,
+          username,
+          password,
+          topics: meterTopics(deviceKey, d.model),
+        },
+      });
+    },
+  );
+
+  app.post(
+    '/devices/:id/mqtt-credentials',
+    {
+      schema: {
+        summary: "Rotate a meter's MQTT password; the old one stops working at once",
+        tags,
+        security,
+        params,
+        response: { 200: response(MqttCredentialsSchema), ...errors },
+      },
+    },
+    async (req) => {
+      const { id } = req.params as { id: number };
+      const d = await devices.get(req.session.userId, id);
+      if (!d) throw new NotFoundError();
+      const credentials = newMeterCredentials(d.deviceKey);
+      const { username, password, passwordHash } = credentials;
+      if (!(await devices.setMqttCredentials(req.session.userId, id, { username, passwordHash })))
+        throw new NotFoundError();
+      await app.meterAccess.issued(d.deviceKey, { username, password });
+      return { username, password };
+    },
+  );
+
+  app.get(
+    '/devices/:id/connection',
+    {
+      schema: {
+        summary: 'Whether the meter has connected, and why the broker or ingest last refused it',
+        tags,
+        security,
+        params,
+        response: { 200: response(DeviceConnectionSchema), ...errors },
+      },
+    },
+    async (req) => {
+      const { id } = req.params as { id: number };
+      const d = await devices.get(req.session.userId, id);
+      if (!d) throw new NotFoundError();
+      const [state, latest] = await Promise.all([
+        app.meterAccess.connection(d.deviceKey),
+        app.store.latest(d.deviceKey),
+      ]);
+      // Without a broker that reports connections, a recent reading is the proof of one.
+      const status = state ? null : await app.deviceStatus(d.deviceKey);
+      return {
+        connected: state ? state.connected : status?.status !== 'offline',
+        lastConnectedAt: state?.lastConnectedAt ?? null,
+        lastReadingAt: latest?.ts ?? null,
+        ...(state?.lastRejection ? { lastRejection: state.lastRejection } : {}),
+      };
     },
   );
 
@@ -224,6 +304,7 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       // Telemetry first: if that fails the device stays listed and the delete can be retried.
       await app.store.deleteDevice(d.deviceKey);
       await devices.remove(req.session.userId, id);
+      await app.meterAccess.revoked(d.deviceKey, d.deviceKey);
       app.alerts.reload(d.deviceKey);
       return reply.code(204).send();
     },

@@ -38,6 +38,48 @@ export const DeviceSchema = v.object({
 });
 export type Device = v.InferOutput<typeof DeviceSchema>;
 
+/** A meter's MQTT account: issued at claim and at rotation; the password is shown only then. */
+export const MqttCredentialsSchema = v.object({
+  username: v.string(),
+  password: v.string(),
+});
+export type MqttCredentials = v.InferOutput<typeof MqttCredentialsSchema>;
+
+/** Where and how a meter connects, with the topics its firmware publishes on (API.md §MQTT). */
+export const MqttConnectionInfoSchema = v.object({
+  ...MqttCredentialsSchema.entries,
+  host: v.string(),
+  port: v.number(),
+  tls: v.boolean(),
+  topics: v.object({ native: v.string(), tasmota: v.string(), shelly: v.string() }),
+});
+
+/** The answer to a claim: the device and, once, its MQTT credentials. */
+export const ClaimedDeviceSchema = v.object({
+  ...DeviceSchema.entries,
+  mqtt: MqttConnectionInfoSchema,
+});
+export type ClaimedDevice = v.InferOutput<typeof ClaimedDeviceSchema>;
+
+export const CONNECTION_REJECTIONS = ['bad-password', 'topic-not-allowed', 'payload-rejected'] as const;
+
+/** What the add-device screen waits on: has the meter connected, and why was it last refused. */
+export const DeviceConnectionSchema = v.object({
+  connected: v.boolean(),
+  /** Epoch milliseconds of the last accepted MQTT connection, null when never (or not known here). */
+  lastConnectedAt: v.nullable(v.number()),
+  lastReadingAt: v.nullable(v.number()),
+  lastRejection: v.optional(
+    v.object({
+      reason: v.picklist(CONNECTION_REJECTIONS),
+      topic: v.optional(v.string()),
+      at: v.number(),
+      detail: v.optional(v.string()),
+    }),
+  ),
+});
+export type DeviceConnection = v.InferOutput<typeof DeviceConnectionSchema>;
+
 export const NotificationSettingsSchema = v.object({
   enabled: v.boolean(MESSAGES.fieldEmpty),
   /** Alert when a phase voltage falls below this many volts. */

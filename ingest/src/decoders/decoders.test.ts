@@ -117,7 +117,7 @@ describe('rejections', () => {
       'invalid-device-key',
     ],
     ['short key', 'kilowatch/meters/a4cf12/readings', ok({ vave1: 230 }), 'invalid-device-key'],
-    ['Shelly default id as key', 'shellypro3em-c8f09e8f1234/events/rpc', '{}', 'invalid-device-key'],
+    ['Shelly prefix without a MAC', 'shellypro3em-kitchen/events/rpc', '{}', 'invalid-device-key'],
     ['status with a string flag', `kilowatch/meters/${KEY}/status`, '{"online":"yes"}', 'invalid-payload'],
     [
       'oversized',

@@ -29,7 +29,10 @@ export function routeTopic(topic: string): Route | null {
     return { format: 'tasmota', deviceKey: parts[1] as string };
   }
   if (parts.length === 3 && parts[1] === 'events' && parts[2] === 'rpc') {
-    return { format: 'shelly', deviceKey: parts[0] as string };
+    // Stock Shelly firmware prefixes its topics `<model id>-<mac>` (`shellypro3em-0cb815fc11a4`).
+    const prefix = parts[0] as string;
+    const stock = /^[a-z0-9]+-([0-9a-f]{12})$/.exec(prefix);
+    return { format: 'shelly', deviceKey: stock ? (stock[1] as string) : prefix };
   }
   return null;
 }

@@ -14,6 +14,8 @@ export interface SimulatorOptions extends SimulationOptions {
   intervalMs?: number;
   /** RSSI each device reports in its status message (default −60 dBm; below −80 reads as weak signal). */
   rssiOf?: (device: SimulatedDevice) => number;
+  /** Each meter's MQTT account (the broker refuses anonymous connections). */
+  credentialsOf?: (device: SimulatedDevice) => { username: string; password: string } | undefined;
 }
 
 /**
@@ -27,6 +29,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
   for (const device of opts.devices) {
     const client = await mqtt.connectAsync(opts.mqttUrl, {
       clientId: `kilowatch-sim-${device.deviceKey}`,
+      ...opts.credentialsOf?.(device),
       clean: true,
       reconnectPeriod: 1000,
       will: {

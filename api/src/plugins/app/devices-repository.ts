@@ -99,6 +99,8 @@ left join tariffs lt on lt.id = l.tariff_id`;
 
 export interface NewDevice {
   deviceKey: string;
+  /** The meter's MQTT account: its username and the hash of its password. */
+  mqtt?: { username: string; passwordHash: string };
   mac: string;
   name: string;
   friendlyName: string;
@@ -173,8 +175,9 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
         return await sql.transaction(async (tx) => {
           const { rows } = await tx.query<{ id: number }>(
             `insert into devices (user_id, device_key, mac, name, friendly_name, model, type_code, phases, location_id,
-               billing_start, billing_months, registered_at, modified_at)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11) returning id`,
+               billing_start, billing_months, registered_at, modified_at, mqtt_username, mqtt_password_hash,
+               mqtt_credentials_at)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11, $12, $13, $14) returning id`,
             [
               userId,
               d.deviceKey,
@@ -187,6 +190,9 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
               d.locationId,
               d.billingStart,
               t,
+              d.mqtt?.username ?? null,
+              d.mqtt?.passwordHash ?? null,
+              d.mqtt ? t : null,
             ],
           );
           const id = Number(rows[0]!.id);
@@ -235,6 +241,48 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
         ],
       );
       return r.rowCount > 0;
+    },
+
+    /** Replaces a device's MQTT account (rotation); false when the device is not the user's. */
+    async setMqttCredentials(
+      userId: number,
+      id: number,
+      mqtt: { username: string; passwordHash: string },
+    ): Promise<boolean> {
+      const r = await sql.query(
+        `update devices set mqtt_username = $3, mqtt_password_hash = $4, mqtt_credentials_at = $5
+         where user_id = $1 and id = $2`,
+        [userId, id, mqtt.username, mqtt.passwordHash, now()],
+      );
+      return r.rowCount > 0;
+    },
+
+    /** The same by device key, for the simulated meters of the embedded deployment. */
+    async setMqttCredentialsByKey(deviceKey: string, mqtt: { username: string; passwordHash: string }) {
+      const r = await sql.query(
+        `update devices set mqtt_username = $2, mqtt_password_hash = $3, mqtt_credentials_at = $4
+         where device_key = $1`,
+        [deviceKey, mqtt.username, mqtt.passwordHash, now()],
+      );
+      return r.rowCount > 0;
+    },
+
+    /** The device an MQTT username belongs to, with its password hash (the broker's check). */
+    async mqttAccount(username: string): Promise<{ deviceKey: string; passwordHash: string } | null> {
+      const { rows } = await sql.query<{ device_key: string; mqtt_password_hash: string }>(
+        'select device_key, mqtt_password_hash from devices where mqtt_username = $1',
+        [username],
+      );
+      const r = rows[0];
+      return r ? { deviceKey: r.device_key, passwordHash: r.mqtt_password_hash } : null;
+    },
+
+    /** Every device's MQTT username and key (the Mosquitto account sync). */
+    async mqttAccounts(): Promise<{ username: string; deviceKey: string }[]> {
+      const { rows } = await sql.query<{ mqtt_username: string; device_key: string }>(
+        'select mqtt_username, device_key from devices where mqtt_username is not null order by id',
+      );
+      return rows.map((r) => ({ username: r.mqtt_username, deviceKey: r.device_key }));
     },
 
     async remove(userId: number, id: number): Promise<boolean> {

@@ -1,0 +1,175 @@
+/**
+ * Which MQTT topics a meter may use (API.md §MQTT). A meter authenticates with its device's credentials
+ * and may publish only on topics that name it — its device key, its stock Tasmota topic
+ * (`tasmota_<last 6 hex of the MAC>`) or its stock Shelly prefix (`<model id>-<mac>`) — and subscribe only
+ * to its own command topics. Both brokers apply these rules: the embedded one in code, Mosquitto through
+ * the per-device roles the API keeps in its dynamic security plugin (`meterAcl`).
+ */
+import { DEVICE_KEY_PATTERN } from './devices.ts';
+
+/** Stock Shelly Gen2/Gen3 model ids that meter energy; their MQTT prefix defaults to `<id>-<mac>`. */
+export const SHELLY_MODEL_IDS = [
+  'shellypro3em',
+  'shellyproem50',
+  'shellyemg3',
+  'shellyem',
+  'shellypro1pm',
+  'shellypro2pm',
+  'shellypro4pm',
+  'shellyplus1pm',
+  'shellyplus2pm',
+  'shellyplusplugs',
+  'shellypmmini',
+  'shellypmminig3',
+  'shelly1pmg3',
+  'shellyplugsg3',
+] as const;
+
+/** Tasmota's default topic for a MAC: `tasmota_` and the last three bytes in upper-case hex. */
+export function tasmotaTopicOf(deviceKey: string): string {
+  return `tasmota_${deviceKey.slice(6).toUpperCase()}`;
+}
+
+/** Shelly's default MQTT prefix: the model id (Pro 3EM unless another is named) and the MAC. */
+export function shellyPrefixOf(deviceKey: string, model?: string): string {
+  const id = model?.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return `${id && (SHELLY_MODEL_IDS as readonly string[]).includes(id) ? id : 'shellypro3em'}-${deviceKey}`;
+}
+
+/** The topics a claimed meter publishes its readings on, per firmware (the claim answer's `topics`). */
+export function meterTopics(
+  deviceKey: string,
+  model?: string,
+): { native: string; tasmota: string; shelly: string } {
+  return {
+    native: `kilowatch/meters/${deviceKey}/readings`,
+    tasmota: `tele/${tasmotaTopicOf(deviceKey)}/SENSOR`,
+    shelly: `${shellyPrefixOf(deviceKey, model)}/events/rpc`,
+  };
+}
+
+/** Who a topic names: a device key, a Tasmota MAC suffix (6 upper-case hex digits), or nobody. */
+export type TopicOwner = { deviceKey: string } | { tasmotaSuffix: string } | null;
+
+const TASMOTA_TOPIC = /^tasmota_([0-9A-Fa-f]{6})(?:_fb)?$/;
+const SHELLY_PREFIX = /^(?:[a-z0-9]+-)?([0-9a-f]{12})$/;
+const TASMOTA_PREFIXES = new Set(['tele', 'stat', 'cmnd']);
+
+/** The device a Tasmota topic level names: its key, or its stock `tasmota_XXXXXX`. */
+function tasmotaOwner(level: string): TopicOwner {
+  const lower = level.replace(/_fb$/, '').toLowerCase();
+  if (DEVICE_KEY_PATTERN.test(lower)) return { deviceKey: lower };
+  const m = TASMOTA_TOPIC.exec(level);
+  return m ? { tasmotaSuffix: m[1]!.toUpperCase() } : null;
+}
+
+/**
+ * The device a topic (or a subscription filter) names, read from the level that carries it in each
+ * firmware's layout: `kilowatch/meters/<key>/…`, `tele|stat|cmnd/<Topic>/…`, `<Shelly prefix>/…`.
+ */
+export function topicOwner(topic: string): TopicOwner {
+  const parts = topic.split('/');
+  if (parts.length < 2) return null;
+  const [first, second] = parts as [string, string];
+  if (first === 'kilowatch') {
+    if (parts.length === 4 && second === 'meters' && DEVICE_KEY_PATTERN.test(parts[2]!))
+      return { deviceKey: parts[2]! };
+    return null;
+  }
+  if (TASMOTA_PREFIXES.has(first)) return parts.length >= 3 ? tasmotaOwner(second) : null;
+  const m = SHELLY_PREFIX.exec(first);
+  return m ? { deviceKey: m[1]! } : null;
+}
+
+/** Whether an owner is the device `deviceKey`. */
+function owns(owner: TopicOwner, deviceKey: string): boolean {
+  if (!owner) return false;
+  if ('deviceKey' in owner) return owner.deviceKey === deviceKey;
+  return owner.tasmotaSuffix === deviceKey.slice(6).toUpperCase();
+}
+
+/** Why a meter's publish or subscription was refused: it names another device, or no device at all. */
+export type TopicRefusal = 'other-device' | 'not-allowed';
+
+const NATIVE_LEAVES = new Set(['readings', 'status']);
+
+/** A meter publishing on `topic`: null when allowed, else why not. */
+export function meterPublishRefusal(deviceKey: string, topic: string): TopicRefusal | null {
+  if (topic.startsWith('$')) return 'not-allowed';
+  const owner = topicOwner(topic);
+  if (!owner) return 'not-allowed';
+  if (!owns(owner, deviceKey)) return 'other-device';
+  const parts = topic.split('/');
+  if (parts[0] === 'kilowatch') return NATIVE_LEAVES.has(parts[3]!) ? null : 'not-allowed';
+  // A meter publishes its own state and telemetry, never commands to itself or others.
+  if (parts[0] === 'cmnd') return 'not-allowed';
+  return null;
+}
+
+/**
+ * A meter subscribing to `filter`: null when allowed (its own command topics and prefix), else why not.
+ * Wildcards may only follow the level that names the device.
+ */
+export function meterSubscribeRefusal(deviceKey: string, filter: string): TopicRefusal | null {
+  if (filter.startsWith('$')) return 'not-allowed';
+  const parts = filter.split('/');
+  const ownerLevels = parts[0] === 'kilowatch' ? 3 : TASMOTA_PREFIXES.has(parts[0]!) ? 2 : 1;
+  if (parts.slice(0, ownerLevels).some((p) => p === '+' || p === '#')) return 'not-allowed';
+  const owner =
+    parts[0] === 'kilowatch'
+      ? parts[1] === 'meters' && DEVICE_KEY_PATTERN.test(parts[2] ?? '')
+        ? { deviceKey: parts[2]! }
+        : null
+      : TASMOTA_PREFIXES.has(parts[0]!)
+        ? parts.length >= 2
+          ? tasmotaOwner(parts[1]!)
+          : null
+        : topicOwner(`${parts[0]}/x`);
+  if (!owner) return 'not-allowed';
+  return owns(owner, deviceKey) ? null : 'other-device';
+}
+
+/**
+ * The topic the bridge decodes a meter's message under: the same firmware layout with the device's key
+ * in place of whatever name the meter uses (`tele/tasmota_A1B2C3/SENSOR` → `tele/<key>/SENSOR`). The
+ * meter's identity comes from its credentials; the topic only picks the decoder.
+ */
+export function canonicalMeterTopic(deviceKey: string, topic: string): string {
+  const parts = topic.split('/');
+  if (parts[0] === 'kilowatch') return topic;
+  if (TASMOTA_PREFIXES.has(parts[0]!)) {
+    parts[1] = deviceKey;
+    return parts.join('/');
+  }
+  parts[0] = deviceKey;
+  return parts.join('/');
+}
+
+/**
+ * The Mosquitto dynamic-security ACL of one meter: publish on its native topics, its Tasmota topics and
+ * its Shelly prefixes (stock model ids and the bare key), subscribe to its own command topics.
+ */
+export function meterAcl(
+  deviceKey: string,
+): { acltype: string; topic: string; allow: boolean; priority: number }[] {
+  const tasmota = [deviceKey, tasmotaTopicOf(deviceKey)];
+  const shelly = [deviceKey, ...SHELLY_MODEL_IDS.map((id) => `${id}-${deviceKey}`)];
+  const acl: { acltype: string; topic: string; allow: boolean; priority: number }[] = [];
+  const add = (acltype: string, topic: string) => acl.push({ acltype, topic, allow: true, priority: 0 });
+  add('publishClientSend', `kilowatch/meters/${deviceKey}/readings`);
+  add('publishClientSend', `kilowatch/meters/${deviceKey}/status`);
+  for (const t of tasmota) {
+    add('publishClientSend', `tele/${t}/#`);
+    add('publishClientSend', `stat/${t}/#`);
+    add('subscribePattern', `cmnd/${t}/#`);
+    add('publishClientReceive', `cmnd/${t}/#`);
+  }
+  for (const p of shelly) {
+    add('publishClientSend', `${p}/#`);
+    add('subscribePattern', `${p}/#`);
+    add('publishClientReceive', `${p}/#`);
+  }
+  add('subscribePattern', `kilowatch/meters/${deviceKey}/#`);
+  add('publishClientReceive', `kilowatch/meters/${deviceKey}/#`);
+  return acl;
+}
