@@ -7,6 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { detailsPathFor } from '@kilowatch/core';
 import mqtt from 'mqtt';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -49,7 +50,14 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     page = await context.newPage();
     page.on('console', (msg) => {
       // Chromium logs every non-2xx fetch: the refusals provoked below (400) and a busy server's 503.
-      if (msg.type() === 'error' && !/status of (400|503)/.test(msg.text())) consoleErrors.push(msg.text());
+      if (msg.type() === 'error' && !/status of (400|404|503)/.test(msg.text()))
+        consoleErrors.push(msg.text());
+    });
+    // A server without meter connection state answers its endpoint 404 (the screen then waits on the hub);
+    // any other 404 is an error.
+    page.on('response', (res) => {
+      if (res.status() === 404 && !/\/api\/devices\/\d+\/connection$/.test(new URL(res.url()).pathname))
+        consoleErrors.push(`404 ${res.url()}`);
     });
     page.on('pageerror', (err) => consoleErrors.push(err.message));
   });
@@ -192,6 +200,41 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     expect(from).toBeTruthy();
     await view.getByTestId('comparison-data').waitFor();
     expect(await view.locator('canvas').count()).toBeGreaterThanOrEqual(2);
+  });
+
+  it('never scrolls sideways on a 390 px phone', { timeout: 180_000 }, async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    const devices = (await call<(ApiDevice & { typeCode: number; phases?: 1 | 3 })[]>('GET', '/devices'))
+      .body;
+    const locations = (await call<{ id: number }[]>('GET', '/locations')).body;
+    const comparisons = (await call<{ id: number }[]>('GET', '/comparisons')).body;
+    const paths = [
+      '/dashboard',
+      ...devices.map((d) => detailsPathFor(d.id, d.typeCode, d.phases ?? 3)),
+      '/analytics?tab=heatmap',
+      '/analytics?tab=consumption',
+      `/analytics?tab=comparisons${comparisons[0] ? `&cmp=${comparisons[0].id}` : ''}`,
+      '/location/index',
+      ...locations.map((l) => `/location/view/${l.id}`),
+      '/device/data-log',
+      '/device/add',
+    ];
+    const wide: string[] = [];
+    for (const path of paths) {
+      await page.goto(`${api.url}${path}`);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      await page.waitForLoadState('networkidle');
+      await page.waitForTimeout(300);
+      const sizes = await page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth,
+        viewport: window.innerWidth,
+      }));
+      if (sizes.scroll > sizes.viewport) wide.push(`${path}: ${sizes.scroll} > ${sizes.viewport}`);
+      if (path === '/dashboard') await shot('phone-dashboard');
+      if (path.startsWith('/device-details')) await shot('phone-device');
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(wide).toEqual([]);
   });
 
   it('opens the mailed reset link on a reset form, and the new password signs in', async () => {

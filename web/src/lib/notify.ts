@@ -21,3 +21,18 @@ export function setAlertsListOpen(open: boolean): void {
 export function notifyAlert(o: { title: string; message: string }): void {
   if (!alertsListOpen) notify({ color: 'orange', ...o });
 }
+
+const shownOutcome = new Map<string, string>();
+let outcomeSeq = 0;
+
+/**
+ * The outcome of one action (a save, a claim): a new outcome replaces the toast of the previous one, so
+ * an old error never stays beside a new success and a repeated failure shows once.
+ */
+export function notifyOutcome(action: string, ok: boolean, message: string): void {
+  const previous = shownOutcome.get(action);
+  if (previous) notifications.hide(previous);
+  const id = `${action}-${++outcomeSeq}`;
+  shownOutcome.set(action, id);
+  notify({ color: ok ? 'green' : 'red', message, id });
+}

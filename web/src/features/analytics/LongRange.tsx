@@ -4,7 +4,7 @@
  * readable (API.md §Telemetry: at most 2,000 points), so a year arrives as daily buckets with min/max.
  */
 import { addLocalDays, DAY_MS } from '@kilowatch/core';
-import { Group, SegmentedControl } from '@mantine/core';
+import { Box, Group, SegmentedControl } from '@mantine/core';
 import { DatePickerInput, DatesProvider } from '@mantine/dates';
 import '@mantine/dates/styles.css';
 import 'dayjs/locale/pl.js';
@@ -53,14 +53,17 @@ export function useLongRange(tz: string, initial: LongPreset = 'week') {
   const today = formatInZone(Date.now(), tz, 'YYYY-MM-DD');
   const control = (
     <Group gap="xs" wrap="wrap">
-      <SegmentedControl
-        size="xs"
-        aria-label={t('details.range')}
-        value={preset}
-        onChange={(v) => setPreset(v as LongPreset)}
-        data={LONG_PRESETS.map((p) => ({ value: p, label: t(`range.${p}` as MessageId) }))}
-        data-testid="range-presets"
-      />
+      {/* Six presets do not fit a phone: the control scrolls in its own box, never the page. */}
+      <Box maw="100%" style={{ overflowX: 'auto' }}>
+        <SegmentedControl
+          size="xs"
+          aria-label={t('details.range')}
+          value={preset}
+          onChange={(v) => setPreset(v as LongPreset)}
+          data={LONG_PRESETS.map((p) => ({ value: p, label: t(`range.${p}` as MessageId) }))}
+          data-testid="range-presets"
+        />
+      </Box>
       {preset === 'custom' && (
         <DatesProvider settings={{ locale, firstDayOfWeek: locale === 'en' ? 0 : 1 }}>
           <DatePickerInput

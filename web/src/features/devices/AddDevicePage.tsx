@@ -34,7 +34,7 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { formatValue } from '../../charts/options.ts';
 import { useLiveDevices } from '../../hub/live.tsx';
 import { type MessageId, translateServerMessage, useT } from '../../i18n/i18n.ts';
-import { notify } from '../../lib/notify.ts';
+import { notifyOutcome } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
 import { detailsPath } from '../dashboard/DashboardPage.tsx';
 import {
@@ -107,15 +107,15 @@ function ClaimForm({ onClaimed }: { onClaimed: (d: ClaimedDevice, type: TypeChoi
         phases: choice.phases,
         locationId: locationId === null ? null : Number(locationId),
       });
-      notify({ color: 'green', message: t('add.claimed', { name: device.name }), id: 'add-device' });
+      notifyOutcome('add-device', true, t('add.claimed', { name: device.name }));
       onClaimed(device, choice);
     } catch (err) {
       setServer(fieldErrors(err));
-      notify({
-        color: 'red',
-        message: err instanceof ApiError ? translateServerMessage(err.message) : t('msg.saveFailed'),
-        id: 'add-device',
-      });
+      notifyOutcome(
+        'add-device',
+        false,
+        err instanceof ApiError ? translateServerMessage(err.message) : t('msg.saveFailed'),
+      );
     }
   };
   const clear = (k: string) =>

@@ -9,7 +9,7 @@ import { useTariffs } from '../../api/locations/get-tariffs.ts';
 import type { DeviceOverview } from '../../api/schemas.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
-import { notify } from '../../lib/notify.ts';
+import { notifyOutcome } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
 import { detailsPath } from '../dashboard/DashboardPage.tsx';
 import { RoutePending } from '../shell/RouteStates.tsx';
@@ -67,7 +67,7 @@ function EditForm({ device }: { device: DeviceOverview }) {
     e.preventDefault();
     setTouched({ name: true, billingMonths: true, billingStart: true });
     if (!name.trim() || !Number.isInteger(months) || months < 1 || months > 24 || !dateOk) {
-      notify({ color: 'red', message: t('msg.saveFailed'), id: 'device-save' });
+      notifyOutcome('device-save', false, t('msg.saveFailed'));
       return;
     }
     try {
@@ -84,16 +84,12 @@ function EditForm({ device }: { device: DeviceOverview }) {
         billingMonths: months,
       });
       setServer({});
-      notify({ color: 'green', message: t('msg.saved'), id: 'device-save' });
+      notifyOutcome('device-save', true, t('msg.saved'));
       await navigate({ to: detailsPath(saved) });
     } catch (err) {
       setServer(serverFieldErrors(err));
       const message = err instanceof ApiError && Object.keys(err.errors).length === 0 ? err.message : null;
-      notify({
-        color: 'red',
-        message: message ? translateServerMessage(message) : t('msg.saveFailed'),
-        id: 'device-save',
-      });
+      notifyOutcome('device-save', false, message ? translateServerMessage(message) : t('msg.saveFailed'));
     }
   };
   const blur = (k: string) => () => setTouched((s) => ({ ...s, [k]: true }));
