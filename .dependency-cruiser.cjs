@@ -1,4 +1,4 @@
-// Import direction between Kilowatch packages (ARCHITECTURE.md §Packages). CI fails on any violation.
+// Import direction between Kilowatch packages (docs/architecture.md §Packages). CI fails on any violation.
 const pkgs = 'core|tsdb|influx|ingest|api|grafana-compat|web|bench';
 const allowed = {
   core: [],

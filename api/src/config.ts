@@ -1,4 +1,4 @@
-/** Configuration from the environment (API.md §Configuration); `buildApp` takes the parsed form. */
+/** Configuration from the environment (docs/configuration.md); `buildApp` takes the parsed form. */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -130,7 +130,7 @@ function whole(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return n;
 }
 
-/** The environment of API.md §Configuration. `embedded` is true when no external servers are configured. */
+/** The environment of docs/configuration.md. `embedded` is true when no external servers are configured. */
 export function configFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   hostname: string = os.hostname(),

@@ -1,5 +1,5 @@
 /**
- * Errors with meaning (STYLE.md): each carries its HTTP status and a catalogue message (SPEC.md §8); the
+ * Errors with meaning: each carries its HTTP status and a catalogue message (docs/spec.md §8); the
  * one error handler in app.ts turns them into `{ message, errors? }`.
  */
 import { MESSAGES } from '@kilowatch/core';
@@ -18,7 +18,7 @@ export class ApiError extends Error {
   }
 }
 
-/** 400 with field errors: a request that broke the SPEC.md §5 rules. */
+/** 400 with field errors: a request that broke the docs/spec.md §5 rules. */
 export class ValidationError extends ApiError {
   constructor(errors: FieldErrors, message: string = MESSAGES.saveFailed) {
     super(400, message, errors);

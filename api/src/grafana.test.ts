@@ -1,5 +1,5 @@
 /**
- * Kilowatch as a Grafana data source (API.md §Grafana) through `inject`, on real DuckDB (in memory) and a
+ * Kilowatch as a Grafana data source (docs/api.md §Grafana) through `inject`, on real DuckDB (in memory) and a
  * real InfluxDB (influxd on a loopback port): every answer checked against the simPod JSON API plugin's
  * published shapes (@kilowatch/grafana's schemas, written from its openapi.yaml and README), energy the
  * same as `/api/devices/:id/energy`, keys scoped to their owner and revoked at once, maxDataPoints kept.

@@ -2,7 +2,7 @@
  * The server entry (`pnpm start`). With no configuration it runs the embedded deployment in one
  * process: MQTT broker (aedes), ingest, meter simulator with a year of demo history, DuckDB telemetry,
  * PGlite metadata and the API + built web client on http://127.0.0.1:8080. Environment variables
- * (API.md §Configuration) swap in external servers; KW_ROLE=api|ingest runs one side alone.
+ * (docs/configuration.md) swap in external servers; KW_ROLE=api|ingest runs one side alone.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * One source of truth for request and response shapes: the valibot schemas in core. Requests are
- * validated with valibot (so field errors carry the SPEC.md §5 messages); responses are serialized and
+ * validated with valibot (so field errors carry the docs/spec.md §5 messages); responses are serialized and
  * documented with JSON schemas generated from the same valibot schemas.
  */
 import { ErrorBodySchema, MESSAGES } from '@kilowatch/core';

@@ -1,5 +1,5 @@
 /**
- * The notification evaluator (DOMAIN.md §Limits, notifications): a pure state machine fed with committed
+ * The notification evaluator (docs/domain.md §Limits, notifications): a pure state machine fed with committed
  * readings and the passing of time. It decides when an alert is raised, when it is silenced (mute-all,
  * disabled, night 22:00–07:00 in the location's zone, the minimum interval between two alerts of a kind)
  * and when it clears — only once the value is back inside its threshold by a hysteresis margin.
@@ -31,7 +31,7 @@ export interface AlertOptions {
 
 export const DEFAULT_ALERT_OPTIONS: AlertOptions = { voltageHysteresis: 2, offlineAfterMs: 15 * 60_000 };
 
-/** Night silence, local hours [22:00, 07:00) (SPEC.md §3). */
+/** Night silence, local hours [22:00, 07:00) (docs/spec.md §3). */
 export const NIGHT_START_HOUR = 22;
 export const NIGHT_END_HOUR = 7;
 

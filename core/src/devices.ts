@@ -1,4 +1,4 @@
-/** Device types and the type-code → details-page rule (SPEC.md §2). */
+/** Device types and the type-code → details-page rule (docs/spec.md §2). */
 
 export type DetailsPage = 'energy' | 'solar' | 'thermostat' | 'single-phase' | 'three-phase';
 
@@ -13,7 +13,7 @@ export const DEVICE_TYPES = {
 
 /**
  * Types 13 and 16 go to energy details, 10 to solar, 17 to thermostat; any other type to the
- * three-phase details page, or the single-phase one when the model reports one phase (API.md §Devices).
+ * three-phase details page, or the single-phase one when the model reports one phase (docs/api.md §Devices).
  */
 export function detailsPageFor(typeCode: number, phases: 1 | 3 = 3): DetailsPage {
   if (typeCode === 13 || typeCode === 16) return 'energy';
@@ -34,7 +34,7 @@ export function detailsPathFor(id: string | number, typeCode: number, phases: 1 
   return `${ROUTES[detailsPageFor(typeCode, phases)]}/${id}`;
 }
 
-/** A device key is the MAC as 12 lowercase hex digits (API.md §MQTT). */
+/** A device key is the MAC as 12 lowercase hex digits (docs/api.md §MQTT). */
 export const DEVICE_KEY_PATTERN = /^[0-9a-f]{12}$/;
 
 /** Normalises a MAC in any common notation (`AA:BB:CC:DD:EE:FF`, `aabb.ccdd.eeff`) to a device key. */

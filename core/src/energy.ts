@@ -1,5 +1,5 @@
 /**
- * Energy from cumulative counters (DOMAIN.md §Energy from counters, §Balance). Pure functions shared by
+ * Energy from cumulative counters (docs/domain.md §Energy from counters, §Balance). Pure functions shared by
  * both storage engines, the API and the tests: energy is never integrated from power.
  */
 import { MAX_PHASE_POWER_W, paramDef } from './params.ts';
@@ -142,7 +142,7 @@ export interface HourlyBalance {
 }
 
 /**
- * Polish prosumer settlement (DOMAIN.md §Balance): import and export are netted per hour across all
+ * Polish prosumer settlement (docs/domain.md §Balance): import and export are netted per hour across all
  * phases. Inputs are hourly energies per phase (the same hours in every array).
  */
 export function hourlyBalance(

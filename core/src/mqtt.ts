@@ -1,5 +1,5 @@
 /**
- * Which MQTT topics a meter may use (API.md §MQTT). A meter authenticates with its device's credentials
+ * Which MQTT topics a meter may use (docs/api.md §MQTT). A meter authenticates with its device's credentials
  * and may publish only on topics that name it — its device key, its stock Tasmota topic
  * (`tasmota_<last 6 hex of the MAC>`) or its stock Shelly prefix (`<model id>-<mac>`) — and subscribe only
  * to its own command topics. Both brokers apply these rules: the embedded one in code, Mosquitto through

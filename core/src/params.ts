@@ -1,5 +1,5 @@
 /**
- * The parameter catalogue (DOMAIN.md §Parameters): every name a meter may report, its unit, kind and
+ * The parameter catalogue (docs/domain.md §Parameters): every name a meter may report, its unit, kind and
  * plausible range. Ingest validates against it, the stores lay out their columns from it, the API and
  * the client label charts with it.
  */
@@ -32,7 +32,7 @@ export interface ParamDef {
   readonly stem?: string;
 }
 
-/** A name without its phase digit: all phases combined (SPEC.md "summed" view). */
+/** A name without its phase digit: all phases combined (docs/spec.md "summed" view). */
 export interface CombinedParamDef {
   readonly name: string;
   readonly unit: string;
@@ -45,7 +45,7 @@ export interface CombinedParamDef {
 
 const PHASES = [1, 2, 3] as const;
 
-/** Largest power a single phase is taken to carry (DOMAIN.md: 100 kW per phase). */
+/** Largest power a single phase is taken to carry (docs/domain.md: 100 kW per phase). */
 export const MAX_PHASE_POWER_W = 100_000;
 const COUNTER_MAX = 1e9;
 

@@ -1,5 +1,5 @@
 /**
- * The normalized reading and the native MQTT message schemas (API.md §MQTT). Every decoder in ingest
+ * The normalized reading and the native MQTT message schemas (docs/api.md §MQTT). Every decoder in ingest
  * produces `Reading`s; every store writes them.
  */
 import * as v from 'valibot';

@@ -1,7 +1,7 @@
 /**
  * Time-zone arithmetic on plain epoch milliseconds, built on Intl only (so it runs in the browser too).
  * Data is stored in UTC; days, weeks, months and years are counted in the device location's zone
- * (DOMAIN.md §Time), where a day has 23, 24 or 25 hours.
+ * (docs/domain.md §Time), where a day has 23, 24 or 25 hours.
  */
 
 export const DEFAULT_TIMEZONE = 'Europe/Warsaw';
@@ -314,7 +314,7 @@ export function bucketIndexOf(starts: readonly number[], ts: number): number {
 }
 
 /**
- * Counter buckets are closed at their end and open at their start, `(start, end]` (DOMAIN.md §Energy from
+ * Counter buckets are closed at their end and open at their start, `(start, end]` (docs/domain.md §Energy from
  * counters): a register reading states the energy counted up to its timestamp, so the step it ends belongs
  * to the bucket that ends at or after it — a reading stamped exactly 09:00 closes 08:00–09:00, one at local
  * midnight closes the day before, as utility load profiles and billing stamp each interval with its end.
@@ -349,7 +349,7 @@ export function counterBucketIndexOf(starts: readonly number[], ts: number): num
   return bucketIndexOf(starts, counterInstant(ts));
 }
 
-/** `YYYY-MM-DD HH:mm:ss` in UTC, the data-log form of SPEC.md §3. */
+/** `YYYY-MM-DD HH:mm:ss` in UTC, the data-log form of docs/spec.md §3. */
 export function formatUtcTimestamp(ts: number): string {
   return new Date(ts).toISOString().slice(0, 19).replace('T', ' ');
 }

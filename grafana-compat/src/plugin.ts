@@ -1,5 +1,5 @@
 /**
- * Kilowatch as a Grafana data source, mounted by the API at `/grafana` (API.md §Grafana): the simPod
+ * Kilowatch as a Grafana data source, mounted by the API at `/grafana` (docs/api.md §Grafana): the simPod
  * "JSON API" protocol (`GET /`, `POST /metrics`, `/metric-payload-options` and `/options`, `/query`,
  * `/variable`, `/tag-keys`, `/tag-values`) and flat rows for the Infinity data source (`GET /rows`).
  * Every request is authenticated by the mounting app (an API key or a session) and sees only its

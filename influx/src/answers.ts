@@ -1,7 +1,7 @@
 /**
  * Bucketed answers: series and energy, from rollups (`auto`) or straight from raw readings (`raw`) with
  * the same arithmetic. Daily and monthly buckets are local-calendar buckets of the zone summed from hourly
- * rollups, or 15-minute ones where the zone's offset is not whole hours (DOMAIN.md §Time).
+ * rollups, or 15-minute ones where the zone's offset is not whole hours (docs/domain.md §Time).
  */
 import {
   COMBINED_PARAMS,

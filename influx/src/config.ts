@@ -1,5 +1,5 @@
 /**
- * Store options from the environment (API.md §Configuration): `INFLUX_URL`, `INFLUX_DB`, and
+ * Store options from the environment (docs/configuration.md): `INFLUX_URL`, `INFLUX_DB`, and
  * `INFLUX_TOKEN` or `INFLUX_USER`/`INFLUX_PASSWORD`. Unset `INFLUX_URL` means the embedded DuckDB store.
  */
 import { StoreError } from '@kilowatch/tsdb';

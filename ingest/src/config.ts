@@ -1,4 +1,4 @@
-/** Environment → telemetry configuration (API.md §Configuration); the API's main reuses it. */
+/** Environment → telemetry configuration (docs/configuration.md); the API's main reuses it. */
 import { join, resolve } from 'node:path';
 import { DEPLOYMENT_MEMORY_LIMIT, isMemorySize } from '@kilowatch/tsdb';
 

@@ -27,7 +27,7 @@ export interface Telemetry {
 export interface StartTelemetryDeps {
   /**
    * Opens the store. Default: the DuckDB file. InfluxDB (config.influx) is opened by the caller, because
-   * ingest does not depend on the InfluxDB engine (ARCHITECTURE.md §Packages).
+   * ingest does not depend on the InfluxDB engine (docs/architecture.md §Packages).
    */
   openStore?: (config: TelemetryConfig) => Promise<TelemetryStore>;
   logger?: IngestLogger;

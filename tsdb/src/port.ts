@@ -1,5 +1,5 @@
 /**
- * The TelemetryStore port (ARCHITECTURE.md §The TelemetryStore port). One interface, two engines
+ * The TelemetryStore port (docs/architecture.md §The TelemetryStore port). One interface, two engines
  * (DuckDB embedded, InfluxDB over its v1 API); everything above it is engine-blind. Times are UTC
  * epoch milliseconds; intervals are half-open [from, to).
  */
@@ -97,7 +97,7 @@ export interface EnergyQuery {
 }
 
 /**
- * Energy per bucket from cumulative counters (DOMAIN.md §Energy from counters; core `energyPerBucket`):
+ * Energy per bucket from cumulative counters (docs/domain.md §Energy from counters; core `energyPerBucket`):
  * last − last-before, resets contribute nothing, jitter ignored, implausible jumps left out and flagged.
  * A bucket holding no reading is `null` (a gap); the energy across a gap lands in the bucket of the
  * reading that ends it.
@@ -133,7 +133,7 @@ export interface StoreHealth {
   detail?: string;
 }
 
-/** A store error says whether retrying can help (STYLE.md: errors are values with meaning). */
+/** A store error says whether retrying can help. */
 export class StoreError extends Error {
   override readonly name = 'StoreError';
   constructor(

@@ -2,7 +2,7 @@
  * Locations, tariffs, tariff stats and the profile against the real API (embedded deployment with the
  * demo account), in headless Chromium: every screen renders with no console error and no serious axe
  * finding, a location and a tariff are edited and saved (and survive a reload), the week × 24 h
- * preview shows the G12 zones of DOMAIN.md, the six groups are compared cheapest first under the
+ * preview shows the G12 zones of docs/domain.md, the six groups are compared cheapest first under the
  * simulation label, the profile switches the interface language, and everything fits 375 and 576 px.
  */
 import { mkdirSync } from 'node:fs';
@@ -215,7 +215,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     // …and so are public holidays, shown as their own row.
     expect(await zonesOf('holiday')).toEqual(Array(24).fill(2));
     await choose('tariff-group', /^G12 —/);
-    // DOMAIN.md §Tariffs: G12 is cheaper 13:00–15:00 and 22:00–06:00, every day.
+    // docs/domain.md §Tariffs: G12 is cheaper 13:00–15:00 and 22:00–06:00, every day.
     const g12 = Array.from({ length: 24 }, (_, h) => (h < 6 || h === 13 || h === 14 || h >= 22 ? 2 : 1));
     await page.waitForFunction(
       () =>
@@ -325,7 +325,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
     await page.getByRole('heading', { name: 'User profile', level: 1 }).waitFor();
     expect(await page.getByTestId('profile-email').inputValue()).toMatch(/@/);
     expect(await page.getByTestId('profile-email').getAttribute('readonly')).not.toBeNull();
-    // SPEC.md §5: country and time zone are required.
+    // docs/spec.md §5: country and time zone are required.
     await page.getByTestId('profile-country').fill('');
     await page.getByTestId('profile-country').blur();
     await page.getByText('Country is required.').waitFor();
@@ -393,7 +393,7 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
       expect(overflow, path).toBeLessThanOrEqual(0);
       expect(await seriousViolations(page), path).toEqual([]);
     }
-    // The mobile breakpoint (SPEC.md §9): still no sideways scroll of the page.
+    // The mobile breakpoint (docs/spec.md §9): still no sideways scroll of the page.
     await page.setViewportSize({ width: 576, height: 800 });
     for (const path of paths) {
       await page.goto(`${api.url}${path}`);

@@ -1,5 +1,5 @@
 /**
- * Every route of SPEC.md §2 for the demo user, in headless Chromium against the real API: each renders
+ * Every route of docs/spec.md §2 for the demo user, in headless Chromium against the real API: each renders
  * its title with a clean console and no serious or critical accessibility violation; `/` and unknown
  * paths redirect; phones (375 px) and the mobile breakpoint (576 px) never scroll sideways; and the main
  * screens are photographed in light and dark theme into e2e/screenshots/ for reviewers.
@@ -153,7 +153,7 @@ describe.skipIf(skip !== null)('every route for the demo user', () => {
     await api?.stop();
   });
 
-  it('covers every route of SPEC.md §2', () => {
+  it('covers every route of docs/spec.md §2', () => {
     const patterns = routes.map((r) => (r.path === '/404' ? r.path : r.path.replace(/\/\d+/g, '/{id}')));
     for (const p of [
       '/dashboard',

@@ -252,7 +252,7 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     await page.getByRole('button', { name: en['reset.send'] }).click();
     await page.getByText(en['reset.sent']).waitFor();
 
-    // Without a mailer the API writes the mail to its log (API.md §Configuration): the link is read there.
+    // Without a mailer the API writes the mail to its log (docs/configuration.md): the link is read there.
     let link: string | undefined;
     for (let i = 0; i < 50 && !link; i++) {
       const mail = api
@@ -346,7 +346,7 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     expect(claimed?.name).toBe('Workshop meter');
     expect(claimed?.location?.name).toBe('Cottage');
 
-    // The broker account the screen showed; a server whose claim names no account (API.md before meter
+    // The broker account the screen showed; a server whose claim names no account (docs/api.md before meter
     // credentials) takes meters anonymously on the port it was started with.
     const brokerPort = username === null ? api.mqttPort : port;
     if (username !== null) expect(secret).toBeTruthy();

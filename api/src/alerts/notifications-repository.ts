@@ -1,4 +1,4 @@
-/** Alert history of a user (API.md §Exports and notifications), newest first, paged by id. */
+/** Alert history of a user (docs/api.md §Exports and notifications), newest first, paged by id. */
 import type { Notification } from '@kilowatch/core';
 import type { Queryable, Sql } from '../db/sql.ts';
 

@@ -10,7 +10,7 @@ import type { DeviceRecord } from '../plugins/app/devices-repository.ts';
 export interface DeviceContext {
   device: DeviceRecord;
   deviceKey: string;
-  /** The device location's zone (DOMAIN.md §Time), Europe/Warsaw without a location. */
+  /** The device location's zone (docs/domain.md §Time), Europe/Warsaw without a location. */
   tz: string;
 }
 
@@ -49,7 +49,7 @@ export function parseRange(from: string, to: string): Range {
   return { from: f, to: t };
 }
 
-/** 400 "Data range is too long." (API.md §Conventions). */
+/** 400 "Data range is too long." (docs/api.md §Conventions). */
 export function rangeTooLong(field: 'from' | 'to' = 'to'): ApiError {
   return new ApiError(400, MESSAGES.rangeTooLong, { [field]: [MESSAGES.rangeTooLong] });
 }

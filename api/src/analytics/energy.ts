@@ -1,5 +1,5 @@
 /**
- * Energy answers (DOMAIN.md §Energy from counters, §Balance): import and export per bucket from the
+ * Energy answers (docs/domain.md §Energy from counters, §Balance): import and export per bucket from the
  * meter's own counters — Σ eai1..3 (or energy3phases_import when that is what the meter reports), export
  * likewise — netted per hour across phases, then summed into days and months of the location's zone.
  */
@@ -123,7 +123,7 @@ function calendarEnd(last: number, unit: 'day' | 'month', tz: string): number {
 /**
  * `/energy`: fixed buckets come straight from the counters (sub-hour buckets net within the bucket);
  * days and months read the counters' energy per local day or month. Their balance is the sum of their
- * hourly balances, and since each hour's balance is its import minus its export (DOMAIN.md §Balance), that
+ * hourly balances, and since each hour's balance is its import minus its export (docs/domain.md §Balance), that
  * sum is the bucket's import minus its export; only the billed parts of a balance need the hours.
  */
 export async function energySeries(

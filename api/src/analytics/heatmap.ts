@@ -1,5 +1,5 @@
 /**
- * Heatmaps (API.md §Telemetry): hourly energy (cells add up; daily energy for calendars of days) for
+ * Heatmaps (docs/api.md §Telemetry): hourly energy (cells add up; daily energy for calendars of days) for
  * counters, hourly averages (cells average) for gauges, arranged by core `heatmapRows` in the location's
  * zone.
  */

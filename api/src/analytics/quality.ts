@@ -1,5 +1,5 @@
 /**
- * Voltage quality (DOMAIN.md §Limits, voltage quality): 10-minute means per phase from raw readings,
+ * Voltage quality (docs/domain.md §Limits, voltage quality): 10-minute means per phase from raw readings,
  * read a week at a time with bounded memory, and the shares inside the user's bands and EN 50160's ±10 %.
  */
 import { type Limits, type PhaseQuality, phaseQuality, TEN_MINUTES_MS } from '@kilowatch/core';
@@ -18,7 +18,7 @@ const PHASES = [1, 2, 3] as const;
 /** Raw readings read per query. */
 const CHUNK_MS = 7 * 86_400_000;
 
-/** At most 100,000 ten-minute windows per phase (API.md §Conventions): about 694 days, 100 weekly reads. */
+/** At most 100,000 ten-minute windows per phase (docs/api.md §Conventions): about 694 days, 100 weekly reads. */
 const MAX_WINDOWS = 100_000;
 
 export async function voltageQuality(

@@ -1,5 +1,5 @@
 /**
- * Chart series (API.md §Telemetry): the interval is the one asked for, or the finest that keeps ≤ 2,000
+ * Chart series (docs/api.md §Telemetry): the interval is the one asked for, or the finest that keeps ≤ 2,000
  * points; past 100,000 points per series the answer is "Data range is too long.". The store answers from
  * the coarsest rollup that gives the resolution (raw only for short ranges), columnar and unreshaped.
  */

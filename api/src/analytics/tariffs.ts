@@ -1,5 +1,5 @@
 /**
- * Simulated tariff costs (DOMAIN.md §Tariffs; SPEC.md §1: figures are labelled simulated). The same
+ * Simulated tariff costs (docs/domain.md §Tariffs; docs/spec.md §1: figures are labelled simulated). The same
  * hourly energy — the billed import after hourly netting across phases — is priced zone by zone with the
  * tariff calendar, whose day types know Polish public holidays.
  */

@@ -1,5 +1,5 @@
 /**
- * The real-time hub (API.md §Real-time hub) at /hubs/dashboardHub. The access token is checked on connect
+ * The real-time hub (docs/api.md §Real-time hub) at /hubs/dashboardHub. The access token is checked on connect
  * and again periodically and right after a session ends (logout, a replayed refresh token, a password
  * reset); a socket whose session ended is closed with 1008. The
  * Origin must be on the allow-list. A client only receives its own devices' messages, and a slow client

@@ -68,7 +68,7 @@ export async function registerExternalPlugins(
       openapi: '3.0.3',
       info: {
         title: 'Kilowatch API',
-        description: 'Electricity telemetry: accounts, devices, locations, tariffs (API.md).',
+        description: 'Electricity telemetry: accounts, devices, locations, tariffs (docs/api.md).',
         version: config.appVersion,
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },

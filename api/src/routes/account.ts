@@ -1,4 +1,4 @@
-/** Accounts and sessions (API.md §Account). */
+/** Accounts and sessions (docs/api.md §Account). */
 import {
   AuthDataSchema,
   DemoRequestSchema,

@@ -1,4 +1,4 @@
-/** The consumption table: energy per bucket for several of the user's devices (API.md §Telemetry). */
+/** The consumption table: energy per bucket for several of the user's devices (docs/api.md §Telemetry). */
 import {
   ConsumptionQuerySchema,
   ConsumptionSchema,

@@ -1,5 +1,5 @@
 /**
- * Personal API keys (API.md §Account) on PGlite and PostgreSQL: shown once and stored hashed, read-only,
+ * Personal API keys (docs/api.md §Account) on PGlite and PostgreSQL: shown once and stored hashed, read-only,
  * scoped to the owner's devices, revoked at once; a key never opens account, write or export routes.
  */
 import { createHash } from 'node:crypto';

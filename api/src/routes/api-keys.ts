@@ -1,5 +1,5 @@
 /**
- * Personal API keys (API.md §Account): a signed-in user creates, lists and revokes named read-only keys.
+ * Personal API keys (docs/api.md §Account): a signed-in user creates, lists and revokes named read-only keys.
  * These are account routes: a key itself never opens them (auth.ts), only a session does.
  */
 import {

@@ -1,4 +1,4 @@
-/** Saved comparisons (API.md §Telemetry): CRUD scoped to the user, and one series block per member. */
+/** Saved comparisons (docs/api.md §Telemetry): CRUD scoped to the user, and one series block per member. */
 import {
   type ChartInterval,
   ComparisonDataQuerySchema,

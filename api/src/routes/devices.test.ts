@@ -241,7 +241,7 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
     expect(bad.json().errors).toEqual({ voltageDrop: [MESSAGES.validNumber] });
   });
 
-  describe('limit values (SPEC.md §5)', () => {
+  describe('limit values (docs/spec.md §5)', () => {
     let id: number;
     beforeAll(async () => {
       id = (await claim(owner)).res.json().id;

@@ -1,4 +1,4 @@
-/** Devices (API.md §Devices): claim, list, overview, edit, settings, limits, meter value, delete. */
+/** Devices (docs/api.md §Devices): claim, list, overview, edit, settings, limits, meter value, delete. */
 import {
   ClaimDeviceRequestSchema,
   ClaimedDeviceSchema,

@@ -1,4 +1,4 @@
-/** Energy per bucket and the energy summary of a device (API.md §Telemetry, DOMAIN.md §Energy, §Balance). */
+/** Energy per bucket and the energy summary of a device (docs/api.md §Telemetry, docs/domain.md §Energy, §Balance). */
 import { EnergyQuerySchema, EnergySeriesSchema, EnergySummarySchema, IdParamsSchema } from '@kilowatch/core';
 import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';

@@ -1,4 +1,4 @@
-/** Exports (API.md §Exports and notifications): queue a CSV or PDF, follow it, download it by POST. */
+/** Exports (docs/api.md §Exports and notifications): queue a CSV or PDF, follow it, download it by POST. */
 import { createReadStream } from 'node:fs';
 import {
   ExportAcceptedSchema,

@@ -1,5 +1,5 @@
 /**
- * Liveness and readiness (API.md §Health): an api replica whose telemetry store is down stays ready
+ * Liveness and readiness (docs/api.md §Health): an api replica whose telemetry store is down stays ready
  * (login and devices work), a process that ingests is not; PostgreSQL down makes every role unready;
  * liveness checks nothing.
  */

@@ -1,5 +1,5 @@
 /**
- * Health (API.md §Health). `GET /api/health/live`: the process is up, nothing else checked (restart it
+ * Health (docs/api.md §Health). `GET /api/health/live`: the process is up, nothing else checked (restart it
  * when this fails). `GET /api/health/ready`: it can serve its role now, naming each dependency and
  * whether the role needs it (take it out of the load balancer while this is 503). `GET /api/health`:
  * the summary of every store and the (embedded) broker, 503 when any is down.

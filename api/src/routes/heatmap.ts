@@ -1,4 +1,4 @@
-/** Heatmaps of energy or gauge parameters (API.md §Telemetry). */
+/** Heatmaps of energy or gauge parameters (docs/api.md §Telemetry). */
 import { HeatmapQuerySchema, HeatmapSchema, IdParamsSchema } from '@kilowatch/core';
 import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';

@@ -1,4 +1,4 @@
-/** Locations and their versioned tariffs (API.md §Locations and tariffs). */
+/** Locations and their versioned tariffs (docs/api.md §Locations and tariffs). */
 import {
   IdParamsSchema,
   LocationRequestSchema,

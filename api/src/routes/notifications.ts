@@ -1,4 +1,4 @@
-/** Alert history (API.md §Exports and notifications): newest first, paged by cursor; mark one or all read. */
+/** Alert history (docs/api.md §Exports and notifications): newest first, paged by cursor; mark one or all read. */
 import { IdParamsSchema, NotificationsPageSchema, NotificationsQuerySchema } from '@kilowatch/core';
 import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';

@@ -11,7 +11,7 @@ export interface Dependency {
   [more: string]: unknown;
 }
 
-/** What this process needs to serve its role (API.md §Health). */
+/** What this process needs to serve its role (docs/api.md §Health). */
 export interface Readiness {
   role: 'all' | 'api' | 'ingest';
   /**

@@ -1,4 +1,4 @@
-/** The data log: raw readings paged by cursor, timestamps as UTC `YYYY-MM-DD HH:mm:ss` (API.md §Telemetry). */
+/** The data log: raw readings paged by cursor, timestamps as UTC `YYYY-MM-DD HH:mm:ss` (docs/api.md §Telemetry). */
 import {
   formatUtcTimestamp,
   IdParamsSchema,

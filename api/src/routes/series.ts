@@ -1,4 +1,4 @@
-/** Chart series and the newest values of a device (API.md §Telemetry). */
+/** Chart series and the newest values of a device (docs/api.md §Telemetry). */
 import { IdParamsSchema, LatestSchema, SeriesBlockSchema, SeriesQuerySchema } from '@kilowatch/core';
 import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';

@@ -1,5 +1,5 @@
 /**
- * Simulated tariff figures (API.md §Locations and tariffs): energy and cost per zone per month for one
+ * Simulated tariff figures (docs/api.md §Locations and tariffs): energy and cost per zone per month for one
  * tariff, and every group priced on the same hourly energy, cheapest first.
  */
 import {

@@ -1,4 +1,4 @@
-/** Voltage quality per phase against the user's bands and EN 50160 (API.md §Telemetry). */
+/** Voltage quality per phase against the user's bands and EN 50160 (docs/api.md §Telemetry). */
 import { DEFAULT_LIMITS, IdParamsSchema, RangeQuerySchema, VoltageQualitySchema } from '@kilowatch/core';
 import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';

@@ -1,5 +1,5 @@
 /**
- * Billing periods (DOMAIN.md §Billing): a device has a billing start date and a period length in months; the
+ * Billing periods (docs/domain.md §Billing): a device has a billing start date and a period length in months; the
  * current period is the one containing `now` in the location's zone.
  */
 import { localParts, zonedTimeToUtc } from '../time.ts';

@@ -1,5 +1,5 @@
 /**
- * Picking a chart resolution (API.md §Telemetry): the finest interval that keeps a series at most 2,000
+ * Picking a chart resolution (docs/api.md §Telemetry): the finest interval that keeps a series at most 2,000
  * points when none is asked for, and the 100,000-point guard ("Data range is too long.").
  */
 import { DAY_MS, MINUTE_MS } from '../time.ts';

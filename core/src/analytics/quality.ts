@@ -1,8 +1,8 @@
 /**
- * Voltage quality (DOMAIN.md §Limits): EN 50160 asks that 95 % of the 10-minute mean voltages of a week lie
+ * Voltage quality (docs/domain.md §Limits): EN 50160 asks that 95 % of the 10-minute mean voltages of a week lie
  * within 230 V ± 10 %; next to it, the shares within the user's warning and critical bands.
  */
-/** Nominal voltage of the low-voltage grid (SPEC.md §9). */
+/** Nominal voltage of the low-voltage grid (docs/spec.md §9). */
 const NOMINAL_VOLTAGE = 230;
 export const EN50160_BAND_PERCENT = 10;
 export const EN50160_REQUIRED_SHARE = 0.95;

@@ -1,4 +1,4 @@
-/** Account, session and profile messages (API.md §Account). */
+/** Account, session and profile messages (docs/api.md §Account). */
 import * as v from 'valibot';
 import { DEFAULT_TIMEZONE } from '../time.ts';
 import { IdSchema, TimeZoneSchema } from './common.ts';
@@ -117,7 +117,7 @@ export const ResetPasswordRequestSchema = v.object({
 });
 export type ResetPasswordRequest = v.InferInput<typeof ResetPasswordRequestSchema>;
 
-/** Personal API keys (API.md §Account): read-only bearer keys for Grafana and scripts. */
+/** Personal API keys (docs/api.md §Account): read-only bearer keys for Grafana and scripts. */
 export const API_KEY_NAME_MAX = 60;
 /** Keys one account may hold at once. */
 export const API_KEYS_MAX = 20;

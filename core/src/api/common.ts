@@ -1,4 +1,4 @@
-/** Building blocks shared by the request and response schemas of the HTTP API (API.md §Conventions). */
+/** Building blocks shared by the request and response schemas of the HTTP API (docs/api.md §Conventions). */
 import * as v from 'valibot';
 import { isValidTimeZone } from '../time.ts';
 import { MESSAGES } from './messages.ts';
@@ -45,7 +45,7 @@ export function optionalText(max = 200) {
   );
 }
 
-/** A finite number within [min, max] with the SPEC.md §5 messages. */
+/** A finite number within [min, max] with the docs/spec.md §5 messages. */
 export function numberIn(min: number, max: number, rangeMessage?: string) {
   const range = rangeMessage ?? `Must be greater than or equal to ${min}, and less than or equal to ${max}.`;
   return v.pipe(

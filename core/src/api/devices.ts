@@ -1,4 +1,4 @@
-/** Device messages (API.md §Devices). */
+/** Device messages (docs/api.md §Devices). */
 import * as v from 'valibot';
 import { deviceKeyFromMac } from '../devices.ts';
 import { COUNTER_NAMES } from '../params.ts';
@@ -27,7 +27,7 @@ export const DeviceSchema = v.object({
   /** The MAC as 12 lowercase hex digits: the key of its MQTT topics and telemetry. */
   deviceKey: v.string(),
   phases: v.picklist([1, 3]),
-  /** Client route of the details page this type opens (SPEC.md §2). */
+  /** Client route of the details page this type opens (docs/spec.md §2). */
   detailsPath: v.string(),
   status: v.picklist(DEVICE_STATUSES),
   /** Epoch milliseconds of the newest reading or status message, null when never seen. */
@@ -45,7 +45,7 @@ export const MqttCredentialsSchema = v.object({
 });
 export type MqttCredentials = v.InferOutput<typeof MqttCredentialsSchema>;
 
-/** Where and how a meter connects, with the topics its firmware publishes on (API.md §MQTT). */
+/** Where and how a meter connects, with the topics its firmware publishes on (docs/api.md §MQTT). */
 export const MqttConnectionInfoSchema = v.object({
   ...MqttCredentialsSchema.entries,
   host: v.string(),
@@ -144,7 +144,7 @@ export const UpdateDeviceRequestSchema = v.object({
 });
 export type UpdateDeviceRequest = v.InferInput<typeof UpdateDeviceRequestSchema>;
 
-/** Warning and critical bands in % of the nominal 230 V (SPEC.md §5, DOMAIN.md §Limits). */
+/** Warning and critical bands in % of the nominal 230 V (docs/spec.md §5, docs/domain.md §Limits). */
 export const LimitsSchema = v.pipe(
   v.object({
     warning: v.pipe(v.number(MESSAGES.validNumber), v.finite(MESSAGES.validNumber)),

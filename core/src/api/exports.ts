@@ -1,4 +1,4 @@
-/** Export jobs and notification history (API.md §Exports and notifications). */
+/** Export jobs and notification history (docs/api.md §Exports and notifications). */
 import * as v from 'valibot';
 import { IdSchema, idText } from './common.ts';
 import { MESSAGES } from './messages.ts';

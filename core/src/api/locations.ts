@@ -1,4 +1,4 @@
-/** Location and tariff messages (API.md §Locations and tariffs). */
+/** Location and tariff messages (docs/api.md §Locations and tariffs). */
 import * as v from 'valibot';
 import { CLOCK_BASES, DAY_TYPES, TARIFF_GROUPS } from '../tariff/calendar.ts';
 import {
@@ -67,7 +67,7 @@ export const TariffSchema = v.object({
   clockBasis: v.picklist(CLOCK_BASES),
   /** Zone windows overriding the group's defaults (operators whose hours differ), null for the defaults. */
   schedule: v.nullable(ZoneScheduleSchema),
-  /** Tariff figures are simulated, not a basis for claims (SPEC.md §1). */
+  /** Tariff figures are simulated, not a basis for claims (docs/spec.md §1). */
   simulated: v.literal(true),
 });
 export type Tariff = v.InferOutput<typeof TariffSchema>;

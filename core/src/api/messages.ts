@@ -1,9 +1,9 @@
 /**
- * User-facing messages: the validation keys of SPEC.md §5 and the error catalogue of SPEC.md §8. The
+ * User-facing messages: the validation keys of docs/spec.md §5 and the error catalogue of docs/spec.md §8. The
  * client translates them by key, so the server sends exactly these strings.
  */
 export const MESSAGES = {
-  // SPEC.md §5
+  // docs/spec.md §5
   validNumber: 'Must be a valid number.',
   dateRangeRequired: 'Date range is required.',
   selectParameter: 'Please select at least one parameter.',
@@ -17,7 +17,7 @@ export const MESSAGES = {
   compareParameter: 'Select at least one parameter to compare.',
   countryRequired: 'Country is required.',
   timezoneRequired: 'Timezone is required.',
-  // SPEC.md §8
+  // docs/spec.md §8
   loginFailed: 'Try again!',
   loginSucceeded: 'You have successfully logged in!',
   internal: 'Internal server error. Please contact with server administrator.',

@@ -15,7 +15,7 @@ function messages(schema: v.GenericSchema, input: unknown): Record<string, strin
   return out;
 }
 
-describe('limit values (SPEC.md §5)', () => {
+describe('limit values (docs/spec.md §5)', () => {
   it.each([
     [{ warning: 10, critical: 15 }, {}],
     [{ warning: 0, critical: 100 }, {}],

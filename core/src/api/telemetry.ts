@@ -1,5 +1,5 @@
 /**
- * Telemetry message schemas (API.md §Telemetry, §Locations and tariffs stats): series, energy, heatmaps,
+ * Telemetry message schemas (docs/api.md §Telemetry, §Locations and tariffs stats): series, energy, heatmaps,
  * the data log, consumption tables, comparisons, voltage quality and simulated tariff costs. Query strings
  * arrive as text; lists are comma-separated.
  */

@@ -1,5 +1,5 @@
 /**
- * The tariff calendar (DOMAIN.md §Tariffs): which price zone applies at an instant, for a tariff group,
+ * The tariff calendar (docs/domain.md §Tariffs): which price zone applies at an instant, for a tariff group,
  * its operator's zone hours and the location's time zone. Pure; holidays come in through
  * `HolidayCalendar` so the browser bundle can use the calendar without holiday data.
  */
@@ -41,7 +41,7 @@ const G12_WINDOWS: ZoneWindow[] = [
   { from: '22:00', to: '06:00', zone: 2 },
 ];
 
-/** Default zone hours per group (DOMAIN.md §Tariffs). Zone hours are every day unless said. */
+/** Default zone hours per group (docs/domain.md §Tariffs). Zone hours are every day unless said. */
 const DEFAULT_SCHEDULES: Record<TariffGroup, ZoneSchedule> = {
   G11: { weekday: [] },
   G12: { weekday: G12_WINDOWS },

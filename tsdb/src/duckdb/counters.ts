@@ -1,5 +1,5 @@
 /**
- * Counter steps in SQL (DOMAIN.md §Energy from counters; core `counterStep`), shared by the rollup
+ * Counter steps in SQL (docs/domain.md §Energy from counters; core `counterStep`), shared by the rollup
  * refresh and the `source: 'raw'` query path so both give the same numbers.
  *
  * Per (device, counter), over the readings that carry the counter, in time order:

@@ -1,5 +1,5 @@
 /**
- * The one way to the Kilowatch API (API.md §Conventions, SPEC.md §4): bearer token, one transparent
+ * The one way to the Kilowatch API (docs/api.md §Conventions, docs/spec.md §4): bearer token, one transparent
  * retry after a token refresh on 401 (a busy or unreachable server never signs anyone out), the
  * not-found page on 404, a reload when the server's `X-App-Version` changes on a GET, and every failure
  * turned into an `ApiError` with a readable message.

@@ -1,5 +1,5 @@
 /**
- * Response shapes of API.md, parsed with valibot at the boundary. They mirror the contract until the
+ * Response shapes of docs/api.md, parsed with valibot at the boundary. They mirror the contract until the
  * shared schemas in @kilowatch/core land; types are inferred from these schemas, never written twice.
  */
 import * as v from 'valibot';

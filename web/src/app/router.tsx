@@ -43,7 +43,7 @@ const signInRoutes = ['/sign-in', '/sign-in-fox'].map((path) =>
   }),
 );
 
-// The link mailed by forgot_password (API.md §Account) opens the reset form of the sign-in page.
+// The link mailed by forgot_password (docs/api.md §Account) opens the reset form of the sign-in page.
 const resetPasswordRoute = createRoute({
   getParentRoute: () => signInLayout,
   path: '/reset-password',
@@ -62,7 +62,7 @@ const shell = lazyRouteComponent(() => import('../features/shell/Shell.tsx'));
 const appLayout = createRoute({
   getParentRoute: () => root,
   id: 'app',
-  // SPEC.md §4: the token is verified before every route change outside the sign-in pages.
+  // docs/spec.md §4: the token is verified before every route change outside the sign-in pages.
   beforeLoad: async ({ location }) => {
     const back = location.href === '/' || location.pathname === '/404' ? undefined : location.href;
     if (!isSignedIn()) throw redirect({ to: '/sign-in', search: { redirect: back } });

@@ -1,5 +1,5 @@
 /**
- * Every screen of SPEC.md §2 declared once, as data: the router builds its routes from this list and
+ * Every screen of docs/spec.md §2 declared once, as data: the router builds its routes from this list and
  * the navigation menu shows the entries that have a `nav` slot.
  */
 import type { QueryClient } from '@tanstack/react-query';

@@ -1,7 +1,7 @@
 import { type CSSVariablesResolver, createTheme, localStorageColorSchemeManager } from '@mantine/core';
 import { STORAGE_KEYS } from '../lib/storage.ts';
 
-/** Primary colour orange (SPEC.md §9); 576 px is the mobile breakpoint. */
+/** Primary colour orange (docs/spec.md §9); 576 px is the mobile breakpoint. */
 export const theme = createTheme({
   primaryColor: 'orange',
   // Orange darkened at shades 7–9 so white text on filled controls meets WCAG AA (4.5:1).

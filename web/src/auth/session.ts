@@ -1,5 +1,5 @@
 /**
- * The signed-in session (SPEC.md §4): token, refresh token and profile live in local storage under the
+ * The signed-in session (docs/spec.md §4): token, refresh token and profile live in local storage under the
  * §9 keys. Components read it with `useSession`; everything else through these functions.
  */
 import { DEFAULT_TIMEZONE } from '@kilowatch/core';
@@ -90,12 +90,12 @@ export function useSession(): Session {
   return useSyncExternalStore(subscribeSession, getSession, getSession);
 }
 
-/** The zone data is shown in (SPEC.md §3, §9). */
+/** The zone data is shown in (docs/spec.md §3, §9). */
 export function displayTimeZone(): string {
   return readStored(STORAGE_KEYS.timezone) || DEFAULT_TIMEZONE;
 }
 
-/** Companion-app mode: read once at start (SPEC.md §4); hides the web chrome. */
+/** Companion-app mode: read once at start (docs/spec.md §4); hides the web chrome. */
 export const appMode = { companion: readStored(STORAGE_KEYS.appMode) === '1' };
 
 export function setCompanionMode(on: boolean): void {

@@ -83,7 +83,7 @@ export function seriesLayout(specs: readonly SeriesSpec[]): { avg: number; min?:
   });
 }
 
-/** Voltage limit lines: 230 V ± warning % and ± critical % (SPEC.md §5, DOMAIN.md §Limits). */
+/** Voltage limit lines: 230 V ± warning % and ± critical % (docs/spec.md §5, docs/domain.md §Limits). */
 export interface LimitLines {
   nominal: number;
   warning?: number;

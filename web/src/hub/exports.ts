@@ -1,4 +1,4 @@
-/** Export progress from the live hub (API.md §Real-time hub: `{type:"export", id, status, progress}`). */
+/** Export progress from the live hub (docs/api.md §Real-time hub: `{type:"export", id, status, progress}`). */
 import { useEffect, useRef } from 'react';
 import type { HubMessage } from './hub.ts';
 import { useHub } from './live.tsx';

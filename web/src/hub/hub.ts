@@ -1,5 +1,5 @@
 /**
- * The live hub (API.md §Real-time hub): one WebSocket per signed-in tab, reconnecting with capped
+ * The live hub (docs/api.md §Real-time hub): one WebSocket per signed-in tab, reconnecting with capped
  * exponential backoff and re-subscribing the devices on screen. No logging: the URL carries the token.
  */
 import * as v from 'valibot';

@@ -1,6 +1,6 @@
 /**
  * Lingui 5 set-up without build-time macros: catalogs are typed TS objects keyed by message id,
- * compiled once when a language is activated. The chosen language is stored locally (SPEC.md §9).
+ * compiled once when a language is activated. The chosen language is stored locally (docs/spec.md §9).
  */
 import { i18n, type MessageDescriptor } from '@lingui/core';
 import { compileMessage } from '@lingui/message-utils/compileMessage';
@@ -58,7 +58,7 @@ export function useT() {
 
 const byEnglish = new Map<string, MessageId>(Object.entries(en).map(([id, text]) => [text, id as MessageId]));
 
-/** Server messages come from the catalogue in English (API.md §Conventions); show them translated. */
+/** Server messages come from the catalogue in English (docs/api.md §Conventions); show them translated. */
 export function translateServerMessage(message: string): string {
   const id = byEnglish.get(message);
   return id ? i18n._(id) : message;

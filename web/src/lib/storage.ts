@@ -1,4 +1,4 @@
-/** Local-storage keys of SPEC.md §9, in one place, so sign-out can clear exactly what sign-in wrote. */
+/** Local-storage keys of docs/spec.md §9, in one place, so sign-out can clear exactly what sign-in wrote. */
 export const STORAGE_KEYS = {
   token: 'kw.token',
   refreshToken: 'kw.refreshToken',

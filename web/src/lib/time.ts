@@ -1,4 +1,4 @@
-/** Display of instants in the user's zone (SPEC.md §3): dayjs with the utc and timezone plugins. */
+/** Display of instants in the user's zone (docs/spec.md §3): dayjs with the utc and timezone plugins. */
 import dayjs from 'dayjs';
 import timezone from 'dayjs/plugin/timezone.js';
 import utc from 'dayjs/plugin/utc.js';

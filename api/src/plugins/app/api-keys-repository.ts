@@ -1,4 +1,4 @@
-/** Personal API keys (API.md §Account). Keys arrive here already hashed; the plain key is never stored. */
+/** Personal API keys (docs/api.md §Account). Keys arrive here already hashed; the plain key is never stored. */
 import type { Sql } from '../../db/sql.ts';
 
 export interface ApiKeyRecord {

@@ -2,7 +2,7 @@ import { queryOptions, useQuery } from '@tanstack/react-query';
 import { request } from '../client.ts';
 import { type User, UserSchema } from '../schemas.ts';
 
-/** The signed-in user's profile (API.md §Account). */
+/** The signed-in user's profile (docs/api.md §Account). */
 export function getUserInfo(signal?: AbortSignal): Promise<User> {
   return request('GET', '/account/userInfo', { schema: UserSchema, signal });
 }

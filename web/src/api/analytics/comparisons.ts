@@ -1,4 +1,4 @@
-/** Saved comparisons (API.md §Telemetry): list, create, change, delete. */
+/** Saved comparisons (docs/api.md §Telemetry): list, create, change, delete. */
 import { type Comparison, type ComparisonRequest, ComparisonSchema } from '@kilowatch/core';
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import * as v from 'valibot';

@@ -11,7 +11,7 @@ export interface ClaimRequest {
   locationId: number | null;
 }
 
-/** The broker account a claimed meter connects with (API.md §Devices): the password appears only here. */
+/** The broker account a claimed meter connects with (docs/api.md §Devices): the password appears only here. */
 export const MqttCredentialsSchema = v.object({
   host: v.string(),
   port: v.number(),

@@ -4,7 +4,7 @@ import { ApiError, request } from '../client.ts';
 
 const Instant = v.optional(v.nullable(v.union([v.string(), v.number()])), null);
 
-/** What the broker knows of a meter (API.md §Devices): the add-device screen waits on it. */
+/** What the broker knows of a meter (docs/api.md §Devices): the add-device screen waits on it. */
 export const ConnectionSchema = v.object({
   connected: v.optional(v.boolean(), false),
   lastConnectedAt: Instant,

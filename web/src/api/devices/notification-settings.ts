@@ -4,7 +4,7 @@ import { request } from '../client.ts';
 
 export type { NotificationSettings };
 
-/** Saves a device's notification settings (API.md §Devices); the evaluator takes them at the next reading. */
+/** Saves a device's notification settings (docs/api.md §Devices); the evaluator takes them at the next reading. */
 export function putNotificationSettings(
   id: string,
   body: NotificationSettings,

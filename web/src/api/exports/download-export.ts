@@ -1,6 +1,6 @@
 /**
- * Downloads a finished export (API.md §Exports): a POST with a binary answer and a two-hour time-out
- * (SPEC.md §7, §9), saved through an object URL and a click, named after its Content-Disposition.
+ * Downloads a finished export (docs/api.md §Exports): a POST with a binary answer and a two-hour time-out
+ * (docs/spec.md §7, §9), saved through an object URL and a click, named after its Content-Disposition.
  */
 import * as v from 'valibot';
 import { getSession } from '../../auth/session.ts';

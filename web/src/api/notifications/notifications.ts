@@ -17,7 +17,7 @@ export const NOTIFICATIONS_PAGE = 20;
 
 export const NOTIFICATIONS_KEY = ['notifications'] as const;
 
-/** The alert history, newest first (API.md §Exports and notifications). */
+/** The alert history, newest first (docs/api.md §Exports and notifications). */
 export function getNotifications(cursor: string | null, signal?: AbortSignal): Promise<NotificationsPage> {
   return request('GET', '/notifications', {
     query: { limit: String(NOTIFICATIONS_PAGE), ...(cursor ? { cursor } : {}) },

@@ -1,4 +1,4 @@
-/** /analytics (SPEC.md §2): heatmaps, the energy consumption table and saved comparisons. */
+/** /analytics (docs/spec.md §2): heatmaps, the energy consumption table and saved comparisons. */
 import { Alert, Anchor, Loader, Stack, Tabs, Title } from '@mantine/core';
 import { Link } from '@tanstack/react-router';
 import { useDevices } from '../../api/devices/get-devices.ts';

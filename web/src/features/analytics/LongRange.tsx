@@ -1,7 +1,7 @@
 /**
  * Any range for the analyst's charts: presets from 24 hours to a year and a custom range picked on a
  * calendar (Mantine dates, in the interface language). The API picks the interval that keeps a chart
- * readable (API.md §Telemetry: at most 2,000 points), so a year arrives as daily buckets with min/max.
+ * readable (docs/api.md §Telemetry: at most 2,000 points), so a year arrives as daily buckets with min/max.
  */
 import { addLocalDays, DAY_MS } from '@kilowatch/core';
 import { Box, Group, SegmentedControl } from '@mantine/core';

@@ -17,7 +17,7 @@ const m = (key: number, deviceId: number | null, param: string | null): MemberDr
 });
 const draft = (name: string, members: MemberDraft[]): ComparisonDraft => ({ name, members, grouped: true });
 
-describe('validateDraft (SPEC.md §5: name 3–30 characters, at least one parameter)', () => {
+describe('validateDraft (docs/spec.md §5: name 3–30 characters, at least one parameter)', () => {
   it.each([
     { name: 'ab', members: [m(0, 1, 'eai')], errors: { name: 'val.comparisonName' } },
     { name: '  ab  ', members: [m(0, 1, 'eai')], errors: { name: 'val.comparisonName' } },

@@ -1,4 +1,4 @@
-/** The comparison form's rules (SPEC.md §5, §9: name 3–30 characters, at least one parameter) and chart data. */
+/** The comparison form's rules (docs/spec.md §5, §9: name 3–30 characters, at least one parameter) and chart data. */
 import { COMPARISON_MEMBERS_MAX, type SeriesBlock } from '@kilowatch/core';
 import type { MessageId } from '../../i18n/i18n.ts';
 

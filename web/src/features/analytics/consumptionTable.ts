@@ -1,4 +1,4 @@
-/** The consumption table (API.md `/analytics/consumption`): rows per bucket, one column group per device. */
+/** The consumption table (docs/api.md `/analytics/consumption`): rows per bucket, one column group per device. */
 import type { ConsumptionInterval, ConsumptionRow } from '../../api/analytics/get-consumption.ts';
 import { dayjs } from '../../lib/time.ts';
 

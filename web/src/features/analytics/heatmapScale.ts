@@ -102,7 +102,7 @@ export function legendTicks(d: Domain, count = 5): number[] {
   return Array.from({ length: count }, (_, i) => d.min + ((d.max - d.min) * i) / (count - 1));
 }
 
-/** Energy counters first (all phases summed, then per phase), then gauges (SPEC.md §3 parameters). */
+/** Energy counters first (all phases summed, then per phase), then gauges (docs/spec.md §3 parameters). */
 export const HEATMAP_PARAMS: readonly string[] = (() => {
   const combinedCounters = ['eai', 'eae', 'eri', 'ere'].filter((p) => combinedParamDef(p));
   const combinedGauges = ['pave', 'vave', 'iave'].filter((p) => combinedParamDef(p));
@@ -123,7 +123,7 @@ export function weekdayName(id: string, locale: string, style: 'short' | 'long' 
 const pad = (n: number) => String(n).padStart(2, '0');
 
 /**
- * What a cell covers, for its tooltip. Rows are laid out in the device location's zone (DOMAIN.md §Time);
+ * What a cell covers, for its tooltip. Rows are laid out in the device location's zone (docs/domain.md §Time);
  * cells that are real instants (an hour of a day) are shown in the user's zone.
  */
 export function cellLabel(

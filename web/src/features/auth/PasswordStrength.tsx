@@ -3,7 +3,7 @@ import { useId } from 'react';
 import { useT } from '../../i18n/i18n.ts';
 import { PASSWORD_MIN_LENGTH, passwordColor, passwordScore } from './passwordStrength.ts';
 
-/** A password field with the strength meter of SPEC.md §5 (informative only). */
+/** A password field with the strength meter of docs/spec.md §5 (informative only). */
 export function PasswordWithStrength(props: {
   label: string;
   value: string;

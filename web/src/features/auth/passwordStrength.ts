@@ -1,4 +1,4 @@
-/** SPEC.md §5: minimum length 8; the score is the share of satisfied checks; it blocks nothing. */
+/** docs/spec.md §5: minimum length 8; the score is the share of satisfied checks; it blocks nothing. */
 export const PASSWORD_MIN_LENGTH = 8;
 
 const CHECKS: readonly RegExp[] = [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/];

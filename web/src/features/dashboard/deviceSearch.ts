@@ -1,4 +1,4 @@
-/** Device search of the dashboard (SPEC.md §5): from 2 characters, cleared when emptied. */
+/** Device search of the dashboard (docs/spec.md §5): from 2 characters, cleared when emptied. */
 import type { Device } from '../../api/schemas.ts';
 
 export const SEARCH_MIN_LENGTH = 2;

@@ -1,5 +1,5 @@
 /**
- * Adding a meter (API.md §Devices): type, name, MAC and location → the device is claimed → how to
+ * Adding a meter (docs/api.md §Devices): type, name, MAC and location → the device is claimed → how to
  * connect it (broker, account, topics, ready-to-paste settings for native JSON, Tasmota and Shelly) →
  * the first reading, watched live over the hub and the connection endpoint.
  */

@@ -21,7 +21,7 @@ import { notify } from '../../lib/notify.ts';
 import { dayjs } from '../../lib/time.ts';
 import { type LimitErrors, type LimitInput, validateLimits } from './limits.ts';
 
-/** Limit values: validated on blur, change and input (SPEC.md §5). */
+/** Limit values: validated on blur, change and input (docs/spec.md §5). */
 export function LimitsForm({ deviceId }: { deviceId: string }) {
   const { t } = useT();
   const limits = useLimits(deviceId);

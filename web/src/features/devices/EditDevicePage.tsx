@@ -76,7 +76,7 @@ function EditForm({ device }: { device: DeviceOverview }) {
         friendlyName: friendlyName.trim(),
         locationId: locationId === null ? null : Number(locationId),
         tariffId: tariffId === null ? null : Number(tariffId),
-        // The API keeps the billing start as a local date (API.md §Devices); empty keeps today's.
+        // The API keeps the billing start as a local date (docs/api.md §Devices); empty keeps today's.
         billingStart:
           billingStart ||
           billingStartDate(device.billingStart, tz) ||

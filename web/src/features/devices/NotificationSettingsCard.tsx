@@ -1,5 +1,5 @@
 /**
- * A device's notification settings (SPEC.md §3, DOMAIN.md §Limits, notifications): whether to alert,
+ * A device's notification settings (docs/spec.md §3, docs/domain.md §Limits, notifications): whether to alert,
  * the voltage and daily-consumption limits, the quiet night, the interval and mute-all. Saved on its
  * own; the alert evaluator takes the change at the device's next reading.
  */

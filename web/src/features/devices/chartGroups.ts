@@ -1,4 +1,4 @@
-/** Which charts each details page draws (SPEC.md §2 screen content), per phase or summed. */
+/** Which charts each details page draws (docs/spec.md §2 screen content), per phase or summed. */
 import { COMBINED_PARAMS, unitOf } from '@kilowatch/core';
 import type { SeriesSpec } from '../../charts/options.ts';
 import { PHASE_COLORS, SERIES_COLORS } from '../../charts/palette.ts';
@@ -147,7 +147,7 @@ export function hasEnergy(kind: DetailsKind): boolean {
   return kind !== 'thermostat';
 }
 
-/** The details kind a path belongs to (SPEC.md §2 routes). */
+/** The details kind a path belongs to (docs/spec.md §2 routes). */
 export function kindFromPath(pathname: string): DetailsKind {
   if (pathname.startsWith('/device-energy-details')) return 'energy';
   if (pathname.startsWith('/solar-device-details')) return 'solar';

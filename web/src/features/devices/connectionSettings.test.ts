@@ -21,7 +21,7 @@ const settings: BrokerSettings = {
 };
 
 describe('connection settings', () => {
-  it('names the three topics of API.md §MQTT', () => {
+  it('names the three topics of docs/api.md §MQTT', () => {
     expect(defaultTopics('aabbccddeeff')).toEqual({
       native: 'kilowatch/meters/aabbccddeeff/readings',
       tasmota: 'tele/aabbccddeeff/SENSOR',

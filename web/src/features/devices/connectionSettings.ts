@@ -1,5 +1,5 @@
 /**
- * What a user pastes into a meter to connect it (API.md §MQTT): the broker account and the three topic
+ * What a user pastes into a meter to connect it (docs/api.md §MQTT): the broker account and the three topic
  * formats, native JSON, Tasmota and Shelly Gen2/Gen3, built from the claim's answer. Pure, so the texts
  * are tested without a browser.
  */

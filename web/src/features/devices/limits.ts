@@ -1,4 +1,4 @@
-/** Limit values (SPEC.md §5): warning 0–50 %, critical 0–100 %, warning below critical. */
+/** Limit values (docs/spec.md §5): warning 0–50 %, critical 0–100 %, warning below critical. */
 import type { MessageId } from '../../i18n/i18n.ts';
 
 export interface LimitInput {

@@ -1,5 +1,5 @@
 /**
- * Human names of the parameter catalogue (DOMAIN.md §Parameters) in the active language: `vave1` is
+ * Human names of the parameter catalogue (docs/domain.md §Parameters) in the active language: `vave1` is
  * "Voltage L1", `vave` (phases combined) "Voltage, average of phases", `energy3phases_import` "Active
  * energy import, total". Raw codes never reach the screen; a code the catalogue lacks is shown as is.
  */

@@ -1,6 +1,6 @@
 /**
  * Chart periods of the details pages: the simple chart (a start date plus 24 h), 7 and 30 days, a
- * year, and billing periods from the device's billing start and length (DOMAIN.md §Billing).
+ * year, and billing periods from the device's billing start and length (docs/domain.md §Billing).
  */
 import {
   addLocalDays,
@@ -83,7 +83,7 @@ export function energyIntervalFor(
   return '1mo';
 }
 
-/** The finest chart interval that keeps a series within the API's 100,000-point cap (API.md). */
+/** The finest chart interval that keeps a series within the API's 100,000-point cap (docs/api.md). */
 export function fitInterval(range: TimeRange, wanted: ChartInterval): ChartInterval {
   const steps: Record<ChartInterval, number> = {
     '15m': 900_000,

@@ -1,5 +1,5 @@
 /**
- * Export (SPEC.md §2 "Export", §5, §8; API.md §Exports): CSV or PDF, all parameters or a selection, a
+ * Export (docs/spec.md §2 "Export", §5, §8; docs/api.md §Exports): CSV or PDF, all parameters or a selection, a
  * required date range and an optional file name. After the server accepts the job (202) the dialog
  * follows it through hub events, with polling as the fallback, and downloads the file when it is done.
  */
@@ -185,7 +185,7 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
   };
 
   const running = job !== null && !isTerminal(job.status);
-  // Below the mobile breakpoint (SPEC.md §9: 576 px) the dialog takes the whole screen.
+  // Below the mobile breakpoint (docs/spec.md §9: 576 px) the dialog takes the whole screen.
   const mobile = useMediaQuery('(max-width: 36em)') ?? false;
 
   return (

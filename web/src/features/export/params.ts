@@ -1,4 +1,4 @@
-/** The parameters offered for export: what the devices report, in catalogue order (DOMAIN.md §Parameters). */
+/** The parameters offered for export: what the devices report, in catalogue order (docs/domain.md §Parameters). */
 import { isStoredParam, PARAM_NAMES } from '@kilowatch/core';
 
 export function exportableParams(

@@ -1,6 +1,6 @@
 /**
- * Export form rules (SPEC.md §5, §8): a file type, at least one parameter unless "all", a date range,
- * and a range no longer than the server accepts (API.md §Exports: 400 days).
+ * Export form rules (docs/spec.md §5, §8): a file type, at least one parameter unless "all", a date range,
+ * and a range no longer than the server accepts (docs/api.md §Exports: 400 days).
  */
 import type { ExportFormat } from '@kilowatch/core';
 import { DAY_MS } from '@kilowatch/core';
@@ -75,7 +75,7 @@ export type ExportRefusal =
 const RANGE_TOO_LONG = 'Data range is too long.';
 
 /**
- * 503 is "Export unavailable" (the queue is full); a 400 names the fields it refuses (SPEC.md §5
+ * 503 is "Export unavailable" (the queue is full); a 400 names the fields it refuses (docs/spec.md §5
  * messages); anything else is "Exporting data failed." with the server's reason.
  */
 export function exportRefusal(err: {

@@ -65,7 +65,7 @@ describe('validateProfile', () => {
     { change: { timezone: null }, field: 'timezone', id: 'val.timezone' },
     { change: { timezone: 'Nowhere/City' }, field: 'timezone', id: 'val.timezone' },
     { change: { fullName: '' }, field: 'fullName', id: 'val.required' },
-  ] as const)('$field: $id (SPEC.md §5)', ({ change, field, id }) => {
+  ] as const)('$field: $id (docs/spec.md §5)', ({ change, field, id }) => {
     const errors = validateProfile({ ...profile, ...change });
     expect(Object.keys(errors)).toEqual([field]);
     expect(errors[field]?.id).toBe(id);

@@ -1,5 +1,5 @@
 /**
- * Pure form logic of the places screens: field checks with the SPEC.md §5 messages, and the request
+ * Pure form logic of the places screens: field checks with the docs/spec.md §5 messages, and the request
  * bodies built from what was typed. Each check answers a catalogue id (and its values) or nothing.
  */
 import { isValidTimeZone } from '@kilowatch/core';

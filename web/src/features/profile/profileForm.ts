@@ -1,4 +1,4 @@
-/** Profile form (SPEC.md §2 Profile, §5): checks and the request body of POST /api/account/update. */
+/** Profile form (docs/spec.md §2 Profile, §5): checks and the request body of POST /api/account/update. */
 import type { UpdateUserRequest } from '@kilowatch/core';
 import { LANGUAGES, type Language } from '../../i18n/i18n.ts';
 import { type FormErrors, requiredText, timeZoneError, withoutEmpty } from '../locations/forms.ts';

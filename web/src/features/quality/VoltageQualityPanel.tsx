@@ -1,5 +1,5 @@
 /**
- * Voltage quality on a device page (DOMAIN.md §Limits, voltage quality): per phase, the share of
+ * Voltage quality on a device page (docs/domain.md §Limits, voltage quality): per phase, the share of
  * 10-minute mean voltages inside the user's warning and critical bands and inside EN 50160's ±10 %,
  * for the page's period, with the limits in volts.
  */

@@ -1,6 +1,6 @@
-/** Presentation of voltage-quality answers (DOMAIN.md §Limits, voltage quality). */
+/** Presentation of voltage-quality answers (docs/domain.md §Limits, voltage quality). */
 
-/** Nominal voltage (SPEC.md §9). */
+/** Nominal voltage (docs/spec.md §9). */
 export const NOMINAL_VOLTAGE = 230;
 export const EN50160_PERCENT = 10;
 export const EN50160_SHARE = 0.95;

@@ -2,7 +2,7 @@ import { TARIFF_GROUPS, type TariffGroup } from '@kilowatch/core';
 import { describe, expect, it } from 'vitest';
 import { holidayRow, scheduleGrid, zoneRanges, zonesUsed } from './scheduleGrid.ts';
 
-// Zone-2 hours per weekday row (Mon…Sun), from DOMAIN.md §Tariffs.
+// Zone-2 hours per weekday row (Mon…Sun), from docs/domain.md §Tariffs.
 const G12 = ['00–06', '13–15', '22–24'];
 const ALL = ['00–24'];
 const cases: { group: TariffGroup; operator?: string; zone2: string[][] }[] = [

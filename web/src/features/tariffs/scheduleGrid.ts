@@ -1,6 +1,6 @@
 /**
  * The week × 24 h zone preview of a tariff, computed with core's tariff calendar so it shows exactly
- * the zones the server prices with (DOMAIN.md §Tariffs).
+ * the zones the server prices with (docs/domain.md §Tariffs).
  */
 import {
   createTariffCalendar,

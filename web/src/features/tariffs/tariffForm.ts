@@ -1,4 +1,4 @@
-/** Tariff form: checks with clear messages and the request body (API.md §Locations and tariffs). */
+/** Tariff form: checks with clear messages and the request body (docs/api.md §Locations and tariffs). */
 import {
   defaultClockBasis,
   TARIFF_GROUPS,

@@ -6,7 +6,7 @@ import { placesEn } from './places/en.ts';
 
 /** Messages of the shell, sign-in, dashboard and device screens; screen areas keep their own files. */
 const base = {
-  // SPEC.md §8 messages
+  // docs/spec.md §8 messages
   'msg.loginSuccess': 'You have successfully logged in!',
   'msg.loginFailed': 'Try again!',
   'msg.internal': 'Internal server error. Please contact with server administrator.',
@@ -22,7 +22,7 @@ const base = {
   'msg.exportFailed': 'Exporting data failed.',
   'msg.exportUnavailable': 'Export unavailable',
   'msg.exportScheduled': 'Exporting data scheduled. We will inform you when file be ready.',
-  // SPEC.md §5 validation
+  // docs/spec.md §5 validation
   'val.number': 'Must be a valid number.',
   'val.range': 'Must be greater than or equal to {min}, and less than or equal to {max}.',
   'val.dateRange': 'Date range is required.',

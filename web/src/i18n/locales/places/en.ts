@@ -5,7 +5,7 @@ export const placesEn = {
   'places.simulatedTitle': 'Simulated figures',
   'places.simulated':
     'Tariff costs are a simulation from your metered consumption and the prices entered here. They are not a bill and not a basis for claims.',
-  // SPEC.md §5 style field messages of these screens
+  // docs/spec.md §5 style field messages of these screens
   'places.val.tooLong': 'Use at most {max} characters.',
   'places.val.currency': 'Enter a three-letter currency code, e.g. PLN.',
   'places.val.date': 'Enter a valid date.',
