@@ -456,6 +456,9 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     await riseItem.waitFor();
     expect(await riseItem.getAttribute('data-read')).toBe('false');
     await page.getByTestId('notifications-read-all').click();
+    // Read on the server; then in the list (which may have closed after the click: it is opened again to look).
+    await expect.poll(async () => (await storedAlert('voltage-rise'))?.read, { timeout: 10_000 }).toBe(true);
+    if (!(await page.getByTestId('notifications-list').isVisible())) await bell.click();
     await page.waitForFunction(
       (text) =>
         [...document.querySelectorAll('[data-testid=notification-item]')].some(
