@@ -3,44 +3,11 @@
  * InfluxDB (influxd on a loopback port), with known data: the same answers from both engines.
  */
 import { type Reading, startOfLocalDay, startOfLocalMonth, startOfLocalYear } from '@kilowatch/core';
-import { createInfluxStore } from '@kilowatch/influx';
-import { influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
-import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import type { TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimMeter, iso, locationOf, steadyCounter } from '../analytics/testing.ts';
+import { ENGINES } from '../testing/engines.ts';
 import { type Account, as, buildTestApp, signUp, type TestApp } from '../testing/helper.ts';
-
-interface EngineCase {
-  name: string;
-  skip: string | null;
-  open(): Promise<{ store: TelemetryStore; stop(): Promise<void> }>;
-}
-
-const ENGINES: EngineCase[] = [
-  {
-    name: 'duckdb',
-    skip: null,
-    async open() {
-      const store = await createDuckDbStore();
-      return { store, stop: () => store.close() };
-    },
-  },
-  {
-    name: 'influxdb',
-    skip: influxSkipReason(),
-    async open() {
-      const server = await startInfluxServer();
-      const store = await createInfluxStore({ url: server.url, database: server.database });
-      return {
-        store,
-        async stop() {
-          await store.close();
-          await server.stop();
-        },
-      };
-    },
-  },
-];
 
 const H = 3_600_000;
 const WARSAW_SPRING = Date.parse('2026-03-28T23:00:00Z'); // 2026-03-29 00:00 CET
