@@ -1,6 +1,6 @@
 /**
- * Every relative link in the repository's Markdown (README.md, <package>/README.md, docs/*.md) points at a
- * file that exists inside the repository, and every `#anchor` into a Markdown file names one of its
+ * Every relative link in the repository's Markdown (README.md, <package>/README.md, docs/*.md,
+ * bench/results/*.md) points at a file that exists inside the repository, and every `#anchor` into a Markdown file names one of its
  * headings (GitHub's slug rules). Nothing may point outside the repository (such as the old shared folder
  * beside it): a clone has only what is in it.
  */
@@ -23,7 +23,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** The folder beside the repository that documents once lived in; spelled in parts so no file names it. */
 const SHARED = ['..', 'shared', ''].join('/');
 
-/** README.md, every top-level folder's README.md and docs/*.md, as paths relative to the root. */
+/** README.md, every top-level folder's README.md, docs/*.md and bench/results/*.md, relative to the root. */
 function markdownFiles(root: string): string[] {
   const files = ['README.md'];
   for (const entry of readdirSync(root)) {
@@ -31,10 +31,11 @@ function markdownFiles(root: string): string[] {
     if (!statSync(path.join(root, entry)).isDirectory()) continue;
     if (existsSync(path.join(root, entry, 'README.md'))) files.push(`${entry}/README.md`);
   }
-  const docs = path.join(root, 'docs');
-  if (existsSync(docs)) {
-    for (const entry of readdirSync(docs)) {
-      if (entry.endsWith('.md') && entry !== 'README.md') files.push(`docs/${entry}`);
+  for (const folder of ['docs', 'bench/results']) {
+    const dir = path.join(root, folder);
+    if (!existsSync(dir)) continue;
+    for (const entry of readdirSync(dir)) {
+      if (entry.endsWith('.md') && entry !== 'README.md') files.push(`${folder}/${entry}`);
     }
   }
   return files.filter((f) => existsSync(path.join(root, f)));
