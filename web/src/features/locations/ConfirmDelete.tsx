@@ -2,7 +2,7 @@ import { Button, type ButtonProps, Group, Modal, Stack, Text } from '@mantine/co
 import { useDisclosure } from '@mantine/hooks';
 import { useT } from '../../i18n/i18n.ts';
 
-/** A delete button that asks first; `onConfirm` resolves true when the item is gone. */
+/** A delete (or revoke) button that asks first; `onConfirm` resolves true when the item is gone. */
 export function ConfirmDelete({
   label,
   title,
@@ -11,6 +11,7 @@ export function ConfirmDelete({
   pending,
   size = 'compact-xs',
   testId,
+  action,
 }: {
   label: string;
   title: string;
@@ -19,13 +20,15 @@ export function ConfirmDelete({
   pending: boolean;
   size?: ButtonProps['size'];
   testId?: string;
+  /** The word on both buttons when the action is not a deletion (e.g. "Revoke"). */
+  action?: string;
 }) {
   const { t } = useT();
   const [opened, { open, close }] = useDisclosure(false);
   return (
     <>
       <Button color="red" variant="subtle" size={size} onClick={open} aria-label={label} data-testid={testId}>
-        {t('common.delete')}
+        {action ?? t('common.delete')}
       </Button>
       <Modal opened={opened} onClose={close} title={title} centered>
         <Stack>
@@ -43,7 +46,7 @@ export function ConfirmDelete({
                 if (await onConfirm()) close();
               }}
             >
-              {t('common.delete')}
+              {action ?? t('common.delete')}
             </Button>
           </Group>
         </Stack>

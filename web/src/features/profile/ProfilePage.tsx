@@ -7,6 +7,7 @@ import { activateLanguage, isLanguage, LANGUAGE_NAMES, LANGUAGES, useT } from '.
 import { notify } from '../../lib/notify.ts';
 import { timeZoneOptions } from '../locations/forms.ts';
 import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
+import { ApiKeysSection } from './ApiKeysSection.tsx';
 import {
   countryOptions,
   type ProfileField,
@@ -143,7 +144,10 @@ export default function ProfilePage() {
       ) : user.isError && user.data === undefined ? (
         <ErrorState error={user.error} onRetry={() => void user.refetch()} />
       ) : (
-        <ProfileForm key={String(user.data.id)} user={user.data} />
+        <>
+          <ProfileForm key={String(user.data.id)} user={user.data} />
+          <ApiKeysSection zone={user.data.timezone || 'UTC'} />
+        </>
       )}
     </Stack>
   );

@@ -3,6 +3,7 @@ import { analyticsEn } from './analytics/en.ts';
 import { devicesEn } from './devices/en.ts';
 import { exportEn } from './export/en.ts';
 import { placesEn } from './places/en.ts';
+import { profileEn } from './profile/en.ts';
 
 /** Messages of the shell, sign-in, dashboard and device screens; screen areas keep their own files. */
 const base = {
@@ -267,6 +268,6 @@ const base = {
   'page.profile': 'User profile',
 } as const;
 
-export const en = { ...base, ...analyticsEn, ...placesEn, ...exportEn, ...devicesEn } as const;
+export const en = { ...base, ...analyticsEn, ...placesEn, ...exportEn, ...devicesEn, ...profileEn } as const;
 
 export type MessageId = keyof typeof en;

@@ -5,12 +5,14 @@ import { devicesPl } from './devices/pl.ts';
 import type { MessageId } from './en.ts';
 import { exportPl } from './export/pl.ts';
 import { placesPl } from './places/pl.ts';
+import { profilePl } from './profile/pl.ts';
 
 export const pl: Record<MessageId, string> = {
   ...analyticsPl,
   ...placesPl,
   ...exportPl,
   ...devicesPl,
+  ...profilePl,
   'msg.loginSuccess': 'Zalogowano pomyślnie!',
   'msg.loginFailed': 'Spróbuj ponownie!',
   'msg.internal': 'Wewnętrzny błąd serwera. Skontaktuj się z administratorem serwera.',

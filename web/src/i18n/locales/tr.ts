@@ -5,12 +5,14 @@ import { devicesTr } from './devices/tr.ts';
 import type { MessageId } from './en.ts';
 import { exportTr } from './export/tr.ts';
 import { placesTr } from './places/tr.ts';
+import { profileTr } from './profile/tr.ts';
 
 export const tr: Record<MessageId, string> = {
   ...analyticsTr,
   ...placesTr,
   ...exportTr,
   ...devicesTr,
+  ...profileTr,
   'msg.loginSuccess': 'Başarıyla giriş yaptınız!',
   'msg.loginFailed': 'Tekrar deneyin!',
   'msg.internal': 'Sunucu hatası. Lütfen sunucu yöneticisiyle iletişime geçin.',

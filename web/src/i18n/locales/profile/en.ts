@@ -1,0 +1,26 @@
+/** English messages of the profile screen's API keys section, merged into the English catalogue (../en.ts). */
+export const profileEn = {
+  'keys.title': 'API keys',
+  'keys.intro':
+    'Read-only keys for Grafana and scripts: send one as "Authorization: Bearer <key>". A key reads the data of your devices and never changes anything.',
+  'keys.name': 'Key name',
+  'keys.namePlaceholder': 'e.g. Grafana at home',
+  'keys.create': 'Create key',
+  'keys.created': 'Created',
+  'keys.lastUsed': 'Last used',
+  'keys.never': 'Never',
+  'keys.empty': 'No API keys yet.',
+  'keys.newTitle': 'Key "{name}" created',
+  'keys.newWarning': 'Copy the key now. It is shown only this once and cannot be shown again.',
+  'keys.dismiss': 'I have copied it',
+  'keys.copy': 'Copy',
+  'keys.copied': 'Copied',
+  'keys.revoke': 'Revoke',
+  'keys.revokeTitle': 'Revoke API key',
+  'keys.revokeConfirm': 'Revoke the key "{name}"? Anything using it stops working at once.',
+  'keys.revoked': 'The key has been revoked.',
+  'keys.revokeFailed': 'The key could not be revoked.',
+  'keys.createFailed': 'The key could not be created.',
+  'keys.limit': 'You already have {max} keys. Revoke one before creating another.',
+  'keys.tooLong': 'Use at most {max} characters.',
+} as const;
