@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { configFromEnv, trustProxyFrom } from './config.ts';
+import { configFromEnv } from './config.ts';
+
+const trustProxyFrom = (value: string) => configFromEnv({ KW_TRUST_PROXY: value }, 'h').trustProxy;
 
 describe('the ingest MQTT client id', () => {
   it('is the fixed one when everything is embedded (one process)', () => {

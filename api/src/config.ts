@@ -2,9 +2,9 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { memoryLimit } from '@kilowatch/ingest';
+import { type ServerSettings, settingsFromEnv } from '@kilowatch/core';
 
-export type Role = 'all' | 'api' | 'ingest';
+export type { Role } from '@kilowatch/core';
 
 export interface RateLimit {
   max: number;
@@ -95,134 +95,21 @@ export function defaultConfig(): AppConfig {
   };
 }
 
-function flag(value: string | undefined, fallback: boolean): boolean {
-  if (value === undefined || value === '') return fallback;
-  return !['0', 'false', 'off', 'no'].includes(value.toLowerCase());
-}
+export type ServerConfig = AppConfig & ServerSettings;
 
 /**
- * `KW_TRUST_PROXY`: unset or off → trust nobody; `on`/`true` → any proxy (only when nothing else can reach
- * the port); a number → that many proxy hops; otherwise a comma-separated list of proxy addresses or CIDRs.
+ * The environment of docs/configuration.md, checked by the one schema in core (`settingsFromEnv`: a wrong
+ * variable stops the start naming it), with paths resolved against the working directory.
  */
-export function trustProxyFrom(raw: string | undefined): boolean | number | string[] {
-  const v = (raw ?? '').trim();
-  if (v === '' || ['0', 'off', 'false', 'no'].includes(v.toLowerCase())) return false;
-  if (['on', 'true', 'yes'].includes(v.toLowerCase())) return true;
-  if (/^[1-9]\d*$/.test(v)) return Number(v);
-  const list = v
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const a of list)
-    if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(a) && !['loopback', 'linklocal', 'uniquelocal'].includes(a))
-      throw new Error(
-        `KW_TRUST_PROXY must be on, off, a number of hops or proxy addresses/CIDRs separated by commas (got "${a}")`,
-      );
-  return list;
-}
-
-/** A whole number ≥ 0 from the environment, or the default; anything else stops the start naming it. */
-function whole(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number ≥ 0 (got "${raw}")`);
-  return n;
-}
-
-/** The environment of docs/configuration.md. `embedded` is true when no external servers are configured. */
 export function configFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
+  env: Record<string, string | undefined> = process.env,
   hostname: string = os.hostname(),
-): AppConfig & {
-  port: number;
-  host: string;
-  role: Role;
-  embedded: boolean;
-  mqttUrl: string | undefined;
-  mqttPort: number;
-  duckdbMemoryLimit: string;
-  ingestClientId: string;
-  ingestSessionExpirySeconds: number;
-  rollupIntervalMs: number;
-  /** The embedded broker's listen address (`KW_MQTT_HOST`; 0.0.0.0 lets meters on the network in). */
-  mqttHost: string;
-  /** The services' MQTT account (`KW_MQTT_USERNAME`, `KW_MQTT_PASSWORD`); generated when embedded. */
-  mqttService: { username: string; password: string } | undefined;
-} {
-  const base = defaultConfig();
-  const port = Number(env.PORT ?? 8080);
-  const host = env.HOST ?? '127.0.0.1';
-  const embedded = !env.DATABASE_URL && !env.INFLUX_URL && !env.MQTT_URL;
-  const role = (env.KW_ROLE ?? 'all') as Role;
-  if (!['all', 'api', 'ingest'].includes(role))
-    throw new Error(`KW_ROLE must be all, api or ingest (got ${role})`);
-  const mqttPort = Number(env.KW_MQTT_PORT ?? 1883);
-  const publicUrl = env.KW_PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+): ServerConfig {
+  const settings = settingsFromEnv(env, hostname);
   return {
-    ...base,
-    port,
-    host,
-    role,
-    embedded,
-    mqttUrl: env.MQTT_URL || undefined,
-    mqttPort,
-    mqttHost: env.KW_MQTT_HOST || '127.0.0.1',
-    mqttService: env.KW_MQTT_USERNAME
-      ? { username: env.KW_MQTT_USERNAME, password: env.KW_MQTT_PASSWORD ?? '' }
-      : undefined,
-    mqttPublic: mqttPublicFrom(env.KW_MQTT_PUBLIC_URL, env.MQTT_URL, mqttPort),
-    // The ingest's persistent MQTT session. One per ingest process: two processes with one client id
-    // would take the session from each other endlessly. Stable across restarts of the same host, so
-    // what the broker queued for it while it was down is delivered when it is back.
-    ingestClientId:
-      env.KW_INGEST_CLIENT_ID ||
-      (embedded
-        ? 'kilowatch-ingest'
-        : `kilowatch-ingest-${hostname.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40)}`),
-    // How long the broker keeps a crashed ingest's session (and its place in the shared group) for a
-    // restart under the same id; a graceful stop leaves at once.
-    ingestSessionExpirySeconds: whole(env, 'KW_INGEST_SESSION_EXPIRY_S', 600),
-    // 0: this process refreshes no rollups (another one does, or a separate job).
-    rollupIntervalMs: whole(env, 'KW_ROLLUP_INTERVAL_MS', 10_000),
-    dataDir: path.resolve(env.KW_DATA_DIR ?? 'data'),
-    duckdbMemoryLimit: memoryLimit(env.KW_DUCKDB_MEMORY_LIMIT),
-    databaseUrl: env.DATABASE_URL || undefined,
-    allowedOrigins: (env.KW_ALLOWED_ORIGINS ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-    publicUrl,
-    smtpUrl: env.SMTP_URL || undefined,
-    mailFrom: env.MAIL_FROM ?? base.mailFrom,
-    demo: flag(env.KW_DEMO, embedded),
-    webDist: path.resolve(env.KW_WEB_DIST ?? 'web/dist'),
-    trustProxy: trustProxyFrom(env.KW_TRUST_PROXY),
+    ...defaultConfig(),
+    ...settings,
+    dataDir: path.resolve(settings.dataDir),
+    webDist: path.resolve(settings.webDist),
   };
-}
-
-/** Where meters connect: `KW_MQTT_PUBLIC_URL`, else the broker's port (`MQTT_URL`'s or the embedded one's). */
-export function mqttPublicFrom(
-  publicUrl: string | undefined,
-  mqttUrl: string | undefined,
-  embeddedPort: number,
-): AppConfig['mqttPublic'] {
-  const parse = (raw: string, name: string) => {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new Error(`${name} must be a URL such as mqtts://meters.example.com:8883 (got "${raw}")`);
-    }
-    const tls = url.protocol === 'mqtts:' || url.protocol === 'ssl:' || url.protocol === 'tls:';
-    if (!tls && url.protocol !== 'mqtt:' && url.protocol !== 'tcp:')
-      throw new Error(`${name} must start with mqtt:// or mqtts:// (got "${raw}")`);
-    return { host: url.hostname, port: url.port ? Number(url.port) : tls ? 8883 : 1883, tls };
-  };
-  if (publicUrl) return parse(publicUrl, 'KW_MQTT_PUBLIC_URL');
-  if (mqttUrl) {
-    const { port, tls } = parse(mqttUrl, 'MQTT_URL');
-    return { port, tls };
-  }
-  return { port: embeddedPort, tls: false };
 }

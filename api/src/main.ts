@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { ConfigError } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
 import {
   backfillHistory,
@@ -39,17 +40,16 @@ import type { Dependency } from './routes/options.ts';
 const DAY_MS = 86_400_000;
 const RECENT_HISTORY_MS = 2 * DAY_MS;
 
-/** Days of demo history (`KW_DEMO_HISTORY_DAYS`, default a year). */
-function demoHistoryDays(raw: string | undefined): number {
-  if (raw === undefined || raw === '') return 365;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 3660)
-    throw new Error(`KW_DEMO_HISTORY_DAYS must be a whole number of days from 1 to 3660 (got "${raw}")`);
-  return n;
-}
-const HISTORY_MS = demoHistoryDays(process.env.KW_DEMO_HISTORY_DAYS) * DAY_MS;
-
-const config = configFromEnv();
+const config = (() => {
+  try {
+    return configFromEnv();
+  } catch (err) {
+    // One line per wrong variable, then stop: nothing has started yet.
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(1);
+  }
+})();
+const HISTORY_MS = config.demoHistoryDays * DAY_MS;
 /**
  * The services' MQTT account: from the configuration, or made up at start for the embedded broker (whose
  * own ingest and API attach in process and need none; it serves whoever is given it then).
@@ -62,7 +62,7 @@ const serviceLogin = config.mqttService
   ? { username: config.mqttService.username, password: config.mqttService.password }
   : {};
 const logger = {
-  level: process.env.LOG_LEVEL ?? 'info',
+  level: config.logLevel,
   serializers: {
     // Never log query strings: the hub carries the access token in one.
     req: (req: { method: string; url: string; ip?: string }) => ({
@@ -77,15 +77,7 @@ const logger = {
 let duckdb: DuckDbStore | undefined;
 
 async function openStore(): Promise<TelemetryStore> {
-  if (process.env.INFLUX_URL) {
-    return createInfluxStore({
-      url: process.env.INFLUX_URL,
-      database: process.env.INFLUX_DB ?? 'kilowatch',
-      token: process.env.INFLUX_TOKEN || undefined,
-      username: process.env.INFLUX_USER || undefined,
-      password: process.env.INFLUX_PASSWORD || undefined,
-    });
-  }
+  if (config.influx) return createInfluxStore(config.influx);
   await mkdir(config.dataDir, { recursive: true });
   duckdb = await createDuckDbStore({
     path: path.join(config.dataDir, 'telemetry.duckdb'),
@@ -211,8 +203,8 @@ async function main(): Promise<void> {
       rollupIntervalMs: config.rollupIntervalMs,
       ...(rollupSql ? { rollupLock: (fn) => rollupSql.exclusive('rollups', fn, { wait: false }) } : {}),
       ...(members ? { leaveGroup: async () => !(await members.leave()) } : {}),
-      shared: !config.embedded,
-      publishLive: Boolean(config.mqttUrl),
+      shared: config.ingestShared,
+      publishLive: config.publishLive,
       deadLetterDir: path.join(config.dataDir, 'dead-letters'),
       logger: http.log,
     });
@@ -376,8 +368,8 @@ async function main(): Promise<void> {
         rollupIntervalMs: config.rollupIntervalMs,
         rollupLock: (fn) => http.sql.exclusive('rollups', fn, { wait: false }),
         ...(members ? { leaveGroup: async () => !(await members.leave()) } : {}),
-        shared: !config.embedded,
-        publishLive: Boolean(config.mqttUrl),
+        shared: config.ingestShared,
+        publishLive: config.publishLive,
         deadLetterDir: path.join(config.dataDir, 'dead-letters'),
         logger: http.log,
       });
@@ -404,6 +396,7 @@ async function main(): Promise<void> {
         simulator = await startSimulator({
           mqttUrl: url,
           devices: DEMO_DEVICES,
+          intervalMs: config.simulatorIntervalMs,
           credentialsOf: (d) => demoCredentials.get(d.deviceKey),
         });
         stops.unshift(() => simulator!.stop());

@@ -10,6 +10,7 @@ export * from './api/exports.ts';
 export * from './api/locations.ts';
 export * from './api/messages.ts';
 export * from './api/telemetry.ts';
+export * from './config.ts';
 export * from './devices.ts';
 export * from './energy.ts';
 export * from './mqtt.ts';

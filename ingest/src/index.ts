@@ -17,7 +17,6 @@ export {
   type ServiceAccount,
   startEmbeddedBroker,
 } from './broker.ts';
-export { loadConfig, memoryLimit, type TelemetryConfig } from './config.ts';
 export type { DeadLetter } from './deadLetters.ts';
 export {
   type Decoded,
@@ -33,4 +32,3 @@ export { type BackfillOptions, backfillHistory } from './simulator/backfill.ts';
 export { DEMO_DEVICES, type SimulatedDevice, type SimulatedKind } from './simulator/devices.ts';
 export { type Simulator, type SimulatorOptions, startSimulator } from './simulator/live.ts';
 export { type SimulationOptions, simulatedReading } from './simulator/readings.ts';
-export { type StartTelemetryDeps, startTelemetry, type Telemetry } from './telemetry.ts';

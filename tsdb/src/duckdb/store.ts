@@ -37,6 +37,7 @@ import {
   fixedBucketStart,
   fixedBucketStarts,
   HOUR_MS,
+  isMemorySize,
   isQueryableParam,
   isStoredParam,
   isValidTimeZone,
@@ -97,8 +98,7 @@ export interface DuckDbStoreOptions {
 }
 
 /** Whether `text` is a size DuckDB's `memory_limit` takes: a number and a unit (`512MB`, `1.5GiB`). */
-export const isMemorySize = (text: string): boolean =>
-  /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(text.trim());
+export { isMemorySize };
 
 const STEP_15M = ROLLUP_STEP_MS['15m'];
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -1,0 +1,342 @@
+/**
+ * The whole environment of a Kilowatch process (docs/configuration.md), as one schema. Every role (`all`,
+ * `api`, `ingest`) starts from `settingsFromEnv`, so a variable means the same in each: flags take the same
+ * words everywhere, and a value the schema does not know stops the start with one line per wrong variable
+ * (its name, what it was, what is expected). No I/O here: the caller passes the environment and host name.
+ */
+import * as v from 'valibot';
+
+/** `on`/`off` and the usual spellings of both; anything else is an error, never a guess. */
+const ON = ['on', 'true', 'yes', '1'];
+const OFF = ['off', 'false', 'no', '0'];
+const flag = () =>
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.toLowerCase(),
+    v.picklist([...ON, ...OFF], 'on or off (also true/false, yes/no, 1/0)'),
+    v.transform((s) => ON.includes(s)),
+  );
+
+const whole = (min: number, max: number, unit = '') =>
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.regex(/^\d+$/, `a whole number${unit} from ${min} to ${max}`),
+    v.transform(Number),
+    v.minValue(min, `a whole number${unit} from ${min} to ${max}`),
+    v.maxValue(max, `a whole number${unit} from ${min} to ${max}`),
+  );
+
+const text = (expected = 'a non-empty value') => v.pipe(v.string(), v.trim(), v.nonEmpty(expected));
+
+const url = (protocols: string[], example: string) =>
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.check(
+      (s) => {
+        try {
+          return protocols.includes(new URL(s).protocol);
+        } catch {
+          return false;
+        }
+      },
+      `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')} (e.g. ${example})`,
+    ),
+  );
+
+/** Whether `s` is a size DuckDB's `memory_limit` takes: a number and a unit (`512MB`, `1.5GiB`). */
+export const isMemorySize = (s: string): boolean =>
+  /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(s.trim());
+
+/**
+ * `KW_TRUST_PROXY`: off → trust nobody; on → any proxy (only when nothing else can reach the port); a
+ * number → that many proxy hops; otherwise a comma-separated list of proxy addresses or CIDRs.
+ */
+const trustProxy = v.pipe(
+  v.string(),
+  v.trim(),
+  v.transform((raw): boolean | number | string[] | null => {
+    const s = raw.toLowerCase();
+    if (OFF.includes(s)) return false;
+    if (ON.includes(s)) return true;
+    if (/^[1-9]\d*$/.test(s)) return Number(s);
+    const list = raw
+      .split(',')
+      .map((a) => a.trim())
+      .filter(Boolean);
+    const address = (a: string) =>
+      /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(a) || ['loopback', 'linklocal', 'uniquelocal'].includes(a);
+    return list.length > 0 && list.every(address) ? list : null;
+  }),
+  v.check((t) => t !== null, 'on, off, a number of proxy hops, or proxy addresses/CIDRs separated by commas'),
+  v.transform((t) => t as boolean | number | string[]),
+);
+
+const list = v.pipe(
+  v.string(),
+  v.transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  ),
+);
+
+/**
+ * Every variable Kilowatch reads, with its default where it has a fixed one (docs/configuration.md lists
+ * the same names and defaults; a test holds them together). Defaults that depend on other variables
+ * (embedded or not, the role, the host name) are derived in `settingsFromEnv`.
+ */
+export const ENVIRONMENT = v.object({
+  PORT: v.optional(whole(0, 65535), '8080'),
+  HOST: v.optional(text('an address to listen on, e.g. 0.0.0.0'), '127.0.0.1'),
+  KW_ROLE: v.optional(v.picklist(['all', 'api', 'ingest'], 'all, api or ingest'), 'all'),
+  KW_DATA_DIR: v.optional(text('a directory'), './data'),
+  DATABASE_URL: v.optional(url(['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/kilowatch')),
+  INFLUX_URL: v.optional(url(['http:', 'https:'], 'http://influxdb:8086')),
+  INFLUX_DB: v.optional(text('a database name'), 'kilowatch'),
+  INFLUX_TOKEN: v.optional(text('a token')),
+  INFLUX_USER: v.optional(text('a user name')),
+  INFLUX_PASSWORD: v.optional(v.string()),
+  INFLUX_RP: v.optional(text('a retention policy name')),
+  KW_DUCKDB_MEMORY_LIMIT: v.optional(
+    v.pipe(v.string(), v.trim(), v.check(isMemorySize, 'a size such as 512MB or 2GB')),
+    '1GB',
+  ),
+  MQTT_URL: v.optional(url(['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'tls:'], 'mqtt://mosquitto:1883')),
+  KW_MQTT_PORT: v.optional(whole(0, 65535), '1883'),
+  KW_MQTT_HOST: v.optional(text('an address to listen on, e.g. 0.0.0.0'), '127.0.0.1'),
+  KW_MQTT_PUBLIC_URL: v.optional(
+    url(['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'tls:'], 'mqtts://meters.example.com:8883'),
+  ),
+  KW_MQTT_USERNAME: v.optional(text('a user name')),
+  KW_MQTT_PASSWORD: v.optional(v.string()),
+  KW_INGEST_CLIENT_ID: v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.regex(/^[!-~]{1,128}$/, 'an MQTT client id: 1–128 printable characters, no spaces'),
+    ),
+  ),
+  KW_INGEST_SESSION_EXPIRY_S: v.optional(whole(0, 4_294_967_295, ' of seconds'), '600'),
+  KW_INGEST_SHARED: v.optional(flag()),
+  KW_PUBLISH_LIVE: v.optional(flag()),
+  KW_ROLLUP_INTERVAL_MS: v.optional(whole(0, 86_400_000, ' of milliseconds'), '10000'),
+  KW_DEMO: v.optional(flag()),
+  KW_DEMO_HISTORY_DAYS: v.optional(whole(1, 3660, ' of days'), '365'),
+  KW_SIM_INTERVAL_MS: v.optional(whole(100, 3_600_000, ' of milliseconds'), '10000'),
+  KW_ALLOWED_ORIGINS: v.optional(list),
+  KW_PUBLIC_URL: v.optional(url(['http:', 'https:'], 'https://kilowatch.example.org')),
+  SMTP_URL: v.optional(url(['smtp:', 'smtps:'], 'smtp://user:password@mail.example.org:587')),
+  MAIL_FROM: v.optional(
+    text('a sender, e.g. Kilowatch <no-reply@example.org>'),
+    'Kilowatch <no-reply@localhost>',
+  ),
+  KW_TRUST_PROXY: v.optional(trustProxy, 'off'),
+  KW_WEB_DIST: v.optional(text('a directory'), './web/dist'),
+  LOG_LEVEL: v.optional(
+    v.picklist(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      'fatal, error, warn, info, debug, trace or silent',
+    ),
+    'info',
+  ),
+});
+
+/** The variable names the schema knows. */
+export type EnvName = keyof typeof ENVIRONMENT.entries;
+export const ENV_NAMES = Object.keys(ENVIRONMENT.entries) as EnvName[];
+
+/** A variable's fixed default as written in the environment, or undefined when it has none or a derived one. */
+export function envDefault(name: EnvName): string | undefined {
+  return v.getDefault(ENVIRONMENT.entries[name]) as string | undefined;
+}
+
+/** Values never echoed in an error (they may hold a password). */
+const SECRET = new Set<string>([
+  'DATABASE_URL',
+  'INFLUX_TOKEN',
+  'INFLUX_PASSWORD',
+  'KW_MQTT_PASSWORD',
+  'SMTP_URL',
+]);
+
+export interface ConfigProblem {
+  name: string;
+  /** The value as set, or `(hidden)` for a secret; undefined when the variable is missing. */
+  value: string | undefined;
+  expected: string;
+}
+
+/** A start refused for its configuration: one problem per wrong variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: ConfigProblem[]) {
+    super(
+      `the configuration is wrong (docs/configuration.md):\n${problems
+        .map(
+          (p) =>
+            `  ${p.name}${p.value === undefined ? ' is not set' : `="${p.value}"`}: expected ${p.expected}`,
+        )
+        .join('\n')}`,
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+export type Role = 'all' | 'api' | 'ingest';
+
+/** The resolved configuration every role starts from. Paths are as given (the caller resolves them). */
+export interface ServerSettings {
+  port: number;
+  host: string;
+  role: Role;
+  /** No DATABASE_URL, INFLUX_URL or MQTT_URL: one process with the embedded broker, DuckDB and PGlite. */
+  embedded: boolean;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  influx:
+    | {
+        url: string;
+        database: string;
+        token?: string;
+        username?: string;
+        password?: string;
+        retentionPolicy?: string;
+      }
+    | undefined;
+  duckdbMemoryLimit: string;
+  mqttUrl: string | undefined;
+  /** The embedded broker's port and listen address. */
+  mqttPort: number;
+  mqttHost: string;
+  /** Where meters connect, as the claim answer tells them. No host: the host the client reached the API on. */
+  mqttPublic: { host?: string; port: number; tls: boolean };
+  /** The services' MQTT account; generated at start when embedded. */
+  mqttService: { username: string; password: string } | undefined;
+  ingestClientId: string;
+  ingestSessionExpirySeconds: number;
+  /** Shared subscription (`$share/kilowatch-ingest/…`) across ingest processes. */
+  ingestShared: boolean;
+  /** Publish committed readings on `kilowatch/live/<deviceKey>` for API processes. */
+  publishLive: boolean;
+  rollupIntervalMs: number;
+  demo: boolean;
+  demoHistoryDays: number;
+  simulatorIntervalMs: number;
+  allowedOrigins: string[];
+  publicUrl: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  trustProxy: boolean | number | string[];
+  webDist: string;
+  logLevel: string;
+}
+
+function mqttEndpoint(raw: string): { host: string; port: number; tls: boolean } {
+  const u = new URL(raw);
+  const tls = ['mqtts:', 'ssl:', 'tls:'].includes(u.protocol);
+  return { host: u.hostname, port: u.port ? Number(u.port) : tls ? 8883 : 1883, tls };
+}
+
+/**
+ * The environment, checked and resolved. Empty values count as unset (compose writes `VAR: ""` for an
+ * unset `${VAR:-}`). Throws a `ConfigError` listing every wrong variable.
+ */
+export function settingsFromEnv(env: Record<string, string | undefined>, hostname: string): ServerSettings {
+  const raw: Record<string, string> = {};
+  for (const name of ENV_NAMES) {
+    const value = env[name];
+    if (value !== undefined && value.trim() !== '') raw[name] = value;
+  }
+  const problems: ConfigProblem[] = [];
+  const shown = (name: string) => (SECRET.has(name) ? '(hidden)' : raw[name]);
+  const parsed = v.safeParse(ENVIRONMENT, raw);
+  if (!parsed.success) {
+    for (const issue of parsed.issues) {
+      const name = String(issue.path?.[0]?.key ?? '?');
+      if (!problems.some((p) => p.name === name))
+        problems.push({ name, value: shown(name), expected: issue.message });
+    }
+  }
+  // Variables that only make sense together.
+  const together = (name: string, other: string, expected: string) => {
+    if (raw[name] !== undefined && raw[other] === undefined)
+      problems.push({ name: other, value: undefined, expected });
+  };
+  if (raw.INFLUX_TOKEN !== undefined && raw.INFLUX_USER !== undefined)
+    problems.push({
+      name: 'INFLUX_USER',
+      value: raw.INFLUX_USER,
+      expected: 'unset when INFLUX_TOKEN is set (a token, or INFLUX_USER with INFLUX_PASSWORD, not both)',
+    });
+  together('INFLUX_USER', 'INFLUX_PASSWORD', 'a password, since INFLUX_USER is set');
+  together('INFLUX_PASSWORD', 'INFLUX_USER', 'a user name, since INFLUX_PASSWORD is set');
+  for (const name of ['INFLUX_TOKEN', 'INFLUX_USER', 'INFLUX_PASSWORD', 'INFLUX_RP'])
+    together(name, 'INFLUX_URL', `the InfluxDB address (e.g. http://influxdb:8086), since ${name} is set`);
+  together('KW_MQTT_USERNAME', 'KW_MQTT_PASSWORD', 'a password, since KW_MQTT_USERNAME is set');
+  together('KW_MQTT_PASSWORD', 'KW_MQTT_USERNAME', 'a user name, since KW_MQTT_PASSWORD is set');
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+
+  const e = parsed.output;
+  const embedded = !e.DATABASE_URL && !e.INFLUX_URL && !e.MQTT_URL;
+  const mqttPort = e.KW_MQTT_PORT;
+  const host = e.HOST;
+  const port = e.PORT;
+  const mqttPublic = e.KW_MQTT_PUBLIC_URL
+    ? mqttEndpoint(e.KW_MQTT_PUBLIC_URL)
+    : e.MQTT_URL
+      ? (({ port, tls }) => ({ port, tls }))(mqttEndpoint(e.MQTT_URL))
+      : { port: mqttPort, tls: false };
+  return {
+    port,
+    host,
+    role: e.KW_ROLE,
+    embedded,
+    dataDir: e.KW_DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    influx: e.INFLUX_URL
+      ? {
+          url: e.INFLUX_URL,
+          database: e.INFLUX_DB,
+          ...(e.INFLUX_TOKEN ? { token: e.INFLUX_TOKEN } : {}),
+          ...(e.INFLUX_USER ? { username: e.INFLUX_USER, password: e.INFLUX_PASSWORD ?? '' } : {}),
+          ...(e.INFLUX_RP ? { retentionPolicy: e.INFLUX_RP } : {}),
+        }
+      : undefined,
+    duckdbMemoryLimit: e.KW_DUCKDB_MEMORY_LIMIT,
+    mqttUrl: e.MQTT_URL,
+    mqttPort,
+    mqttHost: e.KW_MQTT_HOST,
+    mqttPublic,
+    mqttService: e.KW_MQTT_USERNAME
+      ? { username: e.KW_MQTT_USERNAME, password: e.KW_MQTT_PASSWORD ?? '' }
+      : undefined,
+    // The ingest's MQTT session. One per ingest process: two processes with one client id would take the
+    // session from each other endlessly. Stable across restarts of the same host, so what the broker
+    // queued for it while it was down is delivered when it is back.
+    ingestClientId:
+      e.KW_INGEST_CLIENT_ID ??
+      (embedded
+        ? 'kilowatch-ingest'
+        : `kilowatch-ingest-${hostname.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40)}`),
+    // How long the broker keeps a crashed ingest's session (and its place in the shared group) for a
+    // restart under the same id; a graceful stop leaves at once.
+    ingestSessionExpirySeconds: e.KW_INGEST_SESSION_EXPIRY_S,
+    ingestShared: e.KW_INGEST_SHARED ?? !embedded,
+    publishLive: e.KW_PUBLISH_LIVE ?? Boolean(e.MQTT_URL),
+    // 0: this process refreshes no rollups (another one does, or a separate job).
+    rollupIntervalMs: e.KW_ROLLUP_INTERVAL_MS,
+    demo: e.KW_DEMO ?? embedded,
+    demoHistoryDays: e.KW_DEMO_HISTORY_DAYS,
+    simulatorIntervalMs: e.KW_SIM_INTERVAL_MS,
+    allowedOrigins: e.KW_ALLOWED_ORIGINS ?? [],
+    publicUrl: e.KW_PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    trustProxy: e.KW_TRUST_PROXY,
+    webDist: e.KW_WEB_DIST,
+    logLevel: e.LOG_LEVEL,
+  };
+}
