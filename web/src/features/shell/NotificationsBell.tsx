@@ -17,9 +17,9 @@ import {
   Text,
   UnstyledButton,
 } from '@mantine/core';
-import { useDisclosure } from '@mantine/hooks';
+import { useDisclosure, useWindowEvent } from '@mantine/hooks';
 import { useNavigate } from '@tanstack/react-router';
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { useDevices } from '../../api/devices/get-devices.ts';
 import {
   type Notification,
@@ -60,14 +60,28 @@ export function NotificationsBell() {
   const markAllRead = useMarkAllRead();
   const navigate = useNavigate();
   const tz = displayTimeZone();
+  const dropdown = useRef<HTMLDivElement>(null);
   useEffect(() => {
     setAlertsListOpen(opened);
     return () => setAlertsListOpen(false);
   }, [opened]);
+  // Escape closes the list wherever the focus is: on the bell (just clicked) as well as inside the list.
+  useWindowEvent('keydown', (e) => {
+    if (opened && e.key === 'Escape') close();
+  });
   const { count, more } = unreadCount(list.data?.pages);
   const label = count > 0 ? `${count}${more ? '+' : ''}` : null;
   const items = list.data?.pages.flatMap((p) => p.items) ?? [];
   const byId = new Map((devices.data ?? []).map((d) => [d.id, d]));
+
+  /**
+   * Marks everything read and keeps the list open. The button goes away with the last unread one, so the
+   * focus moves to the list itself rather than falling to the page.
+   */
+  const readAll = () => {
+    markAllRead.mutate();
+    dropdown.current?.focus();
+  };
 
   const open = (n: Notification) => {
     if (!n.read) markRead.mutate(n.id);
@@ -91,14 +105,14 @@ export function NotificationsBell() {
             <BellIcon />
           </ActionIcon>
         </Popover.Target>
-        <Popover.Dropdown p={0} maw="calc(100vw - 16px)" data-testid="notifications-list">
+        <Popover.Dropdown ref={dropdown} p={0} maw="calc(100vw - 16px)" data-testid="notifications-list">
           <Group justify="space-between" px="md" py="xs" gap={4}>
             <Text fw={700}>{t('alerts.title')}</Text>
             {count > 0 && (
               <Button
                 variant="subtle"
                 size="compact-xs"
-                onClick={() => markAllRead.mutate()}
+                onClick={readAll}
                 data-testid="notifications-read-all"
               >
                 {t('alerts.readAll')}
