@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jsonInPieces } from './schema.ts';
+import { tidyNumbers } from './analytics/tidy.ts';
+import { arrayElements, jsonInPieces, jsonInTurns } from './schema.ts';
 
 const text = (x: Buffer | string) => (typeof x === 'string' ? x : x.toString('utf8'));
 
@@ -52,5 +53,30 @@ describe('jsonInPieces', () => {
     const out = jsonInPieces({ series: { v: long } });
     expect(Buffer.isBuffer(out)).toBe(true);
     expect(JSON.parse(text(out))).toEqual(JSON.parse(JSON.stringify({ series: { v: long } })));
+  });
+});
+
+describe('jsonInTurns', () => {
+  const long = Array.from({ length: 30_001 }, (_, i) => (i % 97 === 0 ? null : 230 + Math.sin(i) / 3));
+  const t = Array.from({ length: 30_001 }, (_, i) => Date.UTC(2026, 0, 1) + i * 900_000);
+  it('writes the same bytes as jsonInPieces, in turns', async () => {
+    const value = { interval: '15m', t, series: { a: long, b: long.slice(0, 100) }, note: 'x', n: 0.1 + 0.2 };
+    const out = await jsonInTurns(value, false);
+    expect(text(out)).toBe(text(jsonInPieces(value)));
+    expect(text(out)).toBe(JSON.stringify(value));
+  });
+  it('with tidy, writes what tidyNumbers would, lists of rows included', async () => {
+    const value = {
+      t,
+      import: long.map((x) => (x === null ? null : x / 7)),
+      months: [{ month: '2026-01', cost: 0.1 + 0.2, zones: [{ zone: 1, energy: 25.829999999999927 }] }],
+      total: { cost: 1 / 3 },
+    };
+    const out = await jsonInTurns(value, true);
+    expect(text(out)).toBe(JSON.stringify(tidyNumbers(value)));
+  });
+  it('counts array elements up to a bound', () => {
+    expect(arrayElements({ a: [1, 2], b: { c: [3] }, d: [{ e: [4, 5] }] }, 100)).toBe(6);
+    expect(arrayElements({ a: long, b: long }, 10)).toBeGreaterThanOrEqual(10);
   });
 });

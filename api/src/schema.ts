@@ -3,9 +3,9 @@
  * validated with valibot (so field errors carry the docs/spec.md §5 messages); responses are serialized and
  * documented with JSON schemas generated from the same valibot schemas.
  */
-import { ErrorBodySchema, MESSAGES } from '@kilowatch/core';
+import { ErrorBodySchema, MESSAGES, nextTurn } from '@kilowatch/core';
 import { toJsonSchema } from '@valibot/to-json-schema';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import * as v from 'valibot';
 import { type FieldErrors, NotFoundError, ValidationError } from './errors.ts';
 
@@ -93,6 +93,78 @@ function largeIntegers(v: readonly unknown[], from: number, to: number): string 
  * text repeated.
  */
 export function jsonInPieces(data: unknown): Buffer | string {
+  const writer = piecesOf(data, false);
+  let step = writer.next();
+  while (!step.done) step = writer.next();
+  return step.value;
+}
+
+/** Time spent writing an answer between two turns of the event loop, at most about. */
+const TURN_MS = 8;
+
+/**
+ * `jsonInPieces` for long answers, giving the event loop a turn every few milliseconds of writing (a
+ * century of days or a year of 15-minute columns is ~100 ms of it); `tidy` writes fractional numbers
+ * to six decimals as `tidyNumbers` does.
+ */
+export async function jsonInTurns(data: unknown, tidy: boolean): Promise<Buffer | string> {
+  const writer = piecesOf(data, tidy);
+  let since = performance.now();
+  let step = writer.next();
+  while (!step.done) {
+    if (performance.now() - since >= TURN_MS) {
+      await nextTurn();
+      since = performance.now();
+    }
+    step = writer.next();
+  }
+  return step.value;
+}
+
+/** Array elements from which an answer is written in turns (`longAnswersInTurns`). */
+export const LONG_ANSWER_ELEMENTS = 20_000;
+
+/**
+ * A preSerialization hook: an answer of `LONG_ANSWER_ELEMENTS` array elements or more is written by
+ * `jsonInTurns` (the event loop gets a turn every few ms), sent as the bytes it gives; shorter answers go
+ * on to the route's serializer as they are (tidied when `tidy`, by `tidy`).
+ */
+export function longAnswersInTurns(tidy: (<T>(answer: T) => T) | null) {
+  return async (_req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+    if (payload === null || typeof payload !== 'object' || Buffer.isBuffer(payload)) return payload;
+    if (reply.statusCode >= 300 || arrayElements(payload, LONG_ANSWER_ELEMENTS) < LONG_ANSWER_ELEMENTS)
+      return tidy ? tidy(payload) : payload;
+    // The bytes are the answer: the route's serializer would write them again.
+    reply.serializer((bytes: unknown) => bytes as string);
+    return jsonInTurns(payload, tidy !== null);
+  };
+}
+
+/** Numbers in the arrays of an answer, counted up to `atLeast` (a cheap test for a long answer). */
+export function arrayElements(data: unknown, atLeast: number): number {
+  let n = 0;
+  const walk = (v: unknown, depth: number): void => {
+    if (n >= atLeast || depth > 6) return;
+    if (Array.isArray(v)) {
+      n += v.length;
+      if (v.length > 0 && typeof v[0] === 'object') for (const x of v) walk(x, depth + 1);
+    } else if (v !== null && typeof v === 'object' && !(v instanceof Date) && !Buffer.isBuffer(v))
+      for (const x of Object.values(v)) walk(x, depth + 1);
+  };
+  walk(data, 0);
+  return n;
+}
+
+/** Six decimals, as `tidyNumber` in analytics/tidy.ts. */
+const TIDY_SCALE = 1e6;
+const TIDY_LIMIT = Number.MAX_SAFE_INTEGER / TIDY_SCALE;
+const tidied = (x: unknown): unknown =>
+  typeof x !== 'number' || Number.isInteger(x) || !(Math.abs(x) < TIDY_LIMIT)
+    ? x
+    : Math.round(x * TIDY_SCALE) / TIDY_SCALE;
+
+/** The writer behind `jsonInPieces` and `jsonInTurns`: pauses (yields) after each slice of an array. */
+function* piecesOf(data: unknown, tidy: boolean): Generator<void, Buffer | string, void> {
   const buffers: Buffer[] = [];
   let text = '';
   const put = (s: string) => {
@@ -102,27 +174,40 @@ export function jsonInPieces(data: unknown): Buffer | string {
       text = '';
     }
   };
+  const stringify = (v: readonly unknown[]) => JSON.stringify(tidy ? v.map(tidied) : v);
   const written = new Map<readonly unknown[], string[]>();
-  const writeArray = (v: readonly unknown[], parts: string[]) => {
+  function* writeArray(v: readonly unknown[], parts: string[]): Generator<void, void, void> {
     if (v.length <= SLICE) {
       const ints = largeIntegers(v, 0, v.length);
-      parts.push(ints === null ? JSON.stringify(v) : `[${ints}]`);
+      parts.push(ints === null ? stringify(v) : `[${ints}]`);
       return;
     }
     parts.push('[');
     for (let i = 0; i < v.length; i += SLICE) {
       const end = Math.min(v.length, i + SLICE);
-      const part = largeIntegers(v, i, end) ?? JSON.stringify(v.slice(i, end)).slice(1, -1);
+      const part = largeIntegers(v, i, end) ?? stringify(v.slice(i, end)).slice(1, -1);
       parts.push(i === 0 ? part : `,${part}`);
+      yield;
     }
     parts.push(']');
-  };
-  const write = (v: unknown) => {
+  }
+  function* write(v: unknown): Generator<void, void, void> {
     if (Array.isArray(v)) {
       let parts = written.get(v);
       if (!parts) {
         parts = [];
-        writeArray(v, parts);
+        if (tidy && v.some((x) => x !== null && typeof x === 'object')) {
+          // Rows of objects (a list) to tidy: each row written on its own.
+          parts.push('[');
+          for (let i = 0; i < v.length; i++) {
+            const inner = piecesOf(v[i], tidy);
+            let step = inner.next();
+            while (!step.done) step = inner.next();
+            parts.push(i === 0 ? String(step.value) : `,${String(step.value)}`);
+            if (i % 256 === 255) yield;
+          }
+          parts.push(']');
+        } else yield* writeArray(v, parts);
         // Only time axes are kept for a repeat: keeping every column's text alive until the answer is
         // done would move it out of the young generation (the full collections `PIECE` avoids).
         if (v.length >= 64 && largeIntegers(v, 0, 1) !== null) written.set(v, parts);
@@ -135,12 +220,12 @@ export function jsonInPieces(data: unknown): Buffer | string {
         if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
         put(`${first ? '' : ','}${JSON.stringify(k)}:`);
         first = false;
-        write(x);
+        yield* write(x);
       }
       put('}');
-    } else put(JSON.stringify(v) ?? 'null');
-  };
-  write(data);
+    } else put(JSON.stringify(tidy ? tidied(v) : v) ?? 'null');
+  }
+  yield* write(data);
   if (buffers.length === 0) return text;
   if (text) buffers.push(Buffer.from(text, 'utf8'));
   return Buffer.concat(buffers);

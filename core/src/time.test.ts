@@ -3,6 +3,7 @@ import {
   addLocalDays,
   bucketIndexOf,
   calendarBucketStarts,
+  calendarBucketStartsYielding,
   HOUR_MS,
   localParts,
   offsetMinutes,
@@ -183,5 +184,24 @@ describe('bucketIndexOf', () => {
       -1, 0, 0, 1, 1, 2, 2, 3, 3,
     ]);
     expect(bucketIndexOf([], 5)).toBe(-1);
+  });
+});
+
+describe('calendarBucketStartsYielding', () => {
+  it('gives what calendarBucketStarts gives, for days and months, on and off bucket edges', async () => {
+    for (const tz of ['Europe/Warsaw', 'America/St_Johns', 'Asia/Kolkata', 'UTC']) {
+      for (const [from, to] of [
+        [Date.UTC(2023, 2, 1, 5, 7), Date.UTC(2026, 9, 28, 13)],
+        [zonedTimeToUtc(2024, 1, 1, 0, 0, 0, tz), zonedTimeToUtc(2025, 1, 1, 0, 0, 0, tz)],
+        [Date.UTC(2025, 5, 1, 12), Date.UTC(2025, 5, 1, 13)],
+      ] as const) {
+        for (const unit of ['day', 'month'] as const) {
+          expect(await calendarBucketStartsYielding(from, to, unit, tz)).toEqual(
+            calendarBucketStarts(from, to, unit, tz),
+          );
+        }
+      }
+    }
+    expect(await calendarBucketStartsYielding(5, 5, 'day', 'UTC')).toEqual([]);
   });
 });

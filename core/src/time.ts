@@ -240,6 +240,74 @@ export function calendarBucketStarts(from: number, to: number, unit: CalendarUni
   return out;
 }
 
+/** Calendar units whose buckets are cached per local year (`localYearBucketStarts`). */
+export type YearlyUnit = 'day' | 'month';
+
+const yearStartsCache = new Map<string, readonly number[]>();
+const MAX_CACHED_YEARS = 1024;
+
+/** True when the starts of that local year are cached (building them costs Intl calls, ~5 ms a year of days). */
+function yearStartsCached(year: number, unit: YearlyUnit, tz: string): boolean {
+  return yearStartsCache.has(`${unit}|${tz}|${year}`);
+}
+
+/**
+ * Starts of the local days or months of one local year in a zone, computed once per zone, unit and year
+ * and shared by every caller in the process (the API and the stores' calendars).
+ */
+export function localYearBucketStarts(year: number, unit: YearlyUnit, tz: string): readonly number[] {
+  const key = `${unit}|${tz}|${year}`;
+  let s = yearStartsCache.get(key);
+  if (!s) {
+    s = calendarBucketStarts(
+      zonedTimeToUtc(year, 1, 1, 0, 0, 0, tz),
+      zonedTimeToUtc(year + 1, 1, 1, 0, 0, 0, tz),
+      unit,
+      tz,
+    );
+    if (yearStartsCache.size >= MAX_CACHED_YEARS) yearStartsCache.clear();
+    yearStartsCache.set(key, s);
+  }
+  return s;
+}
+
+/** A turn of the event loop for whatever waits (setImmediate in Node, a timer in the browser). */
+export const nextTurn = (): Promise<void> =>
+  new Promise<void>((resolve) =>
+    typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0),
+  );
+
+/**
+ * `calendarBucketStarts` for local days and months, built a local year at a time from the shared cache,
+ * giving the event loop a turn after each year it had to compute: a century of days costs ~0.5 s of
+ * Intl calls, which must not hold every other request meanwhile.
+ */
+export async function calendarBucketStartsYielding(
+  from: number,
+  to: number,
+  unit: YearlyUnit,
+  tz: string,
+): Promise<number[]> {
+  const out: number[] = [];
+  if (!(to > from)) return out;
+  let holding: number | undefined;
+  for (let year = localParts(from, tz).year; ; year++) {
+    const cached = yearStartsCached(year, unit, tz);
+    const starts = localYearBucketStarts(year, unit, tz);
+    if (!cached) await nextTurn();
+    for (const s of starts) {
+      if (s <= from) holding = s;
+      else if (s >= to) {
+        if (out.length === 0 && holding !== undefined) out.push(holding);
+        return out;
+      } else {
+        if (out.length === 0 && holding !== undefined) out.push(holding);
+        out.push(s);
+      }
+    }
+  }
+}
+
 /**
  * The instants a query may name: from the Unix epoch to the start of 2100. Outside them no meter has
  * readings, and a range reaching year 1 or 9999 would only cost work before it is refused.

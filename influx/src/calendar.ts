@@ -4,7 +4,7 @@
  * answer would spend most of its time there. A local year's starts (and whether all of them fall on
  * whole hours) are computed once per zone and unit.
  */
-import { calendarBucketStarts, localParts, offsetMinutes, zonedTimeToUtc } from '@kilowatch/core';
+import { localParts, localYearBucketStarts, offsetMinutes } from '@kilowatch/core';
 
 type Unit = 'day' | 'month';
 
@@ -21,12 +21,7 @@ function yearOf(year: number, unit: Unit, tz: string): Year {
   const key = `${unit}|${tz}|${year}`;
   let y = cache.get(key);
   if (!y) {
-    const starts = calendarBucketStarts(
-      zonedTimeToUtc(year, 1, 1, 0, 0, 0, tz),
-      zonedTimeToUtc(year + 1, 1, 1, 0, 0, 0, tz),
-      unit,
-      tz,
-    );
+    const starts = localYearBucketStarts(year, unit, tz);
     y = { starts, wholeHours: starts.every((t) => offsetMinutes(t, tz) % 60 === 0) };
     if (cache.size >= MAX_ENTRIES) cache.clear();
     cache.set(key, y);

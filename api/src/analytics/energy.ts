@@ -8,7 +8,7 @@ import {
   addLocalMonths,
   billingPeriodAt,
   calendarBucketCountAtMost,
-  calendarBucketStarts,
+  calendarBucketStartsYielding,
   fixedBucketStart,
   HOUR_MS,
   hourlyBalance,
@@ -142,7 +142,7 @@ export async function energySeries(
   const unit = interval === '1d' ? 'day' : 'month';
   // Counted by arithmetic first: building the local-day starts of a too-long range is the costly part.
   if (calendarBucketCountAtMost(range.from, range.to, unit) > MAX_FINE_BUCKETS + 2) throw rangeTooLong();
-  const starts = calendarBucketStarts(range.from, range.to, unit, ctx.tz);
+  const starts = await calendarBucketStartsYielding(range.from, range.to, unit, ctx.tz);
   if (starts.length > MAX_FINE_BUCKETS) throw rangeTooLong();
   if (starts.length === 0) return { interval, tz: ctx.tz, t: [], import: [], export: [], balance: [] };
   const all = [...counters.import, ...counters.export];

@@ -9,6 +9,7 @@ import {
   createTariffCalendar,
   type HolidayCalendar,
   localDateString,
+  nextTurn,
   TARIFF_GROUPS,
   type Tariff,
   type TariffGroup,
@@ -90,8 +91,14 @@ export interface PricingInput {
   validTo?: string | null;
 }
 
-/** Prices hourly billed import per zone and local month. */
-export function priceHours(energy: FineEnergy, tz: string, input: PricingInput): MonthCost[] {
+/** Hours priced between two turns of the event loop (a few ms of zone and calendar lookups). */
+const HOURS_PER_TURN = 2048;
+
+/**
+ * Prices hourly billed import per zone and local month. Years of hours take a zone lookup each, so the
+ * event loop gets a turn every `HOURS_PER_TURN` hours.
+ */
+export async function priceHours(energy: FineEnergy, tz: string, input: PricingInput): Promise<MonthCost[]> {
   const calendar = createTariffCalendar({
     group: input.group,
     operator: input.operator ?? null,
@@ -103,6 +110,7 @@ export function priceHours(energy: FineEnergy, tz: string, input: PricingInput):
     z === 1 ? input.prices.zone1 : z === 2 ? input.prices.zone2 : input.prices.zone3;
   const months = new Map<string, Map<Zone, number>>();
   for (let i = 0; i < energy.t.length; i++) {
+    if (i % HOURS_PER_TURN === HOURS_PER_TURN - 1) await nextTurn();
     const t = energy.t[i]!;
     const date = localDateString(t, tz);
     if (input.validFrom && date < input.validFrom) continue;
@@ -157,15 +165,16 @@ export interface GroupCost {
 }
 
 /** Every group priced on the same hourly energy, cheapest first. `own` supplies the user's prices per group. */
-export function compareGroups(
+export async function compareGroups(
   energy: FineEnergy,
   tz: string,
   own: Partial<Record<TariffGroup, Tariff>>,
-): GroupCost[] {
-  const out: GroupCost[] = TARIFF_GROUPS.map((group) => {
+): Promise<GroupCost[]> {
+  const out: GroupCost[] = [];
+  for (const group of TARIFF_GROUPS) {
     const t = own[group];
     const prices = t ? pricesOf(t) : REFERENCE_PRICES[group];
-    const months = priceHours(energy, tz, {
+    const months = await priceHours(energy, tz, {
       group,
       operator: t?.operator ?? null,
       schedule: t?.schedule ?? null,
@@ -180,14 +189,14 @@ export function compareGroups(
         acc.cost += z.cost;
         zones.set(z.zone, acc);
       }
-    return {
+    out.push({
       group,
       zones: [...zones.values()].sort((a, b) => a.zone - b.zone),
       energy: months.reduce((s, m) => s + m.energy, 0),
       fixed: months.reduce((s, m) => s + m.fixed, 0),
       cost: months.reduce((s, m) => s + m.cost, 0),
       prices,
-    };
-  });
+    });
+  }
   return out.sort((a, b) => a.cost - b.cost);
 }

@@ -5,6 +5,7 @@
  * as the meter's own numbers do. Whole numbers (times, counts, ids) and strings are left as they are.
  */
 import type { FastifyInstance } from 'fastify';
+import { longAnswersInTurns } from '../schema.ts';
 
 const SCALE = 1e6;
 const LIMIT = Number.MAX_SAFE_INTEGER / SCALE;
@@ -26,11 +27,10 @@ export function tidyNumbers<T>(answer: T): T {
   return out as T;
 }
 
-/** Tidies every object answer of the routes registered in `app` (an encapsulated plugin's scope). */
+/**
+ * Tidies every object answer of the routes registered in `app` (an encapsulated plugin's scope); long
+ * answers are tidied as they are written, in turns of the event loop (`longAnswersInTurns`).
+ */
 export function tidyAnswers(app: FastifyInstance): void {
-  app.addHook('preSerialization', async (_req, _reply, payload) =>
-    payload !== null && typeof payload === 'object' && !Buffer.isBuffer(payload)
-      ? tidyNumbers(payload)
-      : payload,
-  );
+  app.addHook('preSerialization', longAnswersInTurns(tidyNumbers));
 }

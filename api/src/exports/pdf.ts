@@ -34,7 +34,7 @@ export async function writePdfReport(
   const interval = days > 62 ? '1mo' : '1d';
   const energy = await energySeries(store, ctx, range, interval);
   const hourly = await hourlyBilledEnergy(store, ctx, range);
-  const tariffs = compareGroups(hourly, ctx.tz, {});
+  const tariffs = await compareGroups(hourly, ctx.tz, {});
   const voltage = await store.series({
     deviceKey: ctx.deviceKey,
     params: ['vave1', 'vave2', 'vave3'],

@@ -17,7 +17,14 @@ import { createComparisonsRepository } from '../analytics/comparisons-repository
 import { contextOf, parseRange } from '../analytics/context.ts';
 import { resolveInterval, seriesForMany } from '../analytics/series.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { errorResponse, noContent, numericColumnsSerializer, request, response } from '../schema.ts';
+import {
+  errorResponse,
+  longAnswersInTurns,
+  noContent,
+  numericColumnsSerializer,
+  request,
+  response,
+} from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['comparisons'];
@@ -143,6 +150,7 @@ const comparisonRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         response: { 200: response(ComparisonDataSchema), ...errors },
       },
       serializerCompiler: numericColumnsSerializer,
+      preSerialization: longAnswersInTurns(null),
     },
     async (req) => {
       const { id } = req.params as { id: number };

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import { seriesFor } from '../analytics/series.ts';
-import { errorResponse, numericColumnsSerializer, request, response } from '../schema.ts';
+import { errorResponse, longAnswersInTurns, numericColumnsSerializer, request, response } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['telemetry'];
@@ -26,6 +26,7 @@ const seriesRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         response: { 200: response(SeriesBlockSchema), ...errors },
       },
       serializerCompiler: numericColumnsSerializer,
+      preSerialization: longAnswersInTurns(null),
     },
     async (req) => {
       const { id } = req.params as { id: number };

@@ -52,7 +52,7 @@ const tariffStatsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
           currency = t.currency;
         }
       }
-      const groups = compareGroups(energy, ctx.tz, own);
+      const groups = await compareGroups(energy, ctx.tz, own);
       return {
         deviceId: ctx.device.id,
         currency,
@@ -84,7 +84,7 @@ const tariffStatsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       const ctx = await deviceContext(app, req.session.userId, q.deviceId);
       const range = parseRange(q.from, q.to);
       const energy = await hourlyBilledEnergy(app.store, ctx, range);
-      const months = priceHours(energy, ctx.tz, {
+      const months = await priceHours(energy, ctx.tz, {
         group: tariff.group,
         operator: tariff.operator,
         schedule: tariff.schedule,

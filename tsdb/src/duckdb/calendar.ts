@@ -3,27 +3,13 @@
  * `calendarBucketStarts` asks Intl several times per bucket, which for a year of days costs more than
  * the rollup query itself. A local year's starts are computed once per zone and unit.
  */
-import { calendarBucketStarts, localParts, zonedTimeToUtc } from '@kilowatch/core';
+import { localParts, localYearBucketStarts } from '@kilowatch/core';
 
 type Unit = 'day' | 'month';
-const cache = new Map<string, readonly number[]>();
-const MAX_ENTRIES = 512;
 
-function yearStarts(year: number, unit: Unit, tz: string): readonly number[] {
-  const key = `${unit}|${tz}|${year}`;
-  let s = cache.get(key);
-  if (!s) {
-    s = calendarBucketStarts(
-      zonedTimeToUtc(year, 1, 1, 0, 0, 0, tz),
-      zonedTimeToUtc(year + 1, 1, 1, 0, 0, 0, tz),
-      unit,
-      tz,
-    );
-    if (cache.size >= MAX_ENTRIES) cache.clear();
-    cache.set(key, s);
-  }
-  return s;
-}
+/** A local year's starts, from core's cache (shared with the API, which may have built them already). */
+const yearStarts = (year: number, unit: Unit, tz: string): readonly number[] =>
+  localYearBucketStarts(year, unit, tz);
 
 /**
  * Starts of the buckets overlapping [from, to) (as `calendarBucketStarts`) and the end of the last one.

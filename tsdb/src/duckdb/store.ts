@@ -165,6 +165,11 @@ export class DuckDbStore implements TelemetryStore {
   private readonly stateRow = new Set<number>();
   /** Connection of `writeBulk` (opened on first use). */
   private bulkConn: DuckDBConnection | null = null;
+  /**
+   * The health probe's own connection: a connection runs one query at a time, so a probe on the read
+   * connection would wait behind the longest read in progress and report a busy store as a slow one.
+   */
+  private probeConn: DuckDBConnection | null = null;
   private readonly staging = new Map<string, string>();
   private lvReady = false;
   private walBytes = 0;
@@ -1736,7 +1741,8 @@ export class DuckDbStore implements TelemetryStore {
         detail: `${this.parkedRows} journaled readings not yet applied: ${this.applyError}`,
       };
     try {
-      await this.r.run('SELECT 1');
+      this.probeConn ??= await this.instance.connect();
+      await this.probeConn.run('SELECT 1');
       return { ok: true, engine: 'duckdb' };
     } catch (e) {
       return { ok: false, engine: 'duckdb', detail: (e as Error).message };
@@ -1757,6 +1763,7 @@ export class DuckDbStore implements TelemetryStore {
     // The last checkpoint off the event loop (closing would otherwise take it synchronously).
     if (this.ck) await this.ck.run('CHECKPOINT').catch(() => undefined);
     this.bulkConn?.closeSync();
+    this.probeConn?.closeSync();
     this.w.closeSync();
     this.r.closeSync();
     this.ck?.closeSync();
