@@ -27,8 +27,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { startSharedAlertSource } from './alerts/shared-source.ts';
 import { buildApp } from './app.ts';
 import { configFromEnv } from './config.ts';
-import { createPostgresSql } from './db/sql.ts';
+import { createPostgresSql, type Queryable } from './db/sql.ts';
 import { ensureDemoAccount } from './demo.ts';
+import { startManagedBroker } from './dynsec.ts';
 import { createLocalLiveSource } from './hub/live-source.ts';
 import { startHubRelay } from './hub/relay.ts';
 import { databaseMeterAuth } from './mqtt-auth.ts';
@@ -142,6 +143,17 @@ function welcomeLine(): string {
   return `Kilowatch is ready at ${url}: open it and choose "Try the demo" to sign in${pending}.`;
 }
 
+/** The claimed device with a stock Tasmota topic's MAC suffix, when exactly one has it. */
+function tasmotaDeviceIn(sql: Queryable) {
+  return async (suffix: string): Promise<string | null> => {
+    const { rows } = await sql.query<{ device_key: string }>(
+      'select device_key from devices where right(device_key, 6) = $1 limit 2',
+      [suffix.toLowerCase()],
+    );
+    return rows.length === 1 ? rows[0]!.device_key : null;
+  };
+}
+
 /** Ingest's part of `/api/health`: not ok while the store refuses its writes, with the store's reason. */
 function ingestHealth(rt: IngestRuntime): { ok: boolean; devices: number; detail?: string } {
   const problem = rt.writeProblem();
@@ -205,6 +217,7 @@ async function main(): Promise<void> {
       ...(members ? { leaveGroup: async () => !(await members.leave()) } : {}),
       shared: config.ingestShared,
       publishLive: config.publishLive,
+      ...(rollupSql && !broker ? { tasmotaDevice: tasmotaDeviceIn(rollupSql) } : {}),
       deadLetterDir: path.join(config.dataDir, 'dead-letters'),
       logger: http.log,
     });
@@ -253,6 +266,23 @@ async function main(): Promise<void> {
     // clients (plain subscription to kilowatch/live/+), and each one evaluated for alerts by one process
     // only (shared). Its own ingest's bus would see only what that ingest took, and alerts evaluated on
     // it as well as by the group would be raised twice.
+    // Meters' accounts on an external Mosquitto, kept in step through its dynamic security plugin (first,
+    // so that the services' account exists before the services connect with it).
+    const managed =
+      config.mqttUrl && config.mqttAdmin
+        ? await startManagedBroker({
+            mqttUrl: config.mqttUrl,
+            admin: config.mqttAdmin,
+            service: config.mqttService,
+            deviceKeys: () => api?.devices.deviceKeys(),
+            log: { info: (m) => console.log(m), warn: (m) => console.warn(m) },
+          })
+        : undefined;
+    if (managed) stops.unshift(() => managed.stop());
+    else if (config.mqttUrl)
+      console.warn(
+        'MQTT_URL without KW_MQTT_ADMIN_USERNAME: meters\' accounts are not put on the broker (README "Meters on Mosquitto")',
+      );
     const replica = config.mqttUrl
       ? {
           subscriber: await startLiveSubscriber({ mqttUrl: config.mqttUrl, ...serviceLogin }),
@@ -316,7 +346,11 @@ async function main(): Promise<void> {
         ]
           .filter(Boolean)
           .join('\n'),
-      ...(config.mqttUrl ? {} : { meterAccess: embeddedMeterAccess(meterParts) }),
+      ...(config.mqttUrl
+        ? managed
+          ? { meterAccess: managed }
+          : {}
+        : { meterAccess: embeddedMeterAccess(meterParts) }),
       readiness: {
         role: config.role,
         // An api replica serves login, devices and settings without the telemetry store; a process that
@@ -349,6 +383,11 @@ async function main(): Promise<void> {
     });
     await http.ready();
     api = http;
+    // Devices claimed before their accounts existed, or deleted while the broker was away.
+    if (managed)
+      void managed
+        .reconcile()
+        .catch((err: unknown) => http.log.warn({ err }, 'meter account reconcile failed'));
 
     if (config.role === 'all') {
       const members = config.embedded ? undefined : await http.sql.member('ingest');
@@ -370,6 +409,7 @@ async function main(): Promise<void> {
         ...(members ? { leaveGroup: async () => !(await members.leave()) } : {}),
         shared: config.ingestShared,
         publishLive: config.publishLive,
+        ...(broker ? {} : { tasmotaDevice: tasmotaDeviceIn(http.sql) }),
         deadLetterDir: path.join(config.dataDir, 'dead-letters'),
         logger: http.log,
       });

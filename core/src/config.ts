@@ -113,6 +113,8 @@ export const ENVIRONMENT = v.object({
   ),
   KW_MQTT_USERNAME: v.optional(text('a user name')),
   KW_MQTT_PASSWORD: v.optional(v.string()),
+  KW_MQTT_ADMIN_USERNAME: v.optional(text('a user name')),
+  KW_MQTT_ADMIN_PASSWORD: v.optional(v.string()),
   KW_INGEST_CLIENT_ID: v.optional(
     v.pipe(
       v.string(),
@@ -215,6 +217,11 @@ export interface ServerSettings {
   mqttPublic: { host?: string; port: number; tls: boolean };
   /** The services' MQTT account; generated at start when embedded. */
   mqttService: { username: string; password: string } | undefined;
+  /**
+   * The Mosquitto dynamic-security admin: with it the API keeps meters' accounts on an external broker in
+   * step; without it they are only stored.
+   */
+  mqttAdmin: { username: string; password: string } | undefined;
   ingestClientId: string;
   ingestSessionExpirySeconds: number;
   /** Shared subscription (`$share/kilowatch-ingest/…`) across ingest processes. */
@@ -277,6 +284,8 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     together(name, 'INFLUX_URL', `the InfluxDB address (e.g. http://influxdb:8086), since ${name} is set`);
   together('KW_MQTT_USERNAME', 'KW_MQTT_PASSWORD', 'a password, since KW_MQTT_USERNAME is set');
   together('KW_MQTT_PASSWORD', 'KW_MQTT_USERNAME', 'a user name, since KW_MQTT_PASSWORD is set');
+  together('KW_MQTT_ADMIN_USERNAME', 'KW_MQTT_ADMIN_PASSWORD', 'a password, since KW_MQTT_ADMIN_USERNAME is set');
+  together('KW_MQTT_ADMIN_PASSWORD', 'KW_MQTT_ADMIN_USERNAME', 'a user name, since KW_MQTT_ADMIN_PASSWORD is set');
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
 
   const e = parsed.output;
@@ -312,6 +321,9 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     mqttPublic,
     mqttService: e.KW_MQTT_USERNAME
       ? { username: e.KW_MQTT_USERNAME, password: e.KW_MQTT_PASSWORD ?? '' }
+      : undefined,
+    mqttAdmin: e.KW_MQTT_ADMIN_USERNAME
+      ? { username: e.KW_MQTT_ADMIN_USERNAME, password: e.KW_MQTT_ADMIN_PASSWORD ?? '' }
       : undefined,
     // The ingest's MQTT session. One per ingest process: two processes with one client id would take the
     // session from each other endlessly. Stable across restarts of the same host, so what the broker

@@ -116,6 +116,12 @@ export interface IngestOptions {
    * decoded on the bridge's own thread.
    */
   decodeThread?: boolean;
+  /**
+   * On an external broker, the device whose stock Tasmota topic is `tasmota_<suffix>` (the last 6 hex digits
+   * of its MAC, upper case), or null when no claimed device — or more than one — has that suffix. The broker
+   * lets only that meter publish there; the embedded broker names the device itself and needs none.
+   */
+  tasmotaDevice?: (suffix: string) => Promise<string | null>;
   /** The clock readings are judged by (a timestamp from the future is refused) and devices are seen at. */
   now?: () => number;
   logger?: IngestLogger;
@@ -189,6 +195,9 @@ interface Unit {
   /** The first message's device key, naming a dead-lettered unit. */
   deviceKey: string;
 }
+
+/** A stock Tasmota topic: `tele/tasmota_A1B2C3/SENSOR`. */
+const STOCK_TASMOTA = /^(tele|stat)\/tasmota_([0-9A-Fa-f]{6})\/(.+)$/;
 
 /** Messages sent to the decode thread at once, at most. */
 const CHUNK_MESSAGES = 256;
@@ -714,16 +723,38 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     }
   };
 
+  /** Stock Tasmota topics resolved to device keys, for a minute (unknown suffixes for 5 s). */
+  const tasmotaKeys = new Map<string, { key: string | null; at: number }>();
+  const tasmotaKey = async (suffix: string): Promise<string | null> => {
+    const hit = tasmotaKeys.get(suffix);
+    const t = performance.now();
+    if (hit && t - hit.at < (hit.key ? 60_000 : 5_000)) return hit.key;
+    const key = await opts.tasmotaDevice!(suffix).catch((e: unknown) => {
+      log.warn({ err: e }, 'could not look up the device of a Tasmota topic');
+      return null;
+    });
+    tasmotaKeys.set(suffix, { key, at: t });
+    if (tasmotaKeys.size > 10_000) tasmotaKeys.delete(tasmotaKeys.keys().next().value as string);
+    return key;
+  };
+
   if (client) {
     client.handleMessage = ((packet, callback) => {
       const c = client;
       const ackAfter =
         packet.qos > 0 && packet.messageId !== undefined ? pubackLater(c, packet.messageId) : undefined;
-      take(
-        { topic: packet.topic, payload: packet.payload, qos: packet.qos },
-        ackAfter,
-        // mqtt.js skips its own PUBACK on this error and reads the next packet.
-        () => callback(ackAfter ? AFTER_COMMIT : undefined),
+      const go = (topic: string) =>
+        take(
+          { topic, payload: packet.payload, qos: packet.qos },
+          ackAfter,
+          // mqtt.js skips its own PUBACK on this error and reads the next packet.
+          () => callback(ackAfter ? AFTER_COMMIT : undefined),
+        );
+      const stock = opts.tasmotaDevice ? STOCK_TASMOTA.exec(packet.topic) : null;
+      if (!stock) return go(packet.topic);
+      // mqtt.js reads the next packet only after the callback: the order is kept.
+      void tasmotaKey(stock[2]!.toUpperCase()).then((key) =>
+        go(key ? `${stock[1]}/${key}/${stock[3]}` : packet.topic),
       );
     }) as MqttClient['handleMessage'];
     await new Promise<void>((resolve, reject) => {

@@ -4,6 +4,7 @@
  * otherwise), and the store-outage scenario any engine can be put through.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -69,22 +70,103 @@ export interface MosquittoServer {
   stop(): Promise<void>;
   /** Restarts on the same port and persistence. */
   restart(): Promise<void>;
+  /** Stops the broker (SIGTERM), keeping its port and persistence for `start`. */
+  halt(): Promise<void>;
+  /** Starts a halted broker again. */
+  start(): Promise<void>;
+  running(): boolean;
+}
+
+/** Mosquitto's dynamic security plugin (Debian's `mosquitto` ships it), or null; required under CI=true. */
+export function findDynsecPlugin(): string | null {
+  for (const c of [
+    '/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so',
+    '/usr/lib/aarch64-linux-gnu/mosquitto_dynamic_security.so',
+    '/usr/lib/mosquitto_dynamic_security.so',
+    '/usr/local/lib/mosquitto_dynamic_security.so',
+  ])
+    if (existsSync(c)) return c;
+  if (process.env.CI === 'true')
+    throw new Error(
+      'mosquitto_dynamic_security.so is not installed (apt-get install -y mosquitto); CI requires it',
+    );
+  return null;
 }
 
 /**
- * Starts `mosquitto` on a free loopback port, anonymous, with persistence in a temp dir. Inflight and
- * queue limits are raised: ingest acknowledges after commit, so mosquitto's default of 20 inflight
- * messages per client would cap a batch at 20.
+ * The dynamic security plugin's file with one admin client, as `mosquitto_ctrl dynsec init <file> <admin>`
+ * writes it: PBKDF2-SHA512 (101 iterations) of the password with a random 12-byte salt, the `admin` role
+ * (the `$CONTROL/dynamic-security/#` topics) and a default access that denies publishing and subscribing.
  */
-export async function startMosquitto(binary: string): Promise<MosquittoServer> {
+export function dynsecInitFile(admin: { username: string; password: string }): string {
+  const salt = randomBytes(12);
+  const hash = pbkdf2Sync(admin.password, salt, 101, 64, 'sha512');
+  const acl = (acltype: string, topic: string) => ({ acltype, topic, allow: true });
+  return JSON.stringify(
+    {
+      clients: [
+        {
+          username: admin.username,
+          textName: 'Dynsec admin user',
+          password: hash.toString('base64'),
+          salt: salt.toString('base64'),
+          iterations: 101,
+          roles: [{ rolename: 'admin' }],
+        },
+      ],
+      roles: [
+        {
+          rolename: 'admin',
+          acls: [
+            acl('publishClientSend', '$CONTROL/dynamic-security/#'),
+            acl('publishClientReceive', '$CONTROL/dynamic-security/#'),
+            acl('subscribePattern', '$CONTROL/dynamic-security/#'),
+          ],
+        },
+      ],
+      defaultACLAccess: {
+        publishClientSend: false,
+        publishClientReceive: true,
+        subscribe: false,
+        unsubscribe: true,
+      },
+    },
+    null,
+    2,
+  );
+}
+
+export interface MosquittoOptions {
+  /**
+   * Authentication by the dynamic security plugin (`plugin`: its .so) with this admin, anonymous refused.
+   * Without it the broker is anonymous.
+   */
+  dynsec?: { plugin: string; admin: { username: string; password: string } };
+}
+
+/**
+ * Starts `mosquitto` on a free loopback port with persistence in a temp dir: anonymous, or with the
+ * dynamic security plugin (`opts.dynsec`). Inflight and queue limits are raised: ingest acknowledges after
+ * commit, so mosquitto's default of 20 inflight messages per client would cap a batch at 20.
+ */
+export async function startMosquitto(binary: string, opts: MosquittoOptions = {}): Promise<MosquittoServer> {
   const dir = await mkdtemp(join(tmpdir(), 'kw-mosquitto-'));
   const port = await freePort();
   const conf = join(dir, 'mosquitto.conf');
+  if (opts.dynsec) await writeFile(join(dir, 'dynamic-security.json'), dynsecInitFile(opts.dynsec.admin));
   await writeFile(
     conf,
     [
       `listener ${port} 127.0.0.1`,
-      'allow_anonymous true',
+      ...(opts.dynsec
+        ? [
+            'allow_anonymous false',
+            `plugin ${opts.dynsec.plugin}`,
+            `plugin_opt_config_file ${dir}/dynamic-security.json`,
+          ]
+        : ['allow_anonymous true']),
+      // As root, Mosquitto would switch to the `mosquitto` user, who cannot read or write this temp dir.
+      ...(process.getuid?.() === 0 ? ['user root'] : []),
       'persistence true',
       `persistence_location ${dir}/`,
       'autosave_interval 1',
@@ -126,6 +208,9 @@ export async function startMosquitto(binary: string): Promise<MosquittoServer> {
       await halt();
       await start();
     },
+    halt,
+    start,
+    running: () => proc.exitCode === null && proc.signalCode === null,
   };
 }
 

@@ -234,12 +234,13 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         app.store.latest(d.deviceKey),
       ]);
       // Without a broker that reports connections, a recent reading is the proof of one.
-      const status = state ? null : await app.deviceStatus(d.deviceKey);
+      const status = state?.connected !== undefined ? null : await app.deviceStatus(d.deviceKey);
       return {
-        connected: state ? state.connected : status?.status !== 'offline',
+        connected: state?.connected ?? status?.status !== 'offline',
         lastConnectedAt: state?.lastConnectedAt ?? null,
         lastReadingAt: latest?.ts ?? null,
         ...(state?.lastRejection ? { lastRejection: state.lastRejection } : {}),
+        ...(state?.account ? { account: state.account } : {}),
       };
     },
   );

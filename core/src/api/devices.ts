@@ -77,6 +77,17 @@ export const DeviceConnectionSchema = v.object({
       detail: v.optional(v.string()),
     }),
   ),
+  /**
+   * Whether the broker has the meter's account, where the API keeps a broker's accounts in step (Mosquitto):
+   * `pending` (not taken yet, retried), `rotate` (it has one whose password nobody knows), `unknown` (the
+   * broker does not answer).
+   */
+  account: v.optional(
+    v.object({
+      state: v.picklist(['ok', 'pending', 'rotate', 'unknown']),
+      detail: v.optional(v.string()),
+    }),
+  ),
 });
 export type DeviceConnection = v.InferOutput<typeof DeviceConnectionSchema>;
 

@@ -285,6 +285,12 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
       return rows.map((r) => ({ username: r.mqtt_username, deviceKey: r.device_key }));
     },
 
+    /** Every claimed device's key (the broker account reconcile). */
+    async deviceKeys(): Promise<string[]> {
+      const { rows } = await sql.query<{ device_key: string }>('select device_key from devices order by id');
+      return rows.map((r) => r.device_key);
+    },
+
     async remove(userId: number, id: number): Promise<boolean> {
       const r = await sql.query('delete from devices where user_id = $1 and id = $2', [userId, id]);
       return r.rowCount > 0;

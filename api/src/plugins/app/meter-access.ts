@@ -9,8 +9,11 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
 export interface MeterConnectionState {
-  connected: boolean;
-  lastConnectedAt: number | null;
+  /** Unknown to a broker that does not report connections (then a recent reading stands for one). */
+  connected?: boolean;
+  lastConnectedAt?: number | null;
+  /** Whether the broker has the meter's account (a broker the API keeps in step, such as Mosquitto). */
+  account?: { state: 'ok' | 'pending' | 'rotate' | 'unknown'; detail?: string };
   lastRejection?: {
     reason: 'bad-password' | 'topic-not-allowed' | 'payload-rejected';
     topic?: string;

@@ -1,0 +1,510 @@
+/**
+ * Meters' accounts on Mosquitto, kept in step by the API through its dynamic security plugin
+ * (`$CONTROL/dynamic-security/v1`, https://mosquitto.org/documentation/dynamic-security/).
+ *
+ * - Each claimed device is a client named by its device key with a role of its own (`kilowatch-meter-<key>`)
+ *   holding core's `meterAcl`: publish on its own native, Tasmota and Shelly topics, subscribe to its own
+ *   command topics; the default ACL access denies everything else.
+ * - The services' account (`KW_MQTT_USERNAME`) gets the role `kilowatch-service`: the meters' topics, the
+ *   internal `kilowatch/live/#` and `kilowatch/hub/#`, the shared-subscription groups.
+ * - Claim creates the client, rotation sets its new password (Mosquitto disconnects a meter connected with
+ *   the old one), delete removes it (and disconnects it).
+ *
+ * The broker may be away when a device is claimed, rotated or deleted: the change never fails the request.
+ * It is kept and retried every few seconds, and `reconcile` (at start, then every few minutes, in every API
+ * process) makes the broker's meter accounts match the devices: an account whose device is gone is
+ * removed; a device without an account (claimed before accounts existed, or whose password was lost with
+ * a process that could not hand it over) gets one with a random password nobody knows, marked so that
+ * `GET /api/devices/:id/connection` tells its owner to rotate the password.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { DEVICE_KEY_PATTERN, meterAcl } from '@kilowatch/core';
+import mqtt, { type MqttClient } from 'mqtt';
+import type { MeterAccess, MeterConnectionState } from './plugins/app/meter-access.ts';
+
+const CONTROL_TOPIC = '$CONTROL/dynamic-security/v1';
+const RESPONSE_TOPIC = `${CONTROL_TOPIC}/response`;
+
+/** The role holding the services' permissions. */
+export const SERVICE_ROLE = 'kilowatch-service';
+/** The role of one meter. */
+export const meterRole = (deviceKey: string) => `kilowatch-meter-${deviceKey}`;
+/** The text name of a meter account whose password nobody knows: its owner must rotate it. */
+export const UNKNOWN_PASSWORD = 'kilowatch meter (password unknown: rotate it)';
+const METER_TEXT = 'kilowatch meter';
+
+export interface DynsecResponse {
+  command: string;
+  error?: string;
+  data?: Record<string, unknown>;
+}
+
+/** A command the plugin refused (`error`): `Client not found`, `Client already exists`, … */
+export class DynsecError extends Error {
+  constructor(
+    readonly command: string,
+    readonly reason: string,
+  ) {
+    super(`dynamic security ${command}: ${reason}`);
+  }
+}
+
+export interface DynsecControl {
+  /** Runs one command; rejects with `DynsecError` on the plugin's refusal, `Error` when the broker is away. */
+  run(command: string, params?: Record<string, unknown>): Promise<DynsecResponse>;
+  connected(): boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * The admin connection to the plugin. It connects in the background and reconnects on its own: commands
+ * fail fast while it is down (never queued for minutes), the caller retries.
+ */
+export function connectDynsec(opts: {
+  mqttUrl: string;
+  username: string;
+  password: string;
+  clientId?: string;
+  /** How long one command waits for its answer (default 5 s). */
+  timeoutMs?: number;
+  onConnect?: () => void;
+}): DynsecControl {
+  const timeoutMs = opts.timeoutMs ?? 5000;
+  const waiting = new Map<string, { resolve(r: DynsecResponse): void; reject(e: Error): void }>();
+  let ready = false;
+  const client: MqttClient = mqtt.connect(opts.mqttUrl, {
+    clientId: opts.clientId ?? `kilowatch-dynsec-${randomBytes(6).toString('hex')}`,
+    username: opts.username,
+    password: opts.password,
+    clean: true,
+    reconnectPeriod: 2000,
+    connectTimeout: 5000,
+  });
+  client.on('connect', () => {
+    client.subscribe(RESPONSE_TOPIC, { qos: 1 }, (err) => {
+      if (err) return;
+      ready = true;
+      opts.onConnect?.();
+    });
+  });
+  client.on('close', () => {
+    ready = false;
+  });
+  // Reconnects are the answer to errors here; commands report the broker being away.
+  client.on('error', () => {});
+  client.on('message', (topic, payload) => {
+    if (topic !== RESPONSE_TOPIC) return;
+    let parsed: { responses?: (DynsecResponse & { correlationData?: string })[] };
+    try {
+      parsed = JSON.parse(payload.toString('utf8'));
+    } catch {
+      return;
+    }
+    for (const r of parsed.responses ?? []) {
+      const w = r.correlationData ? waiting.get(r.correlationData) : undefined;
+      if (!w) continue; // another API process's answer
+      waiting.delete(r.correlationData!);
+      if (r.error) w.reject(new DynsecError(r.command, r.error));
+      else w.resolve(r);
+    }
+  });
+  return {
+    connected: () => ready && client.connected,
+    run(command, params = {}) {
+      if (!ready || !client.connected)
+        return Promise.reject(
+          new Error(`the MQTT broker's dynamic security does not answer (${opts.mqttUrl})`),
+        );
+      const correlationData = randomUUID();
+      return new Promise<DynsecResponse>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiting.delete(correlationData);
+          reject(new Error(`the MQTT broker did not answer ${command} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiting.set(correlationData, {
+          resolve: (r) => {
+            clearTimeout(timer);
+            resolve(r);
+          },
+          reject: (e) => {
+            clearTimeout(timer);
+            reject(e);
+          },
+        });
+        client.publish(
+          CONTROL_TOPIC,
+          JSON.stringify({ commands: [{ command, ...params, correlationData }] }),
+          { qos: 1 },
+          (err) => {
+            if (!err) return;
+            const w = waiting.get(correlationData);
+            waiting.delete(correlationData);
+            w?.reject(err);
+          },
+        );
+      });
+    },
+    async stop() {
+      for (const w of waiting.values()) w.reject(new Error('stopped'));
+      waiting.clear();
+      await client.endAsync(true);
+    },
+  };
+}
+
+const refused = (e: unknown, reason: RegExp) => e instanceof DynsecError && reason.test(e.reason);
+
+/** The services' permissions: the meters' topics (plain and shared), the internal ones. */
+export function serviceAcl(): { acltype: string; topic: string; allow: boolean; priority: number }[] {
+  const acl: { acltype: string; topic: string; allow: boolean; priority: number }[] = [];
+  const add = (acltype: string, topic: string) => acl.push({ acltype, topic, allow: true, priority: 0 });
+  for (const t of ['kilowatch/live/#', 'kilowatch/hub/#']) add('publishClientSend', t);
+  for (const t of ['#', '$share/#']) {
+    add('subscribePattern', t);
+    add('publishClientReceive', t);
+  }
+  return acl;
+}
+
+/** Creates a role, or gives an existing one the ACL entries it lacks. */
+async function ensureRole(
+  control: DynsecControl,
+  rolename: string,
+  acls: { acltype: string; topic: string; allow: boolean; priority: number }[],
+): Promise<void> {
+  try {
+    await control.run('createRole', { rolename, textname: 'kilowatch', acls });
+  } catch (e) {
+    if (!refused(e, /already exists/i)) throw e;
+    for (const acl of acls)
+      await control.run('addRoleACL', { rolename, ...acl }).catch((err: unknown) => {
+        if (!refused(err, /already exists/i)) throw err;
+      });
+  }
+}
+
+/** Whether `credentials` log in on the broker now. */
+async function logsIn(mqttUrl: string, credentials: { username: string; password: string }) {
+  try {
+    const c = await mqtt.connectAsync(mqttUrl, {
+      ...credentials,
+      clientId: `kilowatch-check-${randomBytes(6).toString('hex')}`,
+      reconnectPeriod: 0,
+      connectTimeout: 5000,
+    });
+    await c.endAsync(true);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The services' account and the default ACL access (deny publish and subscribe, allow receiving what one
+ * may subscribe to). Its password is set again only when the configured one does not log in, so a
+ * restart of the API does not disconnect ingest.
+ */
+export async function ensureServiceAccount(
+  control: DynsecControl,
+  mqttUrl: string,
+  service: { username: string; password: string },
+): Promise<void> {
+  await control.run('setDefaultACLAccess', {
+    acls: [
+      { acltype: 'publishClientSend', allow: false },
+      { acltype: 'publishClientReceive', allow: true },
+      { acltype: 'subscribe', allow: false },
+      { acltype: 'unsubscribe', allow: true },
+    ],
+  });
+  await ensureRole(control, SERVICE_ROLE, serviceAcl());
+  try {
+    await control.run('createClient', {
+      username: service.username,
+      password: service.password,
+      textname: 'kilowatch services (ingest, api)',
+      roles: [{ rolename: SERVICE_ROLE, priority: 0 }],
+    });
+    return;
+  } catch (e) {
+    if (!refused(e, /already exists/i)) throw e;
+  }
+  await control
+    .run('addClientRole', { username: service.username, rolename: SERVICE_ROLE, priority: 0 })
+    .catch((e: unknown) => {
+      if (!refused(e, /already has|already exists/i)) throw e;
+    });
+  if (!(await logsIn(mqttUrl, service)))
+    await control.run('setClientPassword', { username: service.username, password: service.password });
+}
+
+type Change = { kind: 'issue'; username: string; password: string } | { kind: 'revoke'; username: string };
+
+export interface DynsecMeterAccess extends MeterAccess {
+  /** Makes the broker's meter accounts match the devices (see the module note); what it changed. */
+  reconcile(): Promise<{ created: string[]; removed: string[] }>;
+  /** Changes waiting for the broker. */
+  pending(): number;
+  stop(): Promise<void>;
+}
+
+export interface DynsecMeterAccessOptions {
+  control: DynsecControl;
+  /** Every claimed device's key; undefined until the metadata database is open. */
+  deviceKeys: () => Promise<string[]> | undefined;
+  /** How often a change the broker did not take is tried again (default 5 s). */
+  retryMs?: number;
+  /** How often `reconcile` runs on its own (default 5 min; 0 = never). */
+  reconcileMs?: number;
+  log?: { info(msg: string): void; warn(msg: string): void };
+}
+
+/** The `MeterAccess` of a Mosquitto managed through its dynamic security plugin. */
+export function dynsecMeterAccess(opts: DynsecMeterAccessOptions): DynsecMeterAccess {
+  const { control } = opts;
+  const retryMs = opts.retryMs ?? 5000;
+  const log = opts.log ?? { info() {}, warn() {} };
+  /** Per device key, the last change the broker has not taken yet, and why. */
+  const pending = new Map<string, { change: Change; error: string }>();
+  let retryTimer: NodeJS.Timeout | undefined;
+  let reconciling: Promise<{ created: string[]; removed: string[] }> | undefined;
+  let stopped = false;
+
+  const issue = async (deviceKey: string, username: string, password: string, textname: string) => {
+    await ensureRole(control, meterRole(deviceKey), meterAcl(deviceKey));
+    const client = { username, password, textname, roles: [{ rolename: meterRole(deviceKey), priority: 0 }] };
+    try {
+      await control.run('createClient', client);
+    } catch (e) {
+      if (!refused(e, /already exists/i)) throw e;
+      // A new password for an existing account: Mosquitto disconnects whoever is connected with it.
+      await control.run('modifyClient', client);
+    }
+  };
+
+  const revoke = async (deviceKey: string, username: string) => {
+    await control.run('deleteClient', { username }).catch((e: unknown) => {
+      if (!refused(e, /not found/i)) throw e;
+    });
+    await control.run('deleteRole', { rolename: meterRole(deviceKey) }).catch((e: unknown) => {
+      if (!refused(e, /not found/i)) throw e;
+    });
+  };
+
+  const apply = (deviceKey: string, change: Change) =>
+    change.kind === 'issue'
+      ? issue(deviceKey, change.username, change.password, METER_TEXT)
+      : revoke(deviceKey, change.username);
+
+  const scheduleRetry = () => {
+    if (retryTimer || stopped || pending.size === 0) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      void retry();
+    }, retryMs);
+    retryTimer.unref();
+  };
+
+  const retry = async () => {
+    if (pending.size === 0) return;
+    for (const [deviceKey, p] of [...pending]) {
+      try {
+        await apply(deviceKey, p.change);
+        // A newer change may have replaced it meanwhile: that one stays.
+        if (pending.get(deviceKey) === p) pending.delete(deviceKey);
+      } catch (e) {
+        p.error = e instanceof Error ? e.message : String(e);
+        break; // the broker is away: wait
+      }
+    }
+    if (pending.size > 0) scheduleRetry();
+    else log.info('the MQTT broker has every meter account change');
+  };
+
+  /** Applies a change now, or keeps it for the retry; never throws (the claim or rotation stands). */
+  const change = async (deviceKey: string, c: Change) => {
+    pending.delete(deviceKey);
+    try {
+      await apply(deviceKey, c);
+    } catch (e) {
+      const error = e instanceof Error ? e.message : String(e);
+      pending.set(deviceKey, { change: c, error });
+      log.warn(`meter account ${c.kind} for ${deviceKey} waits for the MQTT broker: ${error}`);
+      scheduleRetry();
+    }
+  };
+
+  const reconcile = async () => {
+    // The broker's accounts first, then the devices: a device claimed meanwhile is in the database before
+    // its account exists, so an account is never taken for an orphan while its claim is on its way.
+    const listed = await control.run('listClients', { verbose: false, count: -1, offset: 0 });
+    const clients = ((listed.data?.clients ?? []) as (string | { username: string })[])
+      .map((c) => (typeof c === 'string' ? c : c.username))
+      .filter((u) => DEVICE_KEY_PATTERN.test(u));
+    const keys = await opts.deviceKeys();
+    if (!keys) return { created: [], removed: [] };
+    const devices = new Set(keys);
+    const accounts = new Set(clients);
+    const created: string[] = [];
+    const removed: string[] = [];
+    for (const username of clients) {
+      if (devices.has(username) || pending.has(username)) continue;
+      await revoke(username, username);
+      removed.push(username);
+    }
+    for (const key of devices) {
+      if (accounts.has(key) || pending.has(key)) continue;
+      try {
+        await control
+          .run('createRole', { rolename: meterRole(key), acls: meterAcl(key) })
+          .catch((e: unknown) => {
+            if (!refused(e, /already exists/i)) throw e;
+          });
+        // Never replaces an account made meanwhile by a claim or a rotation.
+        await control.run('createClient', {
+          username: key,
+          password: randomBytes(24).toString('base64url'),
+          textname: UNKNOWN_PASSWORD,
+          roles: [{ rolename: meterRole(key), priority: 0 }],
+        });
+        created.push(key);
+      } catch (e) {
+        if (!refused(e, /already exists/i)) throw e;
+      }
+    }
+    if (created.length || removed.length)
+      log.info(
+        `meter accounts reconciled with the MQTT broker: ${created.length} created (their owners rotate the password), ${removed.length} removed`,
+      );
+    return { created, removed };
+  };
+
+  const reconcileTimer =
+    opts.reconcileMs === 0
+      ? undefined
+      : setInterval(() => {
+          void access
+            .reconcile()
+            .catch((e: unknown) => log.warn(`meter account reconcile failed: ${String(e)}`));
+        }, opts.reconcileMs ?? 300_000);
+  reconcileTimer?.unref();
+
+  const access: DynsecMeterAccess = {
+    async issued(deviceKey, { username, password }) {
+      await change(deviceKey, { kind: 'issue', username, password });
+    },
+    async revoked(deviceKey, username) {
+      await change(deviceKey, { kind: 'revoke', username: username ?? deviceKey });
+    },
+    async connection(deviceKey): Promise<MeterConnectionState> {
+      const waiting = pending.get(deviceKey);
+      if (waiting)
+        return {
+          account: {
+            state: 'pending',
+            detail: `the MQTT broker has not taken this meter's account yet; retried every ${retryMs / 1000} s (${waiting.error})`,
+          },
+        };
+      try {
+        const r = await control.run('getClient', { username: deviceKey });
+        const client = r.data?.client as { textname?: string; disabled?: boolean } | undefined;
+        if (client?.textname === UNKNOWN_PASSWORD)
+          return {
+            account: {
+              state: 'rotate',
+              detail:
+                "the broker has an account for this meter with a password nobody knows: rotate the meter's password",
+            },
+          };
+        return { account: { state: 'ok' } };
+      } catch (e) {
+        if (refused(e, /not found/i))
+          return {
+            account: {
+              state: 'pending',
+              detail: 'the MQTT broker has no account for this meter yet; it is created within minutes',
+            },
+          };
+        return { account: { state: 'unknown', detail: e instanceof Error ? e.message : String(e) } };
+      }
+    },
+    reconcile() {
+      reconciling ??= (async () => {
+        try {
+          await retry();
+          return await reconcile();
+        } finally {
+          reconciling = undefined;
+        }
+      })();
+      return reconciling;
+    },
+    pending: () => pending.size,
+    async stop() {
+      stopped = true;
+      clearTimeout(retryTimer);
+      clearInterval(reconcileTimer);
+      await reconciling?.catch(() => {});
+    },
+  };
+  return access;
+}
+
+/**
+ * The API's management of a Mosquitto: the admin connection, the services' account and the meters'
+ * accounts. Each time the admin connection comes up (at start, after a broker restart) the services'
+ * account is checked and the meters' accounts reconciled; waits up to `waitMs` for the first time, so the
+ * services' own connections find their account, and goes on without it (retrying) when the broker is away.
+ */
+export async function startManagedBroker(opts: {
+  mqttUrl: string;
+  admin: { username: string; password: string };
+  service?: { username: string; password: string };
+  deviceKeys: DynsecMeterAccessOptions['deviceKeys'];
+  log?: DynsecMeterAccessOptions['log'];
+  retryMs?: number;
+  reconcileMs?: number;
+  waitMs?: number;
+}): Promise<DynsecMeterAccess> {
+  const log = opts.log ?? { info() {}, warn() {} };
+  let firstUp: () => void = () => {};
+  const up = new Promise<void>((r) => {
+    firstUp = r;
+  });
+  const control = connectDynsec({
+    mqttUrl: opts.mqttUrl,
+    ...opts.admin,
+    onConnect: () => {
+      void (async () => {
+        try {
+          if (opts.service) await ensureServiceAccount(control, opts.mqttUrl, opts.service);
+          await access.reconcile();
+        } catch (e) {
+          log.warn(`MQTT broker accounts not in step yet (retried at the next reconcile): ${String(e)}`);
+        } finally {
+          firstUp();
+        }
+      })();
+    },
+  });
+  const access = dynsecMeterAccess({
+    control,
+    deviceKeys: opts.deviceKeys,
+    ...(opts.retryMs !== undefined ? { retryMs: opts.retryMs } : {}),
+    ...(opts.reconcileMs !== undefined ? { reconcileMs: opts.reconcileMs } : {}),
+    log,
+  });
+  const stop = access.stop;
+  access.stop = async () => {
+    await stop();
+    await control.stop();
+  };
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([up, new Promise<void>((r) => (timer = setTimeout(r, opts.waitMs ?? 10_000)))]);
+  clearTimeout(timer);
+  if (!control.connected())
+    log.warn(
+      `the MQTT broker's dynamic security does not answer at ${opts.mqttUrl}; meter accounts wait for it`,
+    );
+  return access;
+}

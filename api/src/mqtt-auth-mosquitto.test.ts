@@ -1,0 +1,227 @@
+/**
+ * Meters' MQTT accounts end to end on a real Mosquitto with its dynamic security plugin (server
+ * deployment): the API claims, rotates and deletes devices and keeps the broker's accounts in step over
+ * `$CONTROL/dynamic-security/v1`; ingest subscribes with the services' account; the broker alone decides
+ * who may connect, publish and subscribe. Also: a device claimed while the broker is away keeps its claim
+ * and gets its account once the broker is back; the reconcile gives devices without an account one (to be
+ * rotated) and removes accounts whose device is gone.
+ */
+import { type IngestRuntime, startIngest } from '@kilowatch/ingest';
+import { type MeterAccessHarness, meterAccessSuite, tryConnect } from '@kilowatch/ingest/conformance';
+import {
+  findDynsecPlugin,
+  findServerBinary,
+  type MosquittoServer,
+  startMosquitto,
+} from '@kilowatch/ingest/testing';
+import type { TelemetryStore } from '@kilowatch/tsdb';
+import type { MqttClient } from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  connectDynsec,
+  type DynsecMeterAccess,
+  meterRole,
+  startManagedBroker,
+  UNKNOWN_PASSWORD,
+} from './dynsec.ts';
+import { type Account, as, buildTestApp, duckDbStore, signUp, type TestApp } from './testing/helper.ts';
+
+const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
+const plugin = mosquittoBin ? findDynsecPlugin() : null;
+if (mosquittoBin && !plugin)
+  console.warn('mosquitto_dynamic_security.so is missing: skipping the dynsec suite');
+
+const ADMIN = { username: 'kw-admin', password: 'admin-secret' };
+const SERVICE = { username: 'kilowatch-test-services', password: 'service-secret' };
+const quiet = { info() {}, warn() {}, error() {} };
+const macOf = (key: string) => key.match(/../g)!.join(':');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(check: () => boolean | Promise<boolean>, ms: number, what: string) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dynamic security', () => {
+  let broker: MosquittoServer;
+  let t: TestApp;
+  let store: TelemetryStore;
+  let access: DynsecMeterAccess;
+  let runtime: IngestRuntime;
+  let owner: Account;
+  const ids = new Map<string, number>();
+
+  beforeAll(async () => {
+    broker = await startMosquitto(mosquittoBin as string, {
+      dynsec: { plugin: plugin as string, admin: ADMIN },
+    });
+    store = await duckDbStore();
+    let app: TestApp | undefined;
+    access = await startManagedBroker({
+      mqttUrl: broker.url,
+      admin: ADMIN,
+      service: SERVICE,
+      deviceKeys: () => app?.app.devices.deviceKeys(),
+      retryMs: 200,
+      reconcileMs: 0,
+    });
+    t = await buildTestApp('pglite', { store, meterAccess: access });
+    app = t;
+    runtime = await startIngest({
+      store,
+      mqttUrl: broker.url,
+      mqttUsername: SERVICE.username,
+      mqttPassword: SERVICE.password,
+      clientId: 'kw-dynsec-ingest',
+      // As the ingest replicas subscribe: through the shared group the services' role opens.
+      shared: true,
+      sessionExpirySeconds: 60,
+      rollupIntervalMs: 0,
+      logger: quiet,
+      tasmotaDevice: async (suffix) => {
+        const { rows } = await t.sql.query<{ device_key: string }>(
+          'select device_key from devices where right(device_key, 6) = $1 limit 2',
+          [suffix.toLowerCase()],
+        );
+        return rows.length === 1 ? rows[0]!.device_key : null;
+      },
+    });
+    owner = await signUp(t.app);
+  }, 60_000);
+  afterAll(async () => {
+    await runtime?.stop();
+    await access?.stop();
+    await t?.close();
+    await store?.close();
+    await broker?.stop();
+  });
+
+  const claim = async (key: string) => {
+    const res = await as(t.app, owner, {
+      method: 'POST',
+      url: '/api/devices',
+      payload: { mac: macOf(key), name: 'Meter', typeCode: 1 },
+    });
+    expect(res.statusCode).toBe(201);
+    ids.set(key, res.json().id);
+    return { username: res.json().mqtt.username as string, password: res.json().mqtt.password as string };
+  };
+  const rotate = async (key: string) => {
+    const res = await as(t.app, owner, {
+      method: 'POST',
+      url: `/api/devices/${ids.get(key)}/mqtt-credentials`,
+    });
+    expect(res.statusCode).toBe(200);
+    return res.json() as { username: string; password: string };
+  };
+  const connection = async (key: string) =>
+    (await as(t.app, owner, { method: 'GET', url: `/api/devices/${ids.get(key)}/connection` })).json();
+
+  meterAccessSuite(
+    async (): Promise<MeterAccessHarness> => ({
+      url: broker.url,
+      store,
+      service: SERVICE,
+      async claim(key) {
+        // Claimed by an earlier case: a fresh password stands for a fresh claim.
+        return ids.has(key) ? rotate(key) : claim(key);
+      },
+      rotate,
+      async remove(key) {
+        const res = await as(t.app, owner, { method: 'DELETE', url: `/api/devices/${ids.get(key)}` });
+        expect(res.statusCode).toBe(204);
+        ids.delete(key);
+      },
+      // Mosquitto drops a refused publish without counting it for us.
+      refusedCount: () => 0,
+    }),
+    { a: '6a0000000001', b: '6a0000000002', c: '6a0000000003', d: '6a0000000004' },
+  );
+
+  it('reports the account on the connection route once the broker has it', async () => {
+    const key = '6a00000000a1';
+    await claim(key);
+    expect(await connection(key)).toMatchObject({ connected: false, account: { state: 'ok' } });
+  });
+
+  it('a claim and a rotation while the broker is away stand; the account follows once it is back', async () => {
+    const key = '6a00000000b1';
+    const before = await claim(key);
+    await broker.restart();
+    // The broker is back at once here; stop it and answer claims meanwhile.
+    await broker.halt();
+    try {
+      const res = await as(t.app, owner, {
+        method: 'POST',
+        url: `/api/devices/${ids.get(key)}/mqtt-credentials`,
+      });
+      expect(res.statusCode).toBe(200);
+      const fresh = res.json() as { username: string; password: string };
+      expect(fresh.password).not.toBe(before.password);
+      const late = '6a00000000b2';
+      const lateCreds = await claim(late);
+      expect((await connection(late)).account).toMatchObject({ state: 'pending' });
+      expect(access.pending()).toBe(2);
+      await broker.start();
+      await until(() => access.pending() === 0, 20_000, 'the changes to reach the broker');
+      expect((await connection(late)).account).toEqual({ state: 'ok' });
+      const meter = await tryConnect(broker.url, { clientId: 'kw-late', ...lateCreds });
+      expect(meter).not.toBeInstanceOf(Error);
+      await (meter as MqttClient).endAsync();
+      expect(await tryConnect(broker.url, { clientId: 'kw-late-old', ...before })).toBeInstanceOf(Error);
+      const rotated = await tryConnect(broker.url, { clientId: 'kw-late-new', ...fresh });
+      expect(rotated).not.toBeInstanceOf(Error);
+      await (rotated as MqttClient).endAsync();
+    } finally {
+      if (!broker.running()) await broker.start();
+    }
+  }, 60_000);
+
+  it('the reconcile gives a device without an account one to rotate, and removes accounts whose device is gone', async () => {
+    // A device claimed before accounts existed: in the database, not on the broker.
+    const old = '6a00000000c1';
+    await claim(old);
+    const control = connectDynsec({ mqttUrl: broker.url, ...ADMIN });
+    try {
+      await until(() => control.connected(), 10_000, 'the admin connection');
+      await control.run('deleteClient', { username: old });
+      // An account whose device no longer exists, and one that is not a meter's (left alone).
+      await control.run('createClient', { username: '6a00000000c2', password: 'orphan-password' });
+      await control.run('createClient', { username: 'someone-else', password: 'x' });
+      expect((await connection(old)).account).toMatchObject({ state: 'pending' });
+
+      const result = await access.reconcile();
+      expect(result.created).toContain(old);
+      expect(result.removed).toEqual(['6a00000000c2']);
+      expect((await control.run('getClient', { username: old })).data?.client).toMatchObject({
+        textname: UNKNOWN_PASSWORD,
+        roles: [{ rolename: meterRole(old) }],
+      });
+      await expect(control.run('getClient', { username: '6a00000000c2' })).rejects.toThrow(/not found/i);
+      expect((await control.run('getClient', { username: 'someone-else' })).data?.client).toBeTruthy();
+      expect((await connection(old)).account).toMatchObject({ state: 'rotate' });
+      expect(
+        await tryConnect(broker.url, {
+          clientId: 'kw-orphan',
+          username: '6a00000000c2',
+          password: 'orphan-password',
+        }),
+      ).toBeInstanceOf(Error);
+
+      // The owner rotates: the new password works and the account is in step.
+      const fresh = await rotate(old);
+      expect((await connection(old)).account).toEqual({ state: 'ok' });
+      const meter = await tryConnect(broker.url, { clientId: 'kw-reconciled', ...fresh });
+      expect(meter).not.toBeInstanceOf(Error);
+      await (meter as MqttClient).endAsync();
+      // Nothing left to do.
+      expect(await access.reconcile()).toEqual({ created: [], removed: [] });
+    } finally {
+      await control.stop();
+    }
+  });
+});
