@@ -284,8 +284,16 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     together(name, 'INFLUX_URL', `the InfluxDB address (e.g. http://influxdb:8086), since ${name} is set`);
   together('KW_MQTT_USERNAME', 'KW_MQTT_PASSWORD', 'a password, since KW_MQTT_USERNAME is set');
   together('KW_MQTT_PASSWORD', 'KW_MQTT_USERNAME', 'a user name, since KW_MQTT_PASSWORD is set');
-  together('KW_MQTT_ADMIN_USERNAME', 'KW_MQTT_ADMIN_PASSWORD', 'a password, since KW_MQTT_ADMIN_USERNAME is set');
-  together('KW_MQTT_ADMIN_PASSWORD', 'KW_MQTT_ADMIN_USERNAME', 'a user name, since KW_MQTT_ADMIN_PASSWORD is set');
+  together(
+    'KW_MQTT_ADMIN_USERNAME',
+    'KW_MQTT_ADMIN_PASSWORD',
+    'a password, since KW_MQTT_ADMIN_USERNAME is set',
+  );
+  together(
+    'KW_MQTT_ADMIN_PASSWORD',
+    'KW_MQTT_ADMIN_USERNAME',
+    'a user name, since KW_MQTT_ADMIN_PASSWORD is set',
+  );
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
 
   const e = parsed.output;
