@@ -202,6 +202,114 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     expect(await view.locator('canvas').count()).toBeGreaterThanOrEqual(2);
   });
 
+  it('draws a device chart over a year (daily bands, interval chosen for it) and over a custom range, with a loading cue between', {
+    timeout: 120_000,
+  }, async () => {
+    const devices = (await call<(ApiDevice & { typeCode: number; phases?: 1 | 3 })[]>('GET', '/devices'))
+      .body;
+    const meter = devices.find((d) => d.typeCode === 1 && d.phases !== 1) ?? devices[0]!;
+    const seriesOf = (r: { url: () => string }) => r.url().includes(`/api/devices/${meter.id}/series`);
+    await page.goto(`${api.url}${detailsPathFor(meter.id, meter.typeCode, meter.phases ?? 3)}`);
+    const voltage = page.getByTestId('chart-voltage');
+    await voltage.locator('canvas').first().waitFor({ timeout: 20_000 });
+
+    // A year: no interval asked, so the API picks daily buckets with each day's min and max.
+    const yearAnswer = page.waitForResponse(seriesOf);
+    await page.getByTestId('range-presets').getByText(en['details.range.year'], { exact: true }).click();
+    const year = await yearAnswer;
+    expect(new URL(year.url()).searchParams.get('interval')).toBeNull();
+    const body = (await year.json()) as {
+      interval: string;
+      t: number[];
+      series: Record<string, { min?: unknown[]; max?: unknown[] }>;
+    };
+    expect(body.interval).toBe('1d');
+    expect(body.t.length).toBeGreaterThanOrEqual(365);
+    expect(body.t.length).toBeLessThanOrEqual(367);
+    expect(body.series.vave1?.min).toBeDefined();
+    expect(body.series.vave1?.max).toBeDefined();
+    await voltage.locator('[data-testid=chart-interval][data-interval="1d"]').waitFor();
+    expect(await voltage.locator('canvas').count()).toBeGreaterThanOrEqual(1);
+    expect(await voltage.getByTestId('chart-interval').textContent()).toBe(en['details.int.1d']);
+
+    // Another range: while its answer is on the way, the charts show a loading cue, not the year's data.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const pattern = `**/api/devices/${meter.id}/series?**`;
+    await page.route(pattern, async (route) => {
+      await held;
+      await route.continue();
+    });
+    const quarterAnswer = page.waitForResponse(seriesOf);
+    await page.getByTestId('range-presets').getByText(en['details.range.quarter'], { exact: true }).click();
+    await voltage.getByTestId('chart-loading').waitFor();
+    expect(await voltage.locator('canvas').count()).toBe(0);
+    release();
+    await quarterAnswer;
+    await page.unroute(pattern);
+    await voltage.locator('canvas').first().waitFor();
+    expect(await voltage.getByTestId('chart-loading').count()).toBe(0);
+
+    // A custom range picked on the calendar draws too.
+    await page.getByTestId('range-presets').getByText(en['details.range.custom'], { exact: true }).click();
+    await page.getByTestId('range-incomplete').waitFor();
+    await page.getByTestId('range-custom').click();
+    const days = page.locator(
+      '[role=dialog] table button:not([data-disabled]):not([data-outside]):not([data-hidden])',
+    );
+    await days.first().waitFor();
+    const customAnswer = page.waitForResponse(seriesOf);
+    await days.first().click();
+    await days.last().click();
+    const custom = await customAnswer;
+    const from = Date.parse(new URL(custom.url()).searchParams.get('from') ?? '');
+    const to = Date.parse(new URL(custom.url()).searchParams.get('to') ?? '');
+    expect(to - from).toBeGreaterThanOrEqual(23 * 3_600_000);
+    expect(to - from).toBeLessThanOrEqual(32 * 86_400_000);
+    await page.keyboard.press('Escape');
+    await voltage.locator('canvas').first().waitFor();
+  });
+
+  it('shows the data log over a preset range and a custom one', { timeout: 60_000 }, async () => {
+    const devices = (await call<(ApiDevice & { typeCode: number; phases?: 1 | 3 })[]>('GET', '/devices'))
+      .body;
+    const meter = devices.find((d) => d.typeCode === 1 && d.phases !== 1) ?? devices[0]!;
+    await page.goto(`${api.url}/device/data-log?device=${meter.id}`);
+    await page.locator('.mantine-MultiSelect-pill').first().waitFor({ timeout: 10_000 });
+    const readings = () => page.waitForResponse((r) => r.url().includes(`/api/devices/${meter.id}/readings`));
+    let answer = readings();
+    await page.getByTestId('range-presets').getByText(en['range.month'], { exact: true }).click();
+    await page.getByRole('button', { name: en['log.show'] }).click();
+    let url = new URL((await answer).url());
+    let span = Date.parse(url.searchParams.get('to')!) - Date.parse(url.searchParams.get('from')!);
+    // 30 local days: 720 hours, one more or less across a DST change.
+    expect(Math.abs(span - 30 * 86_400_000)).toBeLessThanOrEqual(3_600_000);
+    expect(await page.getByTestId('log-count').textContent()).toMatch(/[1-9]/);
+
+    // A custom range lacking its last day is refused with the reason; both days given, it shows.
+    await page.getByTestId('range-presets').getByText(en['range.custom'], { exact: true }).click();
+    await page.getByRole('button', { name: en['log.show'] }).click();
+    expect(await page.getByTestId('log-range-error').textContent()).toBe(en['val.dateRange']);
+    await page.getByTestId('range-custom').click();
+    const days = page.locator(
+      '[role=dialog] table button:not([data-disabled]):not([data-outside]):not([data-hidden])',
+    );
+    await days.first().waitFor();
+    await days.last().click();
+    await days.last().click();
+    await page.keyboard.press('Escape');
+    answer = readings();
+    await page.getByRole('button', { name: en['log.show'] }).click();
+    url = new URL((await answer).url());
+    span = Date.parse(url.searchParams.get('to')!) - Date.parse(url.searchParams.get('from')!);
+    // One local day: 23, 24 or 25 hours, never a fixed 86,400,000 ms past a DST change.
+    expect(span).toBeGreaterThanOrEqual(23 * 3_600_000);
+    expect(span).toBeLessThanOrEqual(25 * 3_600_000);
+    expect(await page.getByTestId('log-range-error').count()).toBe(0);
+  });
+
   it('never scrolls sideways on a 390 px phone', { timeout: 180_000 }, async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const devices = (await call<(ApiDevice & { typeCode: number; phases?: 1 | 3 })[]>('GET', '/devices'))

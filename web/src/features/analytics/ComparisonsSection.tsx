@@ -25,11 +25,12 @@ import type { Device } from '../../api/schemas.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
+import { useLongRange } from '../../ranges/RangeControl.tsx';
+import { wantsBands } from '../../ranges/ranges.ts';
 import { paramName } from '../devices/paramNames.ts';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { ComparisonCharts } from './ComparisonChart.tsx';
 import { ComparisonForm } from './ComparisonForm.tsx';
-import { useLongRange, wantsBands } from './LongRange.tsx';
 import { useAnalyticsSearch } from './useAnalyticsSearch.ts';
 
 function ComparisonView({ comparison }: { comparison: Comparison }) {

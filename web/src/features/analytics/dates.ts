@@ -2,7 +2,7 @@
 import { DAY_MS } from '@kilowatch/core';
 import type { HeatmapKind } from '../../api/analytics/get-heatmap.ts';
 import { dayjs } from '../../lib/time.ts';
-import { parseLocalDate } from '../devices/ranges.ts';
+import { parseLocalDate } from '../../ranges/ranges.ts';
 
 export interface DayRange {
   from: string;

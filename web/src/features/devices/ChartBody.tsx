@@ -1,5 +1,5 @@
 /** What a chart card shows under its title: the error, a skeleton, the empty note, the table view or the chart. */
-import { Skeleton, Text } from '@mantine/core';
+import { Group, Loader, Skeleton, Stack, Text } from '@mantine/core';
 import type uPlot from 'uplot';
 import type { SeriesSpec } from '../../charts/options.ts';
 import type { ChartTheme } from '../../charts/palette.ts';
@@ -25,7 +25,24 @@ export function ChartBody(props: {
   const { t } = useT();
   const { data } = props;
   if (props.error) return <ErrorState error={props.error} onRetry={props.onRetry} />;
-  if (!data) return <Skeleton height={CHART_HEIGHT} />;
+  if (!data)
+    return (
+      <Stack
+        gap={4}
+        role="status"
+        aria-busy="true"
+        aria-label={t('common.loading')}
+        data-testid="chart-loading"
+      >
+        <Group gap="xs">
+          <Loader size="xs" />
+          <Text size="xs" c="dimmed">
+            {t('common.loading')}
+          </Text>
+        </Group>
+        <Skeleton height={CHART_HEIGHT - 24} />
+      </Stack>
+    );
   if (data[0].length === 0)
     return (
       <Text c="dimmed" ta="center" py={CHART_HEIGHT / 3} data-testid="chart-empty">

@@ -10,7 +10,6 @@ import {
   Stack,
   Table,
   Text,
-  TextInput,
   Title,
 } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
@@ -23,10 +22,10 @@ import { type ReadingsQuery, useReadings } from '../../api/telemetry/get-reading
 import { displayTimeZone } from '../../auth/session.ts';
 import { formatValue } from '../../charts/options.ts';
 import { useT } from '../../i18n/i18n.ts';
-import { dayjs, formatInZone, parseUtcTimestamp } from '../../lib/time.ts';
+import { formatInZone, parseUtcTimestamp } from '../../lib/time.ts';
+import { useLongRange } from '../../ranges/RangeControl.tsx';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { DEFAULT_LOG_PARAMS, defaultParamsFor, ownParams, paramOptions } from './logParams.ts';
-import { parseLocalDate } from './ranges.ts';
 
 const ROW = 30;
 
@@ -134,24 +133,23 @@ export default function DataLogPage() {
   useEffect(() => {
     if (!paramsPicked && own.length > 0) setParams(defaultParamsFor(own));
   }, [own, paramsPicked]);
-  const [from, setFrom] = useState(() => dayjs().tz(tz).subtract(1, 'day').format('YYYY-MM-DD'));
-  const [to, setTo] = useState(() => dayjs().tz(tz).format('YYYY-MM-DD'));
+  // Presets up to a year ending today, or two chosen days; each day ends at the next local midnight.
+  const { range, problem, control } = useLongRange(tz, 'week');
   const [query, setQuery] = useState<{ device: string; q: ReadingsQuery } | null>(null);
   const [touched, setTouched] = useState(false);
 
-  const fromMs = parseLocalDate(from, tz);
-  const toMs = parseLocalDate(to, tz);
   const errors = {
     device: touched && !device ? t('val.required') : undefined,
     params: touched && params.length === 0 ? t('val.param') : undefined,
-    range: touched && (fromMs === null || toMs === null || toMs < fromMs) ? t('val.dateRange') : undefined,
+    range:
+      touched && range === null ? t(problem === 'reversed' ? 'val.dateOrder' : 'val.dateRange') : undefined,
   };
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setTouched(true);
-    if (!device || params.length === 0 || fromMs === null || toMs === null || toMs < fromMs) return;
-    setQuery({ device, q: { params, from: fromMs, to: toMs + 86_400_000 } });
+    if (!device || params.length === 0 || range === null) return;
+    setQuery({ device, q: { params, from: range.from, to: range.to } });
   };
 
   return (
@@ -184,19 +182,17 @@ export default function DataLogPage() {
             w={{ base: '100%', sm: 360 }}
             maxValues={12}
           />
-          <TextInput
-            type="date"
-            label={t('log.from')}
-            value={from}
-            onChange={(e) => setFrom(e.currentTarget.value)}
-            error={errors.range}
-          />
-          <TextInput
-            type="date"
-            label={t('log.to')}
-            value={to}
-            onChange={(e) => setTo(e.currentTarget.value)}
-          />
+          <Stack gap={2}>
+            <Text size="sm" fw={500}>
+              {t('log.dateRange')}
+            </Text>
+            {control}
+            {errors.range && (
+              <Text size="xs" c="red" role="alert" data-testid="log-range-error">
+                {errors.range}
+              </Text>
+            )}
+          </Stack>
           <Button type="submit" mt={24}>
             {t('log.show')}
           </Button>

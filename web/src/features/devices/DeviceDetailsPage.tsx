@@ -1,4 +1,5 @@
 import {
+  Alert,
   Anchor,
   Button,
   Card,
@@ -8,7 +9,6 @@ import {
   SimpleGrid,
   Stack,
   Text,
-  TextInput,
   Title,
 } from '@mantine/core';
 import { Link, useParams, useRouterState } from '@tanstack/react-router';
@@ -23,6 +23,17 @@ import { formatValue } from '../../charts/options.ts';
 import { useLiveDevices } from '../../hub/live.tsx';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { dayjs, formatInZone } from '../../lib/time.ts';
+import { CustomRangeInput, DayInput, RangePresets, todayIn } from '../../ranges/RangeControl.tsx';
+import {
+  billingPeriods,
+  CHART_INTERVAL_CHOICES,
+  type ChartIntervalChoice,
+  type LongPreset,
+  longRange,
+  rangeFor,
+  seriesInterval,
+  type TimeRange,
+} from '../../ranges/ranges.ts';
 import { ExportButton } from '../export/ExportDialog.tsx';
 import { VoltageQualityPanel } from '../quality/VoltageQualityPanel.tsx';
 import { RoutePending } from '../shell/RouteStates.tsx';
@@ -37,19 +48,14 @@ import {
 } from './chartGroups.ts';
 import { DeleteDevice, LimitsForm, MeterValueForm } from './DeviceForms.tsx';
 import { EnergySection } from './EnergyPanel.tsx';
-import {
-  billingPeriods,
-  CHART_INTERVALS,
-  type ChartInterval,
-  fitInterval,
-  type RangePreset,
-  rangeFor,
-  type TimeRange,
-} from './ranges.ts';
 import { SeriesChart } from './SeriesChart.tsx';
 import { StatusBadge } from './StatusBadge.tsx';
 
 const NOMINAL_VOLTAGE = 230;
+
+/** The chart periods: presets up to a year ending today, a custom range, and the billing period. */
+type DevicePreset = LongPreset | 'billing';
+const DEVICE_PRESETS: readonly LongPreset[] = ['day', 'week', 'month', 'quarter', 'year', 'custom'];
 
 const LIVE_PARAMS: Record<DetailsKind, { param: string; label: MessageId }[]> = {
   'three-phase': [
@@ -147,28 +153,28 @@ function Toolbar(props: {
   kind: DetailsKind;
   device: DeviceOverview;
   tz: string;
-  preset: RangePreset;
-  setPreset: (p: RangePreset) => void;
+  preset: DevicePreset;
+  setPreset: (p: DevicePreset) => void;
   startDate: string;
   setStartDate: (s: string) => void;
+  custom: [string | null, string | null];
+  setCustom: (c: [string | null, string | null]) => void;
   billing: TimeRange[];
   billingIndex: string;
   setBillingIndex: (s: string) => void;
-  interval: ChartInterval;
-  setInterval: (i: ChartInterval) => void;
+  interval: ChartIntervalChoice;
+  setInterval: (i: ChartIntervalChoice) => void;
   view: PhaseView;
   setView: (v: PhaseView) => void;
   table: boolean;
   setTable: (b: boolean) => void;
 }) {
   const { t } = useT();
-  const presets: RangePreset[] = [
-    'day',
-    'week',
-    'month',
-    'year',
+  const presets: DevicePreset[] = [
+    ...DEVICE_PRESETS,
     ...(props.billing.length ? (['billing'] as const) : []),
   ];
+  const today = todayIn(props.tz);
   return (
     <Card withBorder padding="sm">
       <Group gap="md" align="flex-end" wrap="wrap">
@@ -176,22 +182,29 @@ function Toolbar(props: {
           <Text size="xs" fw={500} id="range-label">
             {t('details.range')}
           </Text>
-          <SegmentedControl
-            size="xs"
-            aria-labelledby="range-label"
+          <RangePresets
+            labelledBy="range-label"
             value={props.preset}
-            onChange={(v) => props.setPreset(v as RangePreset)}
-            data={presets.map((p) => ({ value: p, label: t(`details.range.${p}`) }))}
+            onChange={props.setPreset}
+            presets={presets.map((p) => ({ value: p, label: t(`details.range.${p}`) }))}
           />
         </Stack>
         {props.preset === 'day' && (
-          <TextInput
-            size="xs"
-            type="date"
+          <DayInput
             label={t('details.startDate')}
             value={props.startDate}
-            onChange={(e) => props.setStartDate(e.currentTarget.value)}
+            onChange={props.setStartDate}
+            today={today}
+            testId="range-day"
           />
+        )}
+        {props.preset === 'custom' && (
+          <Stack gap={2}>
+            <Text size="xs" fw={500}>
+              {t('range.customLabel')}
+            </Text>
+            <CustomRangeInput value={props.custom} onChange={props.setCustom} today={today} />
+          </Stack>
         )}
         {props.preset === 'billing' && (
           <Select
@@ -211,9 +224,10 @@ function Toolbar(props: {
           w={110}
           label={t('details.interval')}
           value={props.interval}
-          onChange={(v) => v && props.setInterval(v as ChartInterval)}
+          onChange={(v) => v && props.setInterval(v as ChartIntervalChoice)}
           allowDeselect={false}
-          data={CHART_INTERVALS.map((i) => ({ value: i, label: t(`details.int.${i}`) }))}
+          data={CHART_INTERVAL_CHOICES.map((i) => ({ value: i, label: t(`details.int.${i}`) }))}
+          data-testid="interval-select"
         />
         {hasPhaseView(props.kind) && (
           <Stack gap={2}>
@@ -254,7 +268,7 @@ function Charts(props: {
   deviceId: string;
   groups: ChartGroup[];
   range: TimeRange;
-  interval: ChartInterval;
+  interval: ChartIntervalChoice;
   live: boolean;
   tz: string;
   table: boolean;
@@ -265,10 +279,12 @@ function Charts(props: {
     params,
     from: props.range.from,
     to: props.range.to,
-    interval: fitInterval(props.range, props.interval),
+    interval: seriesInterval(props.range, props.interval),
     stats: ['avg', 'min', 'max'],
     live: props.live,
   });
+  // Another range's data is never shown as this one's: each chart shows its loading cue meanwhile.
+  const loading = series.isPending || series.isPlaceholderData;
   const limitLines = useMemo(
     () =>
       limits.data
@@ -283,7 +299,7 @@ function Charts(props: {
           key={`${g.id}-${g.params.join()}`}
           group={g}
           data={series.data}
-          isPending={series.isPending}
+          isPending={loading}
           error={series.error}
           refetch={() => void series.refetch()}
           tz={props.tz}
@@ -303,10 +319,11 @@ export default function DeviceDetailsPage() {
   const kind = kindFromPath(pathname);
   const device = useDevice(id);
   const tz = displayTimeZone();
-  const [preset, setPreset] = useState<RangePreset>('day');
+  const [preset, setPreset] = useState<DevicePreset>('day');
   const [startDate, setStartDate] = useState(() => dayjs().tz(tz).format('YYYY-MM-DD'));
+  const [custom, setCustom] = useState<[string | null, string | null]>([null, null]);
   const [billingIndex, setBillingIndex] = useState('0');
-  const [interval, setInterval] = useState<ChartInterval>('15m');
+  const [interval, setInterval] = useState<ChartIntervalChoice>('auto');
   const [view, setView] = useState<PhaseView>('phase');
   const [table, setTable] = useState(false);
   useLiveDevices([id]);
@@ -316,12 +333,12 @@ export default function DeviceDetailsPage() {
     return start === null ? [] : billingPeriods(start, device.data?.billingMonths ?? 1, Date.now(), tz);
   }, [device.data?.billingStart, device.data?.billingMonths, tz]);
 
-  const range = useMemo<TimeRange>(() => {
+  const range = useMemo<TimeRange | null>(() => {
     if (preset === 'billing') return billing[Number(billingIndex)] ?? rangeFor('month', Date.now(), tz);
-    return rangeFor(preset, Date.now(), tz, preset === 'day' ? startDate : undefined);
-  }, [preset, billing, billingIndex, startDate, tz]);
+    return longRange(preset, Date.now(), tz, custom, preset === 'day' ? startDate : undefined);
+  }, [preset, billing, billingIndex, startDate, custom, tz]);
   const now = Date.now();
-  const live = range.from <= now && now < range.to;
+  const live = range !== null && range.from <= now && now < range.to;
   const groups = useMemo(() => chartGroups(kind, hasPhaseView(kind) ? view : 'phase'), [kind, view]);
 
   if (device.isPending) return <RoutePending />;
@@ -364,6 +381,8 @@ export default function DeviceDetailsPage() {
         setPreset={setPreset}
         startDate={startDate}
         setStartDate={setStartDate}
+        custom={custom}
+        setCustom={setCustom}
         billing={billing}
         billingIndex={billingIndex}
         setBillingIndex={setBillingIndex}
@@ -374,19 +393,25 @@ export default function DeviceDetailsPage() {
         table={table}
         setTable={setTable}
       />
-      <Charts
-        deviceId={id}
-        groups={groups}
-        range={range}
-        interval={interval}
-        live={live}
-        tz={tz}
-        table={table}
-      />
-      {(kind === 'three-phase' || kind === 'single-phase') && (
+      {range === null ? (
+        <Alert color="gray" data-testid="range-incomplete">
+          {t('range.customLabel')}
+        </Alert>
+      ) : (
+        <Charts
+          deviceId={id}
+          groups={groups}
+          range={range}
+          interval={interval}
+          live={live}
+          tz={tz}
+          table={table}
+        />
+      )}
+      {range && (kind === 'three-phase' || kind === 'single-phase') && (
         <VoltageQualityPanel deviceId={id} range={range} />
       )}
-      {hasEnergy(kind) && (
+      {range && hasEnergy(kind) && (
         <EnergySection
           deviceId={id}
           range={range}

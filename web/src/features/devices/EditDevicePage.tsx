@@ -11,10 +11,10 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notifyOutcome } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
+import { parseLocalDate } from '../../ranges/ranges.ts';
 import { detailsPath } from '../dashboard/DashboardPage.tsx';
 import { RoutePending } from '../shell/RouteStates.tsx';
 import { NotificationSettingsCard } from './NotificationSettingsCard.tsx';
-import { parseLocalDate } from './ranges.ts';
 
 /** A billing start as the API keeps it: the local date `YYYY-MM-DD` (older answers may send an instant). */
 export function billingStartDate(value: string | number | null | undefined, tz: string): string {

@@ -7,10 +7,9 @@ import { buildChartData, buildChartOptions, formatValue, type SeriesSpec } from 
 import { ENERGY_COLORS } from '../../charts/palette.ts';
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
+import { type ChartIntervalChoice, energyIntervalFor, type TimeRange } from '../../ranges/ranges.ts';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { CHART_HEIGHT, ChartBody } from './ChartBody.tsx';
-import type { ChartInterval, TimeRange } from './ranges.ts';
-import { energyIntervalFor } from './ranges.ts';
 
 function SummaryCard({
   title,
@@ -80,7 +79,7 @@ export function EnergySummaryCards({ deviceId }: { deviceId: string }) {
 export function EnergyChart(props: {
   deviceId: string;
   range: TimeRange;
-  interval: ChartInterval;
+  interval: ChartIntervalChoice;
   tz: string;
   table: boolean;
   syncKey: string;
@@ -120,7 +119,8 @@ export function EnergyChart(props: {
   );
   const data = useMemo(() => {
     const d = energy.data;
-    if (!d) return null;
+    // Another range's bars are never shown as this one's: the loading cue stands in meanwhile.
+    if (!d || energy.isPlaceholderData) return null;
     return buildChartData(
       {
         t: d.t,
@@ -128,7 +128,7 @@ export function EnergyChart(props: {
       },
       specs,
     );
-  }, [energy.data, specs]);
+  }, [energy.data, energy.isPlaceholderData, specs]);
   const title = t('details.energy');
   return (
     <Card withBorder padding="sm" data-testid="chart-energy">

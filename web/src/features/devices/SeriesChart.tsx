@@ -4,10 +4,18 @@ import type { SeriesResponse } from '../../api/schemas.ts';
 import { buildChartData, buildChartOptions, type LimitLines, type SeriesSpec } from '../../charts/options.ts';
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { useT } from '../../i18n/i18n.ts';
+import { CHART_INTERVALS, type ChartInterval } from '../../ranges/ranges.ts';
 import { CHART_HEIGHT, ChartBody } from './ChartBody.tsx';
 import type { ChartGroup } from './chartGroups.ts';
 
 export { CHART_HEIGHT };
+
+/** The interval of an answer in words ("1 hour"); raw readings as they are. */
+export function intervalLabel(t: ReturnType<typeof useT>['t'], interval: string): string {
+  return (CHART_INTERVALS as readonly string[]).includes(interval)
+    ? t(`details.int.${interval as ChartInterval}`)
+    : t('details.int.raw');
+}
 
 export function useGroupSpecs(group: ChartGroup): SeriesSpec[] {
   const { t } = useT();
@@ -59,9 +67,9 @@ export function SeriesChart(props: {
         <Title order={2} fz="md">
           {title}
         </Title>
-        {props.data?.interval && (
-          <Text size="xs" c="dimmed">
-            {props.data.interval}
+        {props.data?.interval && !props.isPending && (
+          <Text size="xs" c="dimmed" data-testid="chart-interval" data-interval={props.data.interval}>
+            {intervalLabel(t, props.data.interval)}
           </Text>
         )}
       </Group>

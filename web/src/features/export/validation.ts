@@ -5,7 +5,7 @@
 import type { ExportFormat } from '@kilowatch/core';
 import { DAY_MS } from '@kilowatch/core';
 import type { MessageId } from '../../i18n/i18n.ts';
-import { parseLocalDate } from '../devices/ranges.ts';
+import { parseLocalDate } from '../../ranges/ranges.ts';
 
 /** Longest range one export may cover; the API answers "Data range is too long." beyond it. */
 export const MAX_EXPORT_RANGE_DAYS = 400;

@@ -1,7 +1,7 @@
 /** Pure shaping of the tariff figures for the stats screen: the query range, the bars, the ranking. */
 import { addLocalDays, addLocalMonths, startOfLocalMonth, type TariffGroup } from '@kilowatch/core';
 import { formatInZone } from '../../lib/time.ts';
-import { parseLocalDate } from '../devices/ranges.ts';
+import { parseLocalDate } from '../../ranges/ranges.ts';
 import type { FieldError } from '../locations/forms.ts';
 import { isDateString } from './tariffForm.ts';
 

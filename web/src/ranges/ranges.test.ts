@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { billingPeriods, energyIntervalFor, fitInterval, parseLocalDate, rangeFor } from './ranges.ts';
+import {
+  billingPeriods,
+  customRangeProblem,
+  energyIntervalFor,
+  fitInterval,
+  longRange,
+  parseLocalDate,
+  rangeFor,
+  seriesInterval,
+} from './ranges.ts';
 
 const TZ = 'Europe/Warsaw';
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -8,10 +17,11 @@ describe('rangeFor', () => {
   const now = Date.UTC(2026, 2, 29, 10, 0); // the spring DST day in Warsaw
   it.each([
     {
+      // The DST day has 23 hours: it ends at the next local midnight, not 24 h later.
       preset: 'day' as const,
       start: undefined,
       from: '2026-03-28T23:00:00.000Z',
-      to: '2026-03-29T23:00:00.000Z',
+      to: '2026-03-29T22:00:00.000Z',
     },
     {
       preset: 'day' as const,
@@ -93,5 +103,39 @@ describe('intervals', () => {
   ] as const)('%j at %s', (range, wanted, energy, fit) => {
     expect(energyIntervalFor(range, wanted)).toBe(energy);
     expect(fitInterval(range, wanted)).toBe(fit);
+  });
+});
+
+describe('longRange', () => {
+  const now = Date.UTC(2026, 9, 25, 12, 0); // the autumn DST day in Warsaw (25 hours)
+  it.each([
+    ['day', '2026-10-24T22:00:00.000Z', '2026-10-25T23:00:00.000Z'],
+    ['quarter', '2026-07-27T22:00:00.000Z', '2026-10-25T23:00:00.000Z'],
+    ['year', '2025-10-25T22:00:00.000Z', '2026-10-25T23:00:00.000Z'],
+  ] as const)('%s ends at the next local midnight', (preset, from, to) => {
+    const r = longRange(preset, now, TZ)!;
+    expect([iso(r.from), iso(r.to)]).toEqual([from, to]);
+  });
+
+  it('a custom range includes both days, across the DST change', () => {
+    const r = longRange('custom', now, TZ, ['2026-10-24', '2026-10-25'])!;
+    expect([iso(r.from), iso(r.to)]).toEqual(['2026-10-23T22:00:00.000Z', '2026-10-25T23:00:00.000Z']);
+    expect((r.to - r.from) / 3_600_000).toBe(49);
+  });
+
+  it('a custom range that lacks a day or runs backwards has no period, and says why', () => {
+    expect(longRange('custom', now, TZ, ['2026-10-24', null])).toBeNull();
+    expect(customRangeProblem(['2026-10-24', null], TZ)).toBe('missing');
+    expect(longRange('custom', now, TZ, ['2026-10-25', '2026-10-01'])).toBeNull();
+    expect(customRangeProblem(['2026-10-25', '2026-10-01'], TZ)).toBe('reversed');
+    expect(customRangeProblem(['2026-10-01', '2026-10-01'], TZ)).toBeNull();
+  });
+
+  it('leaves the interval to the API on auto, so a year arrives in readable buckets', () => {
+    const year = longRange('year', now, TZ)!;
+    expect(seriesInterval(year, 'auto')).toBeUndefined();
+    expect(seriesInterval(year, '15m')).toBe('15m');
+    expect(energyIntervalFor(year, 'auto')).toBe('1mo');
+    expect(energyIntervalFor(longRange('day', now, TZ)!, 'auto')).toBe('15m');
   });
 });

@@ -1,6 +1,8 @@
 /**
- * Chart periods of the details pages: the simple chart (a start date plus 24 h), 7 and 30 days, a
- * year, and billing periods from the device's billing start and length (docs/domain.md §Billing).
+ * Chart periods shared by the device pages, the data log and the analytics screens: one day from a start
+ * date, presets up to a year ending today, a custom range of local days, and billing periods from the
+ * device's billing start and length (docs/domain.md §Billing). Day ends are the next local midnight, so a
+ * DST day has its 23 or 25 hours.
  */
 import {
   addLocalDays,
@@ -14,6 +16,13 @@ import {
 export type RangePreset = 'day' | 'week' | 'month' | 'year' | 'billing';
 export type ChartInterval = '15m' | '30m' | '1h' | '1d';
 export const CHART_INTERVALS: readonly ChartInterval[] = ['15m', '30m', '1h', '1d'];
+/** A chart interval, or `auto`: the API's finest that keeps a series readable (≤ 2,000 points). */
+export type ChartIntervalChoice = ChartInterval | 'auto';
+export const CHART_INTERVAL_CHOICES: readonly ChartIntervalChoice[] = ['auto', ...CHART_INTERVALS];
+
+/** Presets of the long-range control: one day up to a year ending today, or two chosen days. */
+export const LONG_PRESETS = ['day', 'week', 'month', 'quarter', 'year', 'custom'] as const;
+export type LongPreset = (typeof LONG_PRESETS)[number];
 
 export interface TimeRange {
   from: number;
@@ -36,7 +45,7 @@ export function rangeFor(
   switch (preset) {
     case 'day': {
       const from = (startDate ? parseLocalDate(startDate, tz) : null) ?? startOfLocalDay(now, tz);
-      return { from, to: from + DAY_MS };
+      return { from, to: addLocalDays(from, 1, tz) };
     }
     case 'week':
       return { from: addLocalDays(now, -6, tz), to: addLocalDays(now, 1, tz) };
@@ -45,6 +54,44 @@ export function rangeFor(
     case 'year':
       return { from: addLocalMonths(now, -11, tz), to: addLocalMonths(now, 1, tz) };
   }
+}
+
+/** Why a custom range has no period: a day missing, or the last day before the first. */
+export type CustomRangeProblem = 'missing' | 'reversed';
+
+export function customRangeProblem(custom: readonly [string | null, string | null], tz: string) {
+  const from = custom[0] ? parseLocalDate(custom[0], tz) : null;
+  const last = custom[1] ? parseLocalDate(custom[1], tz) : null;
+  if (from === null || last === null) return 'missing' as const;
+  return last < from ? ('reversed' as const) : null;
+}
+
+/** The range of a preset ending today (`day`: the start date's day), or of two local days, both included. */
+export function longRange(
+  preset: LongPreset,
+  now: number,
+  tz: string,
+  custom: readonly [string | null, string | null] = [null, null],
+  startDate?: string,
+): TimeRange | null {
+  switch (preset) {
+    case 'quarter':
+      return { from: addLocalDays(now, -89, tz), to: addLocalDays(now, 1, tz) };
+    case 'year':
+      return { from: addLocalDays(now, -364, tz), to: addLocalDays(now, 1, tz) };
+    case 'custom': {
+      if (customRangeProblem(custom, tz) !== null) return null;
+      const from = parseLocalDate(custom[0]!, tz)!;
+      return { from, to: addLocalDays(parseLocalDate(custom[1]!, tz)!, 1, tz) };
+    }
+    default:
+      return rangeFor(preset, now, tz, startDate);
+  }
+}
+
+/** Whether min/max bands are worth asking for: buckets of an hour or more. */
+export function wantsBands(range: TimeRange): boolean {
+  return range.to - range.from > 7 * DAY_MS;
 }
 
 /** Periods of `months` months from the billing start, the newest (containing `now`) first. */
@@ -75,12 +122,21 @@ export function billingPeriods(
 /** Energy buckets that suit the period: the chart interval for one day, days or months beyond. */
 export function energyIntervalFor(
   range: TimeRange,
-  interval: ChartInterval,
+  interval: ChartIntervalChoice,
 ): '15m' | '30m' | '1h' | '1d' | '1mo' {
   const days = (range.to - range.from) / DAY_MS;
-  if (days <= 2) return interval;
+  if (days <= 2) return interval === 'auto' ? '15m' : interval;
   if (days <= 62) return '1d';
   return '1mo';
+}
+
+/**
+ * The interval to ask for: none for `auto` (the API picks the finest that keeps ≤ 2,000 points, so a year
+ * comes as daily buckets), else the finest from the wanted one that stays within the API's 100,000-point
+ * cap (docs/api.md).
+ */
+export function seriesInterval(range: TimeRange, wanted: ChartIntervalChoice): ChartInterval | undefined {
+  return wanted === 'auto' ? undefined : fitInterval(range, wanted);
 }
 
 /** The finest chart interval that keeps a series within the API's 100,000-point cap (docs/api.md). */
