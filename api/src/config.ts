@@ -54,6 +54,10 @@ export interface AppConfig {
    * No host: the host name the client used to reach the API.
    */
   mqttPublic: { host?: string; port: number; tls: boolean };
+  /** Bytes of export files one user may keep, finished and being written (`KW_EXPORT_USER_BYTES`). */
+  exportUserBytes: number;
+  /** Bytes of export files all users together may keep (`KW_EXPORT_TOTAL_BYTES`). */
+  exportTotalBytes: number;
 }
 
 const MINUTE = 60_000;
@@ -92,6 +96,8 @@ export function defaultConfig(): AppConfig {
     maxEventLoopDelayMs: 1000,
     trustProxy: false,
     mqttPublic: { port: 1883, tls: false },
+    exportUserBytes: 1024 ** 3,
+    exportTotalBytes: 10 * 1024 ** 3,
   };
 }
 

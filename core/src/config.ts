@@ -28,6 +28,19 @@ const whole = (min: number, max: number, unit = '') =>
     v.maxValue(max, `a whole number${unit} from ${min} to ${max}`),
   );
 
+/** A size in bytes: `500000000`, `500M`, `2G` (K, M, G: powers of 1,024). */
+const byteSize = () =>
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.regex(/^\d+[KMG]?$/i, 'a size in bytes such as 500000000, 500M or 2G'),
+    v.transform((s) => {
+      const unit = { K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[s.slice(-1).toUpperCase()];
+      return unit ? Number(s.slice(0, -1)) * unit : Number(s);
+    }),
+    v.minValue(1, 'a size in bytes such as 500000000, 500M or 2G, above 0'),
+  );
+
 const text = (expected = 'a non-empty value') => v.pipe(v.string(), v.trim(), v.nonEmpty(expected));
 
 const url = (protocols: string[], example: string) =>
@@ -138,6 +151,8 @@ export const ENVIRONMENT = v.object({
   ),
   KW_TRUST_PROXY: v.optional(trustProxy, 'off'),
   KW_WEB_DIST: v.optional(text('a directory'), './web/dist'),
+  KW_EXPORT_USER_BYTES: v.optional(byteSize(), '1G'),
+  KW_EXPORT_TOTAL_BYTES: v.optional(byteSize(), '10G'),
   LOG_LEVEL: v.optional(
     v.picklist(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
@@ -239,6 +254,10 @@ export interface ServerSettings {
   trustProxy: boolean | number | string[];
   webDist: string;
   logLevel: string;
+  /** Bytes of export files one user may keep, finished and being written. */
+  exportUserBytes: number;
+  /** Bytes of export files all users together may keep. */
+  exportTotalBytes: number;
 }
 
 function mqttEndpoint(raw: string): { host: string; port: number; tls: boolean } {
@@ -358,5 +377,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     trustProxy: e.KW_TRUST_PROXY,
     webDist: e.KW_WEB_DIST,
     logLevel: e.LOG_LEVEL,
+    exportUserBytes: e.KW_EXPORT_USER_BYTES,
+    exportTotalBytes: e.KW_EXPORT_TOTAL_BYTES,
   };
 }

@@ -20,6 +20,12 @@ const require = createRequire(import.meta.url);
 
 export type Progress = (done: number) => void;
 
+/**
+ * Told the bytes an export has written so far (all its files); throws to stop it, when the files would
+ * take more than the space allowed for them.
+ */
+export type SpaceCheck = (bytes: number) => void;
+
 /** The stored parameters to export: the asked ones in catalogue order, or every one the device reported. */
 export async function exportColumns(
   store: TelemetryStore,
@@ -40,6 +46,7 @@ export async function writeCsv(
   params: readonly string[] | 'all',
   path: string,
   progress: Progress,
+  space: (bytes: number) => void = () => {},
 ): Promise<void> {
   const columns = await exportColumns(store, ctx.deviceKey, params);
   const out = createWriteStream(path);
@@ -47,7 +54,10 @@ export async function writeCsv(
   failed.catch(() => {});
   const local = localTimestampFormatter(ctx.tz);
   const device = textCell(ctx.device.friendlyName || ctx.device.name);
+  let bytes = 0;
   const write = async (text: string) => {
+    bytes += Buffer.byteLength(text);
+    space(bytes);
     if (!out.write(text)) await Promise.race([once(out, 'drain'), failed]);
   };
   await write(csvLine(['timestamp_utc', `timestamp_local (${ctx.tz})`, 'device', ...columns]));
@@ -87,7 +97,7 @@ export interface DeviceFile {
 
 /**
  * Writes the export to `finalPath`: a single file, or a zip of one file per device. Temporary files are
- * removed whatever happens.
+ * removed whatever happens. `space` is told the bytes on disk as they grow and may stop the export.
  */
 export async function writeExport(
   store: TelemetryStore,
@@ -97,16 +107,21 @@ export async function writeExport(
   params: readonly string[] | 'all',
   finalPath: string,
   progress: Progress,
+  space: SpaceCheck = () => {},
 ): Promise<number> {
   const temps: string[] = [];
   const tmpOf = (i: number) => `${finalPath}.part${i}`;
   try {
+    /** Bytes of the device files finished so far. */
+    let done = 0;
     for (const [i, d] of devices.entries()) {
       const tmp = tmpOf(i);
       temps.push(tmp);
       const step = (x: number) => progress((i + Math.min(1, Math.max(0, x))) / devices.length);
-      if (format === 'csv') await writeCsv(store, d.ctx, range, params, tmp, step);
+      if (format === 'csv') await writeCsv(store, d.ctx, range, params, tmp, step, (b) => space(done + b));
       else await writePdfReport(store, d.ctx, range, tmp);
+      done += (await stat(tmp)).size;
+      space(done);
       step(1);
     }
     const staged = `${finalPath}.partial`;
@@ -116,7 +131,7 @@ export async function writeExport(
     } else {
       const out = createWriteStream(staged);
       const zip = (require('archiver') as typeof Archiver)('zip', { zlib: { level: 6 } });
-      const done = once(out, 'close');
+      const closed = once(out, 'close');
       const failed = new Promise<never>((_, reject) => {
         zip.once('error', reject);
         out.once('error', reject);
@@ -125,7 +140,9 @@ export async function writeExport(
       zip.pipe(out);
       for (const [i, d] of devices.entries()) zip.file(tmpOf(i), { name: d.name });
       await Promise.race([zip.finalize(), failed]);
-      await Promise.race([done, failed]);
+      await Promise.race([closed, failed]);
+      // The device files and the zip made from them are on disk together until the former go.
+      space(done + (await stat(staged)).size);
     }
     await rename(staged, finalPath);
     return (await stat(finalPath)).size;

@@ -32,7 +32,19 @@ export interface ExportOptions {
   maxRangeMs?: number;
   /** A running job silent this long belonged to a process that died: it is failed, not left hanging (ms). */
   staleMs?: number;
+  /** Bytes of export files one user may keep, finished and being written (default `KW_EXPORT_USER_BYTES`). */
+  maxUserBytes?: number;
+  /** Bytes of export files all users together may keep (default `KW_EXPORT_TOTAL_BYTES`). */
+  maxTotalBytes?: number;
 }
+
+/** Why a job was not queued: the queue is full, or the user's or everyone's export files fill their space. */
+export interface EnqueueRefusal {
+  refused: 'busy' | 'user-space' | 'server-space';
+}
+
+/** Stops a job whose files grew past the space allowed for export files. */
+class OutOfSpace extends Error {}
 
 export interface StoredRequest {
   deviceIds: number[];
@@ -77,8 +89,16 @@ declare module 'fastify' {
   interface FastifyInstance {
     exports: {
       settings: Required<ExportOptions>;
-      /** Queues a job, or null when the queue is full. */
-      enqueue(userId: number, req: StoredRequest, fileName: string | undefined): Promise<ExportJob | null>;
+      /** Queues a job, or says why not (the queue is full, or the export files fill their space). */
+      enqueue(
+        userId: number,
+        req: StoredRequest,
+        fileName: string | undefined,
+      ): Promise<ExportJob | EnqueueRefusal>;
+      /** Bytes of export files kept now (finished and being written in this process): the user's and everyone's. */
+      usage(userId: number): Promise<{ user: number; total: number }>;
+      /** Removes a job that is not running, and its file. False when there is none (or it runs). */
+      remove(userId: number, id: number): Promise<'removed' | 'running' | 'missing'>;
       list(userId: number): Promise<ExportJob[]>;
       get(userId: number, id: number): Promise<ExportJob | null>;
       /** The finished file of a job, or null when it is not done or has expired. */
@@ -107,7 +127,62 @@ export default fp(
       pollMs: opts.pollMs ?? 5_000,
       maxRangeMs: opts.maxRangeMs ?? 400 * 86_400_000,
       staleMs: opts.staleMs ?? 15 * 60_000,
+      maxUserBytes: opts.maxUserBytes ?? app.config.exportUserBytes,
+      maxTotalBytes: opts.maxTotalBytes ?? app.config.exportTotalBytes,
     };
+    /** Bytes written so far by the jobs running in this process. */
+    const writing = new Map<number, { userId: number; bytes: number }>();
+    /** Bytes of files finished in this process since it started, per user and in all (see `spaceCheck`). */
+    const finished = { total: 0, users: new Map<number, number>() };
+
+    /** Bytes of finished files still kept, from the metadata store (every process's). */
+    async function keptBytes(userId: number): Promise<{ user: number; total: number }> {
+      const { rows } = await app.sql.query<{
+        user_bytes: number | string | null;
+        total: number | string | null;
+      }>(
+        `select coalesce(sum(case when user_id = $1 then size end), 0) as user_bytes, coalesce(sum(size), 0) as total
+         from export_jobs where status = 'done' and file_path is not null`,
+        [userId],
+      );
+      return { user: Number(rows[0]?.user_bytes ?? 0), total: Number(rows[0]?.total ?? 0) };
+    }
+
+    function writingBytes(userId: number): { user: number; total: number } {
+      let user = 0;
+      let total = 0;
+      for (const w of writing.values()) {
+        total += w.bytes;
+        if (w.userId === userId) user += w.bytes;
+      }
+      return { user, total };
+    }
+
+    async function usage(userId: number): Promise<{ user: number; total: number }> {
+      const kept = await keptBytes(userId);
+      const w = writingBytes(userId);
+      return { user: kept.user + w.user, total: kept.total + w.total };
+    }
+
+    /**
+     * The space check of a running job: what was kept when it started, plus what jobs finished in this
+     * process since, plus what the running jobs of this process have written, stays within both budgets.
+     */
+    async function spaceCheck(id: number, userId: number): Promise<(bytes: number) => void> {
+      const kept = await keptBytes(userId);
+      const userAtStart = finished.users.get(userId) ?? 0;
+      const totalAtStart = finished.total;
+      const entry = { userId, bytes: 0 };
+      writing.set(id, entry);
+      return (bytes) => {
+        entry.bytes = bytes;
+        const w = writingBytes(userId);
+        const user = kept.user + (finished.users.get(userId) ?? 0) - userAtStart + w.user;
+        const total = kept.total + finished.total - totalAtStart + w.total;
+        if (user > settings.maxUserBytes || total > settings.maxTotalBytes)
+          throw new OutOfSpace(`export ${id} grew past the space allowed (user ${user} B, all ${total} B)`);
+      };
+    }
     let running = 0;
     let closing = false;
     /** Set at shutdown once `shutdownMs` has passed: running jobs stop at their next page. */
@@ -167,6 +242,7 @@ export default fp(
         });
         await mkdir(settings.dir, { recursive: true });
         const finalPath = path.join(settings.dir, `${id}-${job.file_name}`);
+        const space = await spaceCheck(id, userId);
         const size = await writeExport(
           app.store,
           devices,
@@ -175,7 +251,10 @@ export default fp(
           req.params,
           finalPath,
           progress,
+          space,
         );
+        finished.total += size;
+        finished.users.set(userId, (finished.users.get(userId) ?? 0) + size);
         const now = app.clock.now();
         await app.sql.query(
           `update export_jobs set status = 'done', progress = 1, file_path = $2, size = $3, expires_at = $4, updated_at = $5
@@ -194,15 +273,19 @@ export default fp(
             .catch(() => {});
           return;
         }
-        app.log.error({ err, exportId: id }, 'export failed');
+        const tooLarge = err instanceof OutOfSpace;
+        if (tooLarge) app.log.warn({ exportId: id, userId }, err.message);
+        else app.log.error({ err, exportId: id }, 'export failed');
         await app.sql
           .query(`update export_jobs set status = 'failed', error = $2, updated_at = $3 where id = $1`, [
             id,
-            MESSAGES.exportFailed,
+            tooLarge ? MESSAGES.exportTooLarge : MESSAGES.exportFailed,
             app.clock.now(),
           ])
           .catch(() => {});
         publish(userId, id, 'failed', lastReported);
+      } finally {
+        writing.delete(id);
       }
     }
 
@@ -260,16 +343,22 @@ export default fp(
 
     app.decorate('exports', {
       settings,
+      usage,
       async enqueue(userId, req, fileName) {
         const { rows } = await app.sql.query<{ n: number }>(
           `select count(*)::integer as n from export_jobs where status in ('queued', 'running')`,
         );
-        if (Number(rows[0]?.n ?? 0) >= settings.maxQueued) return null;
+        if (Number(rows[0]?.n ?? 0) >= settings.maxQueued) return { refused: 'busy' };
         const { rows: mine } = await app.sql.query<{ n: number }>(
           `select count(*)::integer as n from export_jobs where user_id = $1 and status in ('queued', 'running')`,
           [userId],
         );
-        if (Number(mine[0]?.n ?? 0) >= settings.maxQueuedPerUser) return null;
+        if (Number(mine[0]?.n ?? 0) >= settings.maxQueuedPerUser) return { refused: 'busy' };
+        // Refused before any work when the files kept already fill the space (a job that outgrows what
+        // is left fails as it crosses it, its partial file removed).
+        const used = await usage(userId);
+        if (used.user >= settings.maxUserBytes) return { refused: 'user-space' };
+        if (used.total >= settings.maxTotalBytes) return { refused: 'server-space' };
         const stamp = new Date(app.clock.now()).toISOString().slice(0, 10);
         const ext = req.deviceIds.length > 1 ? 'zip' : req.format;
         const base = safeFileName((fileName ?? '').replace(/\.(csv|pdf|zip)$/i, ''), `kilowatch-${stamp}`);
@@ -319,6 +408,22 @@ export default fp(
           format: r.format,
           zip: r.file_name.endsWith('.zip'),
         };
+      },
+      async remove(userId, id) {
+        const { rows } = await app.sql.query<JobRow>(
+          `delete from export_jobs where user_id = $1 and id = $2 and status <> 'running' returning ${COLUMNS}`,
+          [userId, id],
+        );
+        const r = rows[0];
+        if (!r) {
+          const { rows: left } = await app.sql.query<{ id: number }>(
+            'select id from export_jobs where user_id = $1 and id = $2',
+            [userId, id],
+          );
+          return left.length > 0 ? 'running' : 'missing';
+        }
+        if (r.file_path) await rm(r.file_path, { force: true });
+        return 'removed';
       },
       async idle() {
         for (let i = 0; i < 100_000 && active.size > 0; i++) await Promise.all([...active]);

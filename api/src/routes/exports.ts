@@ -13,7 +13,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import * as v from 'valibot';
 import { parseRange, rangeTooLong } from '../analytics/context.ts';
 import { ApiError, NotFoundError, ValidationError } from '../errors.ts';
-import { errorResponse, request, response } from '../schema.ts';
+import { errorResponse, noContent, request, response } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['exports'];
@@ -32,7 +32,7 @@ const exportRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         tags,
         security,
         body: request(ExportRequestSchema),
-        response: { 202: response(ExportAcceptedSchema), 503: errorResponse, ...errors },
+        response: { 202: response(ExportAcceptedSchema), 409: errorResponse, 503: errorResponse, ...errors },
       },
     },
     async (req, reply) => {
@@ -55,10 +55,15 @@ const exportRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         },
         body.fileName,
       );
-      if (!job) {
-        throw new ApiError(503, MESSAGES.exportUnavailable, undefined, {
-          'retry-after': String(RETRY_AFTER_S),
-        });
+      if ('refused' in job) {
+        // The user's own files fill their space: theirs to free (delete or let expire), so 409.
+        if (job.refused === 'user-space') throw new ApiError(409, MESSAGES.exportSpaceUser);
+        throw new ApiError(
+          503,
+          job.refused === 'server-space' ? MESSAGES.exportSpaceServer : MESSAGES.exportUnavailable,
+          undefined,
+          { 'retry-after': String(RETRY_AFTER_S) },
+        );
       }
       return reply.code(202).send({ id: job.id, status: 'queued' as const });
     },
@@ -93,6 +98,26 @@ const exportRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       const job = await app.exports.get(req.session.userId, id);
       if (!job) throw new NotFoundError();
       return job;
+    },
+  );
+
+  app.delete(
+    '/exports/:id',
+    {
+      schema: {
+        summary: 'Delete an export job and its file (not while it runs)',
+        tags,
+        security,
+        params: request(IdParamsSchema),
+        response: { 204: noContent, 409: errorResponse, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params as { id: number };
+      const outcome = await app.exports.remove(req.session.userId, id);
+      if (outcome === 'missing') throw new NotFoundError();
+      if (outcome === 'running') throw new ApiError(409, MESSAGES.exportRunning);
+      return reply.code(204).send();
     },
   );
 

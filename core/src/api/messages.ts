@@ -26,6 +26,12 @@ export const MESSAGES = {
   saved: 'Data has been successfully saved.',
   exportFailed: 'Exporting data failed.',
   exportUnavailable: 'Export unavailable',
+  exportSpaceUser:
+    'Your export files use all the space allowed. Delete older exports or wait until they expire.',
+  exportSpaceServer: 'Export unavailable: the server has no room for more export files. Try again later.',
+  exportRunning: 'The export is running; it can be deleted once it has finished.',
+  exportTooLarge:
+    'The export grew past the space allowed for export files. Choose fewer devices or parameters, or a shorter range.',
   exportScheduled: 'Exporting data scheduled. We will inform you when file be ready.',
   meterValueFailed: 'Failed to save energy meter data',
   limitsFailed: 'Failed to save limit values',
