@@ -49,6 +49,7 @@ for (const engine of ENGINES) {
     let home: Meter;
     let garage: Meter;
     let bobs: Meter;
+    let aliceLoc: number;
 
     beforeAll(async () => {
       const opened = await engine.open();
@@ -57,7 +58,7 @@ for (const engine of ENGINES) {
       t = await buildTestApp('pglite', { store, now: () => NOW });
       alice = await signUp(t.app);
       bob = await signUp(t.app);
-      const aliceLoc = await locationOf(t.app, alice);
+      aliceLoc = await locationOf(t.app, alice);
       home = await claimMeter(t.app, alice, aliceLoc, 'Home');
       garage = await claimMeter(t.app, alice, aliceLoc, 'Garage');
       bobs = await claimMeter(t.app, bob, await locationOf(t.app, bob), 'Bob secret meter');
@@ -375,6 +376,137 @@ for (const engine of ENGINES) {
       expect(phases).toEqual([{ text: '1' }, { text: '2' }, { text: '3' }]);
     });
 
+    it('gives energy per tariff zone per month, local day and hour as /api/tariffs/:id/stats does', async () => {
+      type Series = TimeSeriesAnswer[];
+      const zones = async (
+        key: string,
+        payload: Record<string, string>,
+        intervalMs: number,
+        over: { from: string; to: string } = range,
+      ) =>
+        query(key, {
+          range: over,
+          intervalMs,
+          maxDataPoints: 1000,
+          targets: [{ target: 'energy.zones', refId: 'Z', payload: { device: String(home.id), ...payload } }],
+        });
+      // Home has no tariff yet: named alone, it is told so.
+      const untariffed = await zones(aliceKey, {}, 86_400_000);
+      expect(untariffed.statusCode).toBe(400);
+      expect(untariffed.json().message).toMatch(/has no tariff/);
+
+      const created = await as(t.app, alice, {
+        method: 'POST',
+        url: `/api/locations/${aliceLoc}/tariffs`,
+        payload: {
+          name: 'Day and night',
+          group: 'G12',
+          zone1Price: 1,
+          zone2Price: 0.5,
+          validFrom: '2026-01-01',
+        },
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      const tariff = String(created.json().id);
+      const statsOf = async (from: number, to: number) => {
+        const res = await as(t.app, alice, {
+          method: 'GET',
+          url: `/api/tariffs/${tariff}/stats?deviceId=${home.id}&from=${iso(from)}&to=${iso(to)}`,
+        });
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json() as { months: { month: string; zones: { zone: number; energy: number }[] }[] };
+      };
+      const stats = await statsOf(FROM, TO);
+      expect(stats.months.map((m) => m.month)).toEqual(['2026-10']);
+      const statZones = stats.months[0]!.zones;
+      expect(statZones.map((z) => z.zone)).toEqual([1, 2]);
+      const sum = (points: [number, number][]) => points.reduce((a, [x]) => a + x, 0);
+
+      // One local month (October, from 1 October 00:00 CEST): exactly the route's energy per zone.
+      const monthly = ok(
+        QueryResponseSchema,
+        await zones(aliceKey, { tariff, interval: '1mo' }, 30 * 86_400_000),
+      ) as Series;
+      expect(monthly.map((s) => s.target)).toEqual(['Home zone 1', 'Home zone 2']);
+      const october = Date.parse('2026-09-30T22:00:00Z');
+      monthly.forEach((s, k) => {
+        expect(s.datapoints).toEqual([[expect.closeTo(statZones[k]!.energy, 9), october]]);
+      });
+
+      // Local days: the zones of each day add up to /api/devices/:id/energy's day (24, 25, 24 kWh), and the
+      // days of each zone to the route's month.
+      const daily = ok(
+        QueryResponseSchema,
+        await zones(aliceKey, { tariff, interval: '1d' }, 86_400_000),
+      ) as Series;
+      expect(daily).toHaveLength(2);
+      const days = [FROM, WARSAW_AUTUMN, WARSAW_AUTUMN_END];
+      for (const s of daily) expect(s.datapoints.map(([, ts]) => ts)).toEqual(days);
+      expect(days.map((_, i) => daily[0]!.datapoints[i]![0] + daily[1]!.datapoints[i]![0])).toEqual([
+        expect.closeTo(24, 9),
+        expect.closeTo(25, 9),
+        expect.closeTo(24, 9),
+      ]);
+      daily.forEach((s, k) => {
+        expect(sum(s.datapoints)).toBeCloseTo(statZones[k]!.energy, 9);
+      });
+      // Each day on its own as the route prices it.
+      for (const [i, from] of days.entries()) {
+        const to = days[i + 1] ?? TO;
+        const dayStats = (await statsOf(from, to)).months[0]!.zones;
+        daily.forEach((s, k) => {
+          expect(s.datapoints[i]![0]).toBeCloseTo(dayStats.find((z) => z.zone === k + 1)?.energy ?? 0, 9);
+        });
+      }
+
+      // Whole hours of the 25-hour day: each hour's kWh lies in exactly one zone.
+      const hourly = ok(
+        QueryResponseSchema,
+        await zones(aliceKey, { tariff }, H, { from: iso(WARSAW_AUTUMN), to: iso(WARSAW_AUTUMN_END) }),
+      ) as Series;
+      expect(hourly.map((s) => s.datapoints.length)).toEqual([25, 25]);
+      for (let i = 0; i < 25; i++) {
+        const pair = hourly.map((s) => s.datapoints[i]![0]).sort();
+        expect(pair[0]).toBeCloseTo(0, 9);
+        expect(pair[1]).toBeCloseTo(1, 9);
+      }
+      const longDay = (await statsOf(WARSAW_AUTUMN, WARSAW_AUTUMN_END)).months[0]!.zones;
+      hourly.forEach((s, k) => {
+        expect(sum(s.datapoints)).toBeCloseTo(longDay[k]!.energy, 9);
+      });
+
+      // With a tariff on its location the device's own tariff is the default; as a table too.
+      const located = await as(t.app, alice, {
+        method: 'PUT',
+        url: `/api/locations/${aliceLoc}`,
+        payload: { name: 'Home', timezone: 'Europe/Warsaw', tariffId: Number(tariff) },
+      });
+      expect(located.statusCode, located.body).toBe(200);
+      const own = ok(QueryResponseSchema, await zones(aliceKey, { interval: '1d' }, 86_400_000));
+      expect(own).toEqual(daily);
+      const table = ok(
+        QueryResponseSchema,
+        await zones(aliceKey, { interval: '1mo', format: 'table' }, 30 * 86_400_000),
+      );
+      const rows = v.parse(TableAnswerSchema, table[0]).rows;
+      expect(rows).toEqual([
+        [october, 'Home', 'Day and night', 1, expect.closeTo(statZones[0]!.energy, 9)],
+        [october, 'Home', 'Day and night', 2, expect.closeTo(statZones[1]!.energy, 9)],
+      ]);
+      // The tariff is listed as a payload option; another user cannot name it.
+      const metrics = ok(MetricsResponseSchema, await grafana(aliceKey, 'POST', '/metrics', {}));
+      const options = metrics
+        .find((m) => m.value === 'energy.zones')!
+        .payloads.find((p) => p.name === 'tariff')!;
+      expect(options.options).toContainEqual({ label: 'Day and night (G12)', value: tariff });
+      const foreign = await query(bobKey, {
+        range,
+        targets: [{ target: 'energy.zones', payload: { device: String(bobs.id), tariff } }],
+      });
+      expect(foreign.statusCode).toBe(400);
+      expect(foreign.json().message).toMatch(/unknown tariff/);
+    });
+
     it('shows a key of user A nothing of user B', async () => {
       const everything = ok(
         QueryResponseSchema,
@@ -502,6 +634,18 @@ for (const engine of ENGINES) {
         ['/query', 'POST', { range, targets: [{ target: 'nope' }] }, /unknown metric "nope"/],
         ['/query', 'POST', { range, targets: [{ target: 'vave1', payload: '{not json' }] }, /not JSON/],
         ['/query', 'POST', { range, targets: [{ target: 'vave1', payload: { stat: 'median' } }] }, /stat/],
+        [
+          '/query',
+          'POST',
+          { range, targets: [{ target: 'energy.zones', payload: { interval: '15m' } }] },
+          /interval/,
+        ],
+        [
+          '/query',
+          'POST',
+          { range, targets: [{ target: 'energy.zones', payload: { tariff: 'x1' } }] },
+          /tariff/,
+        ],
         [
           '/query',
           'POST',

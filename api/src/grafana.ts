@@ -1,7 +1,8 @@
 /**
  * The Grafana data source (@kilowatch/grafana) composed with the API: it reads the owner's devices and
- * answers series, energy and voltage quality through the same analytics code as `/api/devices/:id/…`,
- * so a Grafana panel and a Kilowatch screen show the same numbers. Opened by an API key or a session.
+ * answers series, energy, zone energy and voltage quality through the same analytics code as
+ * `/api/devices/:id/…` and `/api/tariffs/:id/stats`, so a Grafana panel and a Kilowatch screen show the
+ * same numbers. Opened by an API key or a session.
  */
 import { DEFAULT_LIMITS } from '@kilowatch/core';
 import { type GrafanaSource, grafanaPlugin } from '@kilowatch/grafana';
@@ -10,6 +11,7 @@ import { contextOf, deviceContext } from './analytics/context.ts';
 import { energySeries } from './analytics/energy.ts';
 import { voltageQuality } from './analytics/quality.ts';
 import { seriesFor } from './analytics/series.ts';
+import { hourlyBilledEnergy, zoneEnergy } from './analytics/tariffs.ts';
 
 export function grafanaSource(app: FastifyInstance): GrafanaSource {
   const limitsOf = async (userId: number, id: number) =>
@@ -30,6 +32,23 @@ export function grafanaSource(app: FastifyInstance): GrafanaSource {
     async energy(userId, id, q) {
       const ctx = await deviceContext(app, userId, id);
       return energySeries(app.store, ctx, { from: q.from, to: q.to }, q.interval);
+    },
+    async tariffs(userId) {
+      const out = [];
+      for (const l of await app.locations.list(userId))
+        for (const t of await app.locations.listTariffs(userId, l.id))
+          out.push({ id: t.id, name: t.name, group: t.group });
+      return out;
+    },
+    async zoneEnergy(userId, id, q) {
+      const ctx = await deviceContext(app, userId, id);
+      const tariffId = q.tariffId ?? ctx.device.tariff?.id;
+      const tariff = tariffId === undefined ? null : await app.locations.getTariff(userId, tariffId);
+      if (!tariff) return null;
+      // The hours `/api/tariffs/:id/stats` prices, zoned by the same calendar, summed per bucket.
+      const energy = await hourlyBilledEnergy(app.store, ctx, { from: q.from, to: q.to });
+      const zoned = await zoneEnergy(energy, ctx.tz, tariff, q.unit);
+      return { tz: ctx.tz, tariff: { id: tariff.id, name: tariff.name, group: tariff.group }, ...zoned };
     },
     async limits(userId, id) {
       await deviceContext(app, userId, id);

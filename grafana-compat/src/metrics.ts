@@ -1,11 +1,11 @@
 /**
  * What a Grafana panel may ask for (`POST /metrics`): every gauge of the parameter catalogue (per phase
- * and all phases together), energy per bucket from the meters' counters, the voltage limit bands and the
- * voltage-quality shares. Names are stable: dashboards refer to them.
+ * and all phases together), energy per bucket from the meters' counters (also per tariff zone), the voltage
+ * limit bands and the voltage-quality shares. Names are stable: dashboards refer to them.
  */
 import { COMBINED_PARAMS, PARAMS } from '@kilowatch/core';
 
-export type MetricKind = 'gauge' | 'energy' | 'bands' | 'quality';
+export type MetricKind = 'gauge' | 'energy' | 'zones' | 'bands' | 'quality';
 
 export interface MetricDef {
   name: string;
@@ -25,6 +25,8 @@ export const ENERGY_METRICS = {
 } as const;
 export type EnergyMetric = keyof typeof ENERGY_METRICS;
 
+/** Billed import per tariff zone per bucket (the zones of the device's tariff, or the payload's). */
+export const ZONES_METRIC = 'energy.zones';
 export const BANDS_METRIC = 'voltage.bands';
 export const QUALITY_METRIC = 'voltage.quality';
 
@@ -35,6 +37,12 @@ export const METRICS: readonly MetricDef[] = [
     unit: 'kWh',
     kind: 'energy' as const,
   })),
+  {
+    name: ZONES_METRIC,
+    label: "Energy imported per tariff zone per bucket (billed import; the device's tariff)",
+    unit: 'kWh',
+    kind: 'zones',
+  },
   ...PARAMS.filter((p) => p.kind === 'gauge').map((p) => ({
     name: p.name,
     label: `${p.name} (${p.unit || 'ratio'})`,

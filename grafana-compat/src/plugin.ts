@@ -22,6 +22,7 @@ import {
   type MetricDef,
   metricDef,
   QUALITY_METRIC,
+  ZONES_METRIC,
 } from './metrics.ts';
 import {
   type AdhocFilter,
@@ -47,8 +48,9 @@ import {
   SERIES_INTERVALS,
   seriesInterval,
   thin,
+  ZONE_INTERVALS,
 } from './resolution.ts';
-import type { GrafanaDevice, GrafanaSource } from './source.ts';
+import type { GrafanaDevice, GrafanaSource, GrafanaTariff } from './source.ts';
 
 export interface GrafanaPluginOptions {
   source: GrafanaSource;
@@ -292,6 +294,64 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
     return out;
   }
 
+  /**
+   * Billed import per tariff zone: one column per device and zone, in whole hours, local days or local
+   * months (the `interval` payload is the finest allowed), zoned by the `tariff` payload or each device's
+   * own tariff. A device named alone without a tariff is a 400; among several such devices are left out.
+   */
+  async function zoneColumnsOf(
+    userId: number,
+    devices: readonly GrafanaDevice[],
+    payload: Payload,
+    res: Resolution,
+  ): Promise<(Column & { zone: number; tariff: string })[]> {
+    const atLeast = pick<(typeof ZONE_INTERVALS)[number] | 'auto'>(
+      payload,
+      'interval',
+      ['auto', ...ZONE_INTERVALS],
+      'auto',
+    );
+    const interval = energyInterval(res, atLeast === 'auto' ? '1h' : atLeast);
+    const unit = interval === '1mo' ? 'month' : interval === '1d' ? 'day' : 'hour';
+    const wanted = one(payload, 'tariff');
+    let tariffId: number | undefined;
+    if (wanted !== undefined && wanted !== 'device') {
+      const known = await source.tariffs(userId);
+      const t = known.find((x) => String(x.id) === wanted);
+      if (!t) throw new BadGrafanaRequest(`unknown tariff "${wanted}" (POST /metrics lists them)`, 'tariff');
+      tariffId = t.id;
+    }
+    const out: (Column & { zone: number; tariff: string })[] = [];
+    for (const d of devices) {
+      const z = await source.zoneEnergy(userId, d.id, {
+        from: res.from,
+        to: res.to,
+        unit,
+        ...(tariffId === undefined ? {} : { tariffId }),
+      });
+      if (z === null) {
+        if (devices.length === 1)
+          throw new BadGrafanaRequest(
+            `device "${d.name}" has no tariff: give it one in Kilowatch or pick one in the tariff payload`,
+            'tariff',
+          );
+        continue;
+      }
+      for (const zone of z.zones) {
+        const thinned = thin(z.t, zone.energy, res.maxDataPoints, 'sum');
+        out.push({
+          device: d,
+          label: `${d.name} zone ${zone.zone}`,
+          t: thinned.t,
+          values: thinned.values,
+          zone: zone.zone,
+          tariff: z.tariff.name,
+        });
+      }
+    }
+    return out;
+  }
+
   async function answerTarget(
     userId: number,
     target: QueryTarget,
@@ -351,12 +411,42 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
         : columns.map((c) => ({ target: c.label, datapoints: datapoints(c.t, c.values) }));
     }
 
+    if (m.name === ZONES_METRIC) {
+      const columns = await zoneColumnsOf(userId, devices, payload, res);
+      if (format === 'table') {
+        const rows: (string | number)[][] = [];
+        for (const c of columns)
+          for (let i = 0; i < c.t.length; i++) {
+            const x = c.values[i];
+            if (x !== null && x !== undefined) rows.push([c.t[i]!, c.device.name, c.tariff, c.zone, x]);
+          }
+        return [
+          {
+            type: 'table',
+            columns: [
+              { text: 'Time', type: 'time' },
+              { text: 'Device', type: 'string' },
+              { text: 'Tariff', type: 'string' },
+              { text: 'Zone', type: 'number' },
+              { text: m.name, type: 'number' },
+            ],
+            rows,
+          },
+        ];
+      }
+      return columns.map((c) => ({ target: c.label, datapoints: datapoints(c.t, c.values) }));
+    }
+
     const columns = await columnsOf(userId, m, devices, payload, res, filters.phases);
     if (format === 'table') return [asTable(m.name, columns)];
     return columns.map((c) => ({ target: c.label, datapoints: datapoints(c.t, c.values) }));
   }
 
-  function payloadsOf(m: MetricDef, devices: readonly GrafanaDevice[]): MetricsResponse[number]['payloads'] {
+  function payloadsOf(
+    m: MetricDef,
+    devices: readonly GrafanaDevice[],
+    tariffs: readonly GrafanaTariff[],
+  ): MetricsResponse[number]['payloads'] {
     const device = {
       label: 'Device',
       name: 'device',
@@ -378,6 +468,22 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
       options: ['auto', ...list].map((i) => ({ value: i })),
     });
     if (m.kind === 'energy') return [device, interval(ENERGY_INTERVALS), format];
+    if (m.kind === 'zones')
+      return [
+        device,
+        interval(ZONE_INTERVALS),
+        {
+          label: 'Tariff',
+          name: 'tariff',
+          type: 'select',
+          placeholder: "the device's tariff",
+          options: [
+            { label: "The device's tariff", value: 'device' },
+            ...tariffs.map((t) => ({ label: `${t.name} (${t.group})`, value: String(t.id) })),
+          ],
+        },
+        format,
+      ];
     if (m.kind === 'gauge')
       return [
         device,
@@ -434,8 +540,13 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
     doc('Metrics a panel may query, with their payload options'),
     handle(async (req) => {
       parse(MetricsRequestSchema, req.body ?? {});
-      const devices = await source.devices(userOf(req));
-      return METRICS.map((m) => ({ label: m.label, value: m.name, payloads: payloadsOf(m, devices) }));
+      const userId = userOf(req);
+      const [devices, tariffs] = await Promise.all([source.devices(userId), source.tariffs(userId)]);
+      return METRICS.map((m) => ({
+        label: m.label,
+        value: m.name,
+        payloads: payloadsOf(m, devices, tariffs),
+      }));
     }),
   );
 
@@ -443,7 +554,9 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
     const body = parse(PayloadOptionsRequestSchema, req.body ?? {});
     const m = metricDef(body.metric);
     if (!m) throw new BadGrafanaRequest(`unknown metric "${body.metric}"`, 'metric');
-    const payload = payloadsOf(m, await source.devices(userOf(req))).find((p) => p.name === body.name);
+    const userId = userOf(req);
+    const [devices, tariffs] = await Promise.all([source.devices(userId), source.tariffs(userId)]);
+    const payload = payloadsOf(m, devices, tariffs).find((p) => p.name === body.name);
     if (!payload) throw new BadGrafanaRequest(`metric "${m.name}" has no payload "${body.name}"`, 'name');
     return payload.options ?? [];
   });

@@ -28,6 +28,8 @@ const ENERGY_STEPS: readonly [EnergyInterval, number][] = [
 
 export const SERIES_INTERVALS = SERIES_STEPS.map(([i]) => i);
 export const ENERGY_INTERVALS = ENERGY_STEPS.map(([i]) => i);
+/** Energy per tariff zone: whole hours (the zones' own grain), local days, local months. */
+export const ZONE_INTERVALS = ['1h', '1d', '1mo'] as const satisfies readonly EnergyInterval[];
 
 export interface Resolution {
   from: number;

@@ -1,7 +1,8 @@
 /**
  * What the data source reads, supplied by the app that mounts it (the API): the signed-in owner's
  * devices, and their series, energy and voltage quality through the same analytics code that answers
- * `/api/devices/:id/series`, `/energy` and `/voltage-quality`, so Grafana shows the same numbers.
+ * `/api/devices/:id/series`, `/energy`, `/voltage-quality` and `/api/tariffs/:id/stats`, so Grafana shows
+ * the same numbers.
  * Every call is scoped to the user: another user's device is unknown (the source throws its 404).
  */
 import type { Limits } from '@kilowatch/core';
@@ -32,6 +33,22 @@ export interface PhaseShares {
   withinEn50160: number | null;
 }
 
+/** A tariff of the user's locations, offered as the `tariff` payload of the zone metric. */
+export interface GrafanaTariff {
+  id: number;
+  name: string;
+  group: string;
+}
+
+/** Billed import per tariff zone per bucket, zoned by the tariff the same way `/api/tariffs/:id/stats` is. */
+export interface ZoneColumns {
+  tz: string;
+  /** The tariff whose zones these are. */
+  tariff: GrafanaTariff;
+  t: number[];
+  zones: { zone: number; energy: (number | null)[] }[];
+}
+
 export interface GrafanaSource {
   devices(userId: number): Promise<GrafanaDevice[]>;
   series(
@@ -44,6 +61,17 @@ export interface GrafanaSource {
     deviceId: number,
     query: { from: number; to: number; interval: EnergyInterval },
   ): Promise<EnergyColumns>;
+  /** The tariffs of the user's locations. */
+  tariffs(userId: number): Promise<GrafanaTariff[]>;
+  /**
+   * Energy per tariff zone of one device per whole hour, local day or local month, with the given tariff
+   * or the device's own; null when no tariff is given and the device has none.
+   */
+  zoneEnergy(
+    userId: number,
+    deviceId: number,
+    query: { from: number; to: number; unit: 'hour' | 'day' | 'month'; tariffId?: number },
+  ): Promise<ZoneColumns | null>;
   limits(userId: number, deviceId: number): Promise<Limits>;
   voltageQuality(
     userId: number,

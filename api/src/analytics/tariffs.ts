@@ -7,9 +7,13 @@
 import { createRequire } from 'node:module';
 import {
   createTariffCalendar,
+  fixedBucketStart,
+  HOUR_MS,
   type HolidayCalendar,
   localDateString,
   nextTurn,
+  startOfLocalDay,
+  startOfLocalMonth,
   TARIFF_GROUPS,
   type Tariff,
   type TariffGroup,
@@ -94,11 +98,26 @@ export interface PricingInput {
 /** Hours priced between two turns of the event loop (a few ms of zone and calendar lookups). */
 const HOURS_PER_TURN = 2048;
 
+/** One fine bucket of billed import with the tariff zone core's calendar puts it in (null without energy). */
+export interface ZonedBucket {
+  t: number;
+  /** Local date `YYYY-MM-DD` in the location's zone. */
+  date: string;
+  zone: Zone | null;
+  energy: number | null;
+}
+
 /**
- * Prices hourly billed import per zone and local month. Years of hours take a zone lookup each, so the
- * event loop gets a turn every `HOURS_PER_TURN` hours.
+ * The hourly (or 15-minute) billed import with its zone from the tariff calendar (core's
+ * `createTariffCalendar`, Polish holidays), only the buckets of days the tariff is valid on. Pricing per
+ * month (`priceHours`) and energy per zone per bucket (`zoneEnergy`) both read this. Years of hours take
+ * a zone lookup each, so the event loop gets a turn every `HOURS_PER_TURN` hours.
  */
-export async function priceHours(energy: FineEnergy, tz: string, input: PricingInput): Promise<MonthCost[]> {
+export async function zonedBuckets(
+  energy: FineEnergy,
+  tz: string,
+  input: Omit<PricingInput, 'prices'>,
+): Promise<ZonedBucket[]> {
   const calendar = createTariffCalendar({
     group: input.group,
     operator: input.operator ?? null,
@@ -106,25 +125,34 @@ export async function priceHours(energy: FineEnergy, tz: string, input: PricingI
     ...(input.clockBasis ? { clockBasis: input.clockBasis } : {}),
     holidays: POLISH_HOLIDAYS,
   });
-  const price = (z: Zone) =>
-    z === 1 ? input.prices.zone1 : z === 2 ? input.prices.zone2 : input.prices.zone3;
-  const months = new Map<string, Map<Zone, number>>();
+  const out: ZonedBucket[] = [];
   for (let i = 0; i < energy.t.length; i++) {
     if (i % HOURS_PER_TURN === HOURS_PER_TURN - 1) await nextTurn();
     const t = energy.t[i]!;
     const date = localDateString(t, tz);
     if (input.validFrom && date < input.validFrom) continue;
     if (input.validTo && date > input.validTo) continue;
-    const month = date.slice(0, 7);
+    const e = energy.billedImport[i];
+    if (e === null || e === undefined) out.push({ t, date, zone: null, energy: null });
+    else out.push({ t, date, zone: calendar.zoneAt(t, tz), energy: e });
+  }
+  return out;
+}
+
+/** Prices hourly billed import per zone and local month. */
+export async function priceHours(energy: FineEnergy, tz: string, input: PricingInput): Promise<MonthCost[]> {
+  const price = (z: Zone) =>
+    z === 1 ? input.prices.zone1 : z === 2 ? input.prices.zone2 : input.prices.zone3;
+  const months = new Map<string, Map<Zone, number>>();
+  for (const b of await zonedBuckets(energy, tz, input)) {
+    const month = b.date.slice(0, 7);
     let zones = months.get(month);
     if (!zones) {
       zones = new Map();
       months.set(month, zones);
     }
-    const e = energy.billedImport[i];
-    if (e === null || e === undefined) continue;
-    const zone = calendar.zoneAt(t, tz);
-    zones.set(zone, (zones.get(zone) ?? 0) + e);
+    if (b.zone === null || b.energy === null) continue;
+    zones.set(b.zone, (zones.get(b.zone) ?? 0) + b.energy);
   }
   return [...months].map(([month, zones]) => {
     const list = [...zones]
@@ -140,6 +168,54 @@ export async function priceHours(energy: FineEnergy, tz: string, input: PricingI
       cost: variable + input.prices.fixed,
     };
   });
+}
+
+export type ZoneBucketUnit = 'hour' | 'day' | 'month';
+
+export interface ZoneEnergy {
+  /** Bucket starts: whole hours, local days or local months of `tz`. */
+  t: number[];
+  /** Per zone that occurs in the range (ascending), billed import per bucket; null where nothing was metered. */
+  zones: { zone: Zone; energy: (number | null)[] }[];
+}
+
+/**
+ * Billed import per tariff zone per hour, local day or local month: the buckets `/api/tariffs/:id/stats`
+ * prices, summed by bucket instead of by month, so the months of this equal that route's zone energy.
+ */
+export async function zoneEnergy(
+  energy: FineEnergy,
+  tz: string,
+  input: Omit<PricingInput, 'prices'>,
+  unit: ZoneBucketUnit,
+): Promise<ZoneEnergy> {
+  const startOf = (t: number) =>
+    unit === 'hour'
+      ? fixedBucketStart(t, HOUR_MS)
+      : unit === 'day'
+        ? startOfLocalDay(t, tz)
+        : startOfLocalMonth(t, tz);
+  const t: number[] = [];
+  const sums: Map<Zone, number>[] = [];
+  const metered: boolean[] = [];
+  const seen = new Set<Zone>();
+  for (const b of await zonedBuckets(energy, tz, input)) {
+    const start = startOf(b.t);
+    if (t[t.length - 1] !== start) {
+      t.push(start);
+      sums.push(new Map());
+      metered.push(false);
+    }
+    const i = t.length - 1;
+    if (b.zone === null || b.energy === null) continue;
+    metered[i] = true;
+    seen.add(b.zone);
+    sums[i]!.set(b.zone, (sums[i]!.get(b.zone) ?? 0) + b.energy);
+  }
+  const zones = [...seen]
+    .sort((a, b) => a - b)
+    .map((zone) => ({ zone, energy: t.map((_, i) => (metered[i] ? (sums[i]!.get(zone) ?? 0) : null)) }));
+  return { t, zones };
 }
 
 export async function hourlyBilledEnergy(

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { METRIC_NAMES, metricDef } from '../metrics.ts';
 import { VARIABLE_TARGETS } from '../plugin.ts';
 import { QueryTargetSchema } from '../protocol.ts';
-import { ENERGY_INTERVALS, SERIES_INTERVALS } from '../resolution.ts';
+import { ENERGY_INTERVALS, SERIES_INTERVALS, ZONE_INTERVALS } from '../resolution.ts';
 import { DASHBOARDS } from './dashboards.ts';
 import type { InfluxQlQuery, JsonApiQuery } from './queries.ts';
 import { DASHBOARD_DIR, dashboardJson } from './write.ts';
@@ -69,7 +69,9 @@ describe.each(Object.entries(DASHBOARDS))('the %s dashboard', (name, build) => {
           const kind = metricDef(q.target)!.kind;
           const interval = q.payload.interval;
           if (interval !== undefined) {
-            expect(kind === 'energy' ? ENERGY_INTERVALS : SERIES_INTERVALS).toContain(interval);
+            expect(
+              kind === 'energy' ? ENERGY_INTERVALS : kind === 'zones' ? ZONE_INTERVALS : SERIES_INTERVALS,
+            ).toContain(interval);
           }
           if (q.payload.format !== undefined) expect(['timeseries', 'table']).toContain(q.payload.format);
         } else {

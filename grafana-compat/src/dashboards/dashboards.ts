@@ -62,7 +62,7 @@ export function householdEnergy(): dashboard.Dashboard {
   return base(
     'kilowatch-household-energy',
     'Kilowatch · Household energy',
-    'Import, export and balance (netted per hour across phases) per local day and per hour, from the meters’ own counters: reset-proof, in the location’s time zone.',
+    'Import, export and balance (netted per hour across phases) per local day and per hour, and import per tariff zone, from the meters’ own counters: reset-proof, in the location’s time zone.',
     'now-30d',
   )
     .withVariable(deviceVariable(false))
@@ -105,6 +105,35 @@ export function householdEnergy(): dashboard.Dashboard {
     )
     .withPanel(energyBars('Energy per local day', '1d', '$device').height(9).span(24))
     .withPanel(energyBars('Energy per hour', '1h', '$device').height(9).span(24))
+    .withPanel(
+      new timeseries.PanelBuilder()
+        .title('Energy imported per tariff zone, per local day')
+        .description(
+          'Billed import (netted per hour across phases) split by the zones of the device’s tariff, as the tariff screen prices it; Polish public holidays count as holidays. Needs a tariff on the device or its location.',
+        )
+        .datasource(JSON_API)
+        .unit('kwatth')
+        .decimals(2)
+        .drawStyle(common.GraphDrawStyle.Bars)
+        .fillOpacity(70)
+        .lineWidth(1)
+        .stacking(new common.StackingConfigBuilder().mode(common.StackingMode.Normal).group('zones'))
+        .withTarget(new JsonApiQueryBuilder('A', 'energy.zones').device('$device').interval('1d'))
+        .height(9)
+        .span(16),
+    )
+    .withPanel(
+      new table.PanelBuilder()
+        .title('Energy per tariff zone, per local month')
+        .datasource(JSON_API)
+        .unit('kwatth')
+        .decimals(2)
+        .withTarget(
+          new JsonApiQueryBuilder('A', 'energy.zones').device('$device').interval('1mo').format('table'),
+        )
+        .height(9)
+        .span(8),
+    )
     .withPanel(
       new table.PanelBuilder()
         .title('Daily energy')
