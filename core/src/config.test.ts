@@ -33,7 +33,7 @@ describe('settingsFromEnv', () => {
       ingestSessionExpirySeconds: 600,
       ingestShared: false,
       publishLive: false,
-      rollupIntervalMs: 10_000,
+      rollupIntervalMs: 60_000,
       demo: true,
       demoHistoryDays: 365,
       simulatorIntervalMs: 10_000,
@@ -76,6 +76,8 @@ describe('settingsFromEnv', () => {
       trustProxy: ['10.0.0.0/8', '172.16.0.1'],
       mqttPublic: { port: 1883, tls: false },
     });
+    expect(parse({ INFLUX_URL: 'http://i:8086', INFLUX_TOKEN: 't' }).rollupIntervalMs).toBe(10_000);
+    expect(parse({ DATABASE_URL: 'postgres://kw@pg/kw' }).rollupIntervalMs).toBe(60_000);
     expect(parse({ INFLUX_URL: 'http://i:8086', INFLUX_TOKEN: 't' }).influx).toEqual({
       url: 'http://i:8086',
       database: 'kilowatch',
