@@ -194,12 +194,23 @@ export default fp(
         if (c.pending.has(key)) coalesced++;
         c.pending.delete(key);
         c.pending.set(key, payload);
+        scheduleFlush();
         return;
       }
       send(c, payload);
     }
 
+    // Held-back frames are retried on a timer that runs only while some socket holds any, so an idle
+    // hub wakes nobody up.
+    let flushTimer: NodeJS.Timeout | null = null;
+    function scheduleFlush(): void {
+      if (flushTimer) return;
+      flushTimer = setTimeout(flush, opts.flushMs ?? 25);
+      flushTimer.unref();
+    }
     function flush(): void {
+      flushTimer = null;
+      let held = false;
       for (const c of clients) {
         if (c.pending.size === 0) continue;
         for (const [key, payload] of c.pending) {
@@ -207,10 +218,10 @@ export default fp(
           c.pending.delete(key);
           send(c, payload);
         }
+        if (c.pending.size > 0 && c.socket.readyState === c.socket.OPEN) held = true;
       }
+      if (held) scheduleFlush();
     }
-    const flushTimer = setInterval(flush, opts.flushMs ?? 25);
-    flushTimer.unref();
 
     async function recheckSessions(userId?: number): Promise<void> {
       for (const c of [...clients]) {
@@ -306,7 +317,7 @@ export default fp(
     });
 
     app.addHook('onClose', async () => {
-      clearInterval(flushTimer);
+      if (flushTimer) clearTimeout(flushTimer);
       clearInterval(checkTimer);
       for (const u of unsubscribe) u();
       for (const c of clients) c.socket.terminate();
