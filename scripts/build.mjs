@@ -7,6 +7,7 @@
 // TypeScript sources (tsx, vitest); this file runs under plain `node`.
 //
 //   node scripts/build.mjs [server|web]... (both by default)
+//   node scripts/build.mjs server --outdir api/dist/x   (the server elsewhere under api/, e.g. for a test)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -24,7 +25,7 @@ const packageOf = (spec) =>
     .slice(0, spec.startsWith('@') ? 2 : 1)
     .join('/');
 
-export async function buildServer() {
+export async function buildServer(outdir = SERVER_OUT) {
   const { build } = await import('esbuild');
   const started = performance.now();
   const external = new Set();
@@ -42,14 +43,14 @@ export async function buildServer() {
       });
     },
   };
-  mkdirSync(SERVER_OUT, { recursive: true });
+  mkdirSync(outdir, { recursive: true });
   await build({
     absWorkingDir: root,
     entryPoints: {
       main: 'api/src/main.ts',
       decodeWorker: 'ingest/src/decodeWorker.ts',
     },
-    outdir: SERVER_OUT,
+    outdir,
     bundle: true,
     splitting: false,
     platform: 'node',
@@ -85,12 +86,15 @@ export function buildWeb() {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const what = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--outdir');
+  const outdir = at >= 0 ? path.resolve(args[at + 1] ?? '') : SERVER_OUT;
+  const what = at >= 0 ? args.filter((_, i) => i !== at && i !== at + 1) : args;
   const all = what.length === 0;
   try {
     if (all || what.includes('server')) {
-      const ms = await buildServer();
-      console.log(`server compiled to ${path.relative(root, SERVER_OUT)}/ in ${(ms / 1000).toFixed(1)} s`);
+      const ms = await buildServer(outdir);
+      console.log(`server compiled to ${path.relative(root, outdir)}/ in ${(ms / 1000).toFixed(1)} s`);
     }
     if (all || what.includes('web')) {
       const ms = buildWeb();

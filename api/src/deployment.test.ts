@@ -1,17 +1,20 @@
 /**
  * The server deployment as separate processes on real servers (Mosquitto, InfluxDB 1.x, PostgreSQL 15):
- * 2 API and 2 ingest processes of `api/src/main.ts` chosen by KW_ROLE, as the image runs them. A numbered
+ * 2 API and 2 ingest processes of the compiled server (`node main.js` from `pnpm build`'s server bundle,
+ * built once for this file) chosen by KW_ROLE, as the image runs them. A numbered
  * stream of one meter is stored exactly once through a SIGKILL of an ingest process (restarted under its
  * id), a SIGTERM of the other and a replacement under a new id, and a PostgreSQL restart under traffic
  * during which no process exits; both API processes start together on an empty database; both API hubs
- * deliver the live readings; one voltage drop gives one notification.
+ * deliver the live readings; one voltage drop gives one notification; a batch's rollup buckets are
+ * recomputed once across the ingest processes, not once by each.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fixedBucketStart, HOUR_MS } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
 import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
 import { findServerBinary, freePort, type MosquittoServer, startMosquitto } from '@kilowatch/ingest/testing';
@@ -46,6 +49,8 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
   let influx: InfluxTestServer;
   let pg: PostgresServer;
   let dataDir: string;
+  /** The compiled server, under api/ so that it resolves its packages from api/node_modules as in the image. */
+  const serverDir = path.join(ROOT, 'api', 'dist', `deployment-test-${process.pid}`);
   const procs: Proc[] = [];
 
   beforeAll(async () => {
@@ -55,7 +60,12 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
       startPostgresServer(),
     ]);
     dataDir = await mkdtemp(path.join(tmpdir(), 'kw-deploy-'));
-  }, 120_000);
+    const build = spawnSync(process.execPath, ['scripts/build.mjs', 'server', '--outdir', serverDir], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    if (build.status !== 0) throw new Error(`the server build failed: ${build.stdout}${build.stderr}`);
+  }, 180_000);
 
   afterAll(async () => {
     for (const p of procs)
@@ -64,11 +74,12 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
     await influx?.stop();
     pg?.remove();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await rm(serverDir, { recursive: true, force: true });
   });
 
   const start = async (name: string, role: 'api' | 'ingest', extra: Record<string, string> = {}) => {
     const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'api/src/main.ts'], {
+    const child = spawn(process.execPath, [path.join(serverDir, 'main.js')], {
       cwd: ROOT,
       env: {
         ...process.env,
@@ -171,7 +182,8 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
 
     const N = 2000;
     // Fresh readings (alerts judge only those), 100 ms apart, ending before now.
-    const t0 = Date.now() - N * 100 - 5_000;
+    // (37 ms past a whole second: no reading lands on a 15-minute edge, so the rollup count below is exact.)
+    const t0 = Math.floor((Date.now() - N * 100 - 5_000) / 1000) * 1000 + 37;
     const publisher: MqttClient = await mqtt.connectAsync(broker.url, { clientId: 'kw-deploy-meter' });
     const publish = async (from: number, to: number) => {
       for (let i = from; i < to; i++) {
@@ -250,6 +262,59 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
         'the alert and its recovery',
       );
       expect(kinds.filter((k) => k === 'voltage-drop')).toHaveLength(1);
+
+      // Rollups: one batch makes its 15-minute buckets be recomputed once across the ingest processes
+      // (they take turns under a PostgreSQL lock and mark the batch's dirty range done), not once by each.
+      const ingests = [ingestA2, ingestC];
+      const bucketsWritten = async () => {
+        let sum = 0;
+        for (const p of ingests) {
+          const text = await (await fetch(`http://127.0.0.1:${p.port}/metrics`)).text();
+          sum += Number(/^kilowatch_ingest_rollup_buckets_total (\d+)$/m.exec(text)?.[1] ?? 0);
+        }
+        return sum;
+      };
+      /** The count once no refresh has written anything for 3 s (refreshes run every second). */
+      const settled = async (other: (n: number) => boolean) => {
+        let last = await bucketsWritten();
+        await until(
+          async () => {
+            await sleep(3000);
+            const n = await bucketsWritten();
+            const quiet = n === last && other(n);
+            last = n;
+            return quiet;
+          },
+          90_000,
+          'rollups settled',
+        );
+        return last;
+      };
+      const before = await settled(() => true);
+      // A meter emptying its buffer: the minute before the stream.
+      const batchFrom = t0 - 61_000;
+      const batch = Array.from({ length: 60 }, (_, k) => ({
+        ts: batchFrom + k * 1_000,
+        values: { eai1: 0, vave1: 230, vave2: 230, vave3: 230 },
+      }));
+      await publisher.publishAsync(`kilowatch/meters/${key}/readings`, JSON.stringify(batch), { qos: 1 });
+      const all = async () =>
+        (await store.readRaw({ deviceKey: key, from: batchFrom, to: t0 + N * 100, limit: 10_000 })).items;
+      await until(async () => (await all()).length === N + batch.length, 30_000, 'the batch stored');
+      const after = await settled((n) => n > before);
+      // What one refresh of the batch's range writes: every quarter holding a reading, over the whole hours
+      // from the one that closes with the batch's first reading to the one holding the first reading after
+      // the batch (whose counter step the batch changes).
+      const stored2 = await all();
+      const last = batch.at(-1)!.ts;
+      const next = stored2.find((r) => r.ts > last)?.ts ?? last;
+      const hourFrom = fixedBucketStart(batchFrom - 1, HOUR_MS);
+      const hourTo = fixedBucketStart(Math.max(last, next), HOUR_MS) + HOUR_MS;
+      const quarters = new Set(
+        stored2.filter((r) => r.ts >= hourFrom && r.ts < hourTo).map((r) => fixedBucketStart(r.ts, 900_000)),
+      );
+      expect(quarters.size).toBeGreaterThan(0);
+      expect(after - before).toBe(quarters.size);
     } finally {
       for (const ws of sockets) ws.close();
       await publisher.endAsync();
