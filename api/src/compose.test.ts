@@ -109,9 +109,7 @@ describe('compose.yaml', () => {
     expect(conf.some((l) => /^autosave_interval \d+$/.test(l))).toBe(true);
   });
 
-  // Known gap: deploy/mosquitto.conf still admits anonymous clients until the broker takes meters'
-  // accounts from its dynamic security plugin. When it does, this fails: make it a plain `it`.
-  it.fails('mounts a broker configuration that refuses anonymous clients', () => {
+  it('mounts a broker configuration that refuses anonymous clients', () => {
     expect(brokerConf().filter((l) => /^allow_anonymous\s+true$/.test(l))).toEqual([]);
   });
 });
