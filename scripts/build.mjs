@@ -9,10 +9,10 @@
 //   node scripts/build.mjs [server|web]... (both by default)
 //   node scripts/build.mjs server --outdir api/dist/x   (the server elsewhere under api/, e.g. for a test)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { builtinModules } from 'node:module';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVER_OUT = path.join(root, 'api', 'dist');
@@ -74,7 +74,30 @@ export async function buildServer(outdir = SERVER_OUT) {
         'add them there (the compiled server resolves its packages from api/node_modules)',
     );
   }
+  await dumpPgliteTemplate();
   return performance.now() - started;
+}
+
+/**
+ * A freshly initialised PGlite data directory, dumped beside the bundle (api/src/plugins/app/metadata.ts
+ * loads it at a first start instead of running initdb). Made with the PGlite the server imports, so the
+ * two always match; kept while that version is the one installed.
+ */
+async function dumpPgliteTemplate() {
+  const apiRequire = createRequire(path.join(root, 'api', 'package.json'));
+  const entry = apiRequire.resolve('@electric-sql/pglite');
+  let dir = path.dirname(entry);
+  while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
+  const version = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
+  const file = path.join(SERVER_OUT, 'pglite-initdb.tar.gz');
+  const stamp = `${file}.version`;
+  if (existsSync(file) && existsSync(stamp) && readFileSync(stamp, 'utf8') === version) return;
+  const { PGlite } = await import(pathToFileURL(entry).href);
+  const db = await PGlite.create();
+  const dump = await db.dumpDataDir('gzip');
+  await db.close();
+  writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
+  writeFileSync(stamp, version);
 }
 
 export function buildWeb() {

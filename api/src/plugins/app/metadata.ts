@@ -1,6 +1,8 @@
 /** The metadata store: the configured `Sql` (PGlite or PostgreSQL), migrated before anything uses it. */
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { migrate } from '../../db/migrations.ts';
@@ -19,8 +21,24 @@ export async function openMetadataStore(config: {
   if (config.databaseUrl) return createPostgresSql({ connectionString: config.databaseUrl });
   // The data directory may not exist yet: with InfluxDB for telemetry, PGlite is the first to write in it.
   await mkdir(config.dataDir, { recursive: true });
-  return createPgliteSql({ dataDir: path.join(config.dataDir, 'meta') });
+  const dataDir = path.join(config.dataDir, 'meta');
+  const template = existsSync(dataDir) ? undefined : pgliteTemplate();
+  return createPgliteSql({ dataDir, ...(template ? { loadDataDir: template } : {}) });
 }
+
+/**
+ * The freshly initialised PGlite data directory `pnpm build` dumps beside the compiled server
+ * (`api/dist/pglite-initdb.tar.gz`, scripts/build.mjs). A first start loads it instead of running initdb
+ * in WebAssembly, which took 10–85 s and left ~400 MB of its memory resident. Absent when the server runs
+ * from its TypeScript sources: PGlite then runs initdb as before.
+ */
+function pgliteTemplate(): Blob | undefined {
+  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), PGLITE_TEMPLATE);
+  return existsSync(file) ? new Blob([readFileSync(file)]) : undefined;
+}
+
+/** The template's file name beside the compiled server (scripts/build.mjs writes it). */
+export const PGLITE_TEMPLATE = 'pglite-initdb.tar.gz';
 
 export default fp(
   async (app: FastifyInstance, opts: { sql?: Sql }) => {
