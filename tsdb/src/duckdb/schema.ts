@@ -60,6 +60,19 @@ function rollupTable(name: string): string {
 export const SCHEMA_VERSION = 1;
 
 /**
+ * What brings a file written with an earlier catalogue up to this one: a column for each parameter the
+ * catalogue has gained since (`existing` are the `readings` columns the file has). Readings stored before
+ * simply have no value for it. A parameter the catalogue no longer names keeps its column, which nothing
+ * reads any more (every query names its columns).
+ */
+export function catalogueMigration(existing: ReadonlySet<string>): string[] {
+  return STORED.filter((p) => !existing.has(p)).map((p) => `ALTER TABLE readings ADD COLUMN ${q(p)} DOUBLE`);
+}
+
+/** The `readings` columns a query over every stored parameter reads (never `SELECT *`: see above). */
+export const READING_COLUMNS = `device, ts, ${STORED.map(q).join(', ')}`;
+
+/**
  * Version of the rule the rollups were computed by, kept in `meta` as `rollup_version` (absent: 1). A file
  * whose rollups are older is rebuilt from its readings on open.
  * - 1: counter steps bucketed `[start, end)` (a reading on an edge opened the next bucket).

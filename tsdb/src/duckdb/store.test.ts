@@ -9,6 +9,7 @@ import { columnize } from '../columns.ts';
 import { describeTelemetryStoreConformance } from '../conformance.ts';
 import { createDuckDbStore } from '../index.ts';
 import { journalRecord } from './journal.ts';
+import { STORED } from './schema.ts';
 import { CRASH_DEVICES, CRASH_T0, crashBatches } from './test/crashBatches.ts';
 import { bigBatch, JOURNAL_DEVICE, JOURNAL_T0, MARKED_DEVICE, marked } from './test/journalBatches.ts';
 
@@ -159,6 +160,41 @@ describe('DuckDB engine', () => {
     await tamper(oldRule);
     store = await createDuckDbStore({ path });
     expect((await store.energy(q)).energy.eai1).toEqual([0, 1, 2]);
+    await store.close();
+  });
+
+  it('opens a file written with an earlier catalogue: a parameter added since gets its column, the data reads back', async () => {
+    const path = join(dir, 'old-catalogue.duckdb');
+    const dev = 'c0c0c0c0c0c0';
+    const T = Date.UTC(2026, 2, 2, 10);
+    // The newest parameter of the catalogue stands for one added after the file was written.
+    const added = STORED[STORED.length - 1]!;
+    let store = await createDuckDbStore({ path });
+    await store.write(
+      [0, 1, 2].map((i) => ({ deviceKey: dev, ts: T + i * MIN, values: { vave1: 230 + i, eai1: 10 + i } })),
+    );
+    await store.refreshRollups(T + HOUR_MS);
+    await store.close();
+    // The file as the earlier catalogue wrote it: no column for the added parameter.
+    const db = await DuckDBInstance.create(path);
+    const c = await db.connect();
+    await c.run(`ALTER TABLE readings DROP COLUMN "${added}"`);
+    c.closeSync();
+    db.closeSync();
+
+    store = await createDuckDbStore({ path });
+    const page = await store.readRaw({ deviceKey: dev, from: T, to: T + HOUR_MS, limit: 10 });
+    expect(page.items.map((r) => [r.ts, r.values.vave1, r.values.eai1])).toEqual([
+      [T, 230, 10],
+      [T + MIN, 231, 11],
+      [T + 2 * MIN, 232, 12],
+    ]);
+    expect((await store.latest(dev))?.values).toMatchObject({ vave1: 232, eai1: 12 });
+    // The added parameter is stored and read like any other.
+    await store.write([{ deviceKey: dev, ts: T + 3 * MIN, values: { vave1: 233, [added]: 7 } }]);
+    const after = await store.readRaw({ deviceKey: dev, from: T + 3 * MIN, to: T + HOUR_MS, limit: 10 });
+    expect(after.items[0]?.values).toEqual({ vave1: 233, [added]: 7 });
+    expect((await store.latest(dev))?.values[added]).toBe(7);
     await store.close();
   });
 

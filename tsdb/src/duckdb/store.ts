@@ -74,7 +74,9 @@ import { Mutex } from './mutex.ts';
 import {
   AGG_NAMES,
   COUNTERS,
+  catalogueMigration,
   q,
+  READING_COLUMNS,
   ROLLUP_VERSION,
   SCHEMA,
   SCHEMA_VERSION,
@@ -234,6 +236,12 @@ export class DuckDbStore implements TelemetryStore {
     // a commit, stays only as a safety net for a WAL that grew anyway.
     if (ck) await w.run(`SET checkpoint_threshold = '256MB'`);
     for (const sql of SCHEMA) await w.run(sql);
+    const columns = (
+      await w.runAndReadAll(
+        `SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = 'readings'`,
+      )
+    ).getRows();
+    for (const sql of catalogueMigration(new Set(columns.map(([c]) => c as string)))) await w.run(sql);
     const version = (
       await w.runAndReadAll(`SELECT v FROM meta WHERE k = 'schema_version'`)
     ).getRows()[0]?.[0];
@@ -275,7 +283,7 @@ export class DuckDbStore implements TelemetryStore {
     if (Number(built) === 0) {
       await w.run('BEGIN TRANSACTION');
       await w.run(`INSERT INTO latest_values SELECT device, param, max(ts), arg_max(v, ts)
-        FROM (UNPIVOT (SELECT * FROM readings) ON ${STORED.map(q).join(', ')} INTO NAME param VALUE v) GROUP BY ALL`);
+        FROM (UNPIVOT (SELECT ${READING_COLUMNS} FROM readings) ON ${STORED.map(q).join(', ')} INTO NAME param VALUE v) GROUP BY ALL`);
       await w.run(`INSERT INTO meta VALUES ('latest_values', 'built')`);
       await w.run('COMMIT');
     }
@@ -324,7 +332,7 @@ export class DuckDbStore implements TelemetryStore {
       const where = after === undefined ? `device = ${id}` : `device = ${id} AND ts > ${after}`;
       const rows = await this.rows(
         this.w,
-        `SELECT param, max(ts)::DOUBLE, arg_max(v, ts) FROM (UNPIVOT (SELECT * FROM readings WHERE ${where})
+        `SELECT param, max(ts)::DOUBLE, arg_max(v, ts) FROM (UNPIVOT (SELECT ${READING_COLUMNS} FROM readings WHERE ${where})
           ON ${STORED.map(q).join(', ')} INTO NAME param VALUE v) GROUP BY param`,
       );
       for (const [param, ts, v] of rows) {
