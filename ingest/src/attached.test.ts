@@ -9,7 +9,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
 import { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
 import { gatedStore, metricValue, waitFor } from './test/helpers.ts';
-import { TEST_SERVICE } from './testing.ts';
+import { freePort, TEST_SERVICE } from './testing.ts';
 
 const KEY = 'b4cf12b3c4d5';
 const quiet = { info() {}, warn() {}, error() {} };
@@ -171,4 +171,48 @@ describe.each([
     await new Promise((r) => setTimeout(r, 500));
     expect(acked).toBe(false);
   });
+
+  it('after a restart, what a meter kept unacknowledged is stored exactly once', async () => {
+    const store = await createDuckDbStore();
+    cleanups.push(() => store.close());
+    const port = await freePort();
+    const up = async () => {
+      const broker = await startEmbeddedBroker({ port, services: [TEST_SERVICE] });
+      const runtime = await startIngest({
+        store,
+        broker,
+        rollupIntervalMs: 0,
+        logger: quiet,
+        decodeThread: thread,
+        now: () => NOW,
+      });
+      return { broker, runtime };
+    };
+    const first = await up();
+    const meter = await mqtt.connectAsync(first.broker.url, {
+      clientId: 'meter-replay',
+      reconnectPeriod: 100,
+      ...TEST_SERVICE,
+    });
+    cleanups.push(() => meter.endAsync(true));
+    // The process goes away; the meter keeps what it publishes meanwhile and sends it when it is back
+    // (an MQTT client replays its queue one message per PUBACK).
+    await first.runtime.stop();
+    await first.broker.close();
+    const N = 200;
+    const base = NOW - N * 1000;
+    for (let i = 0; i < N; i++)
+      meter.publish(`kilowatch/meters/${KEY}/readings`, reading(base + i * 1000, i), { qos: 1 });
+    const second = await up();
+    cleanups.push(() => second.broker.close());
+    cleanups.push(() => second.runtime.stop());
+    const stored = () => metricValue(second.runtime.metricsText(), 'kilowatch_ingest_readings_stored_total');
+    await waitFor(() => stored() >= N, 60_000, `the ${N} replayed readings`);
+    await second.runtime.flush();
+    expect(stored()).toBe(N);
+    const rows: number[] = [];
+    for await (const page of store.streamRaw({ deviceKey: KEY, from: base, to: NOW, pageSize: 1000 }))
+      for (const r of page) rows.push((r.values.vave1 as number) - 230);
+    expect(rows).toEqual(Array.from({ length: N }, (_, i) => i));
+  }, 90_000);
 });

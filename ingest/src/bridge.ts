@@ -228,6 +228,16 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   const rejections = new Map<string, { topic: string; reason: string; detail: string; at: number }>();
 
   const pending: Unit[] = [];
+  /**
+   * Attached to the embedded broker: messages waiting for their commit, per publishing connection. Such
+   * a connection sends nothing more until acknowledged (the broker stops reading it, and a client
+   * replaying its queue after a reconnect sends one message per PUBACK), so once every connection
+   * that publishes waits, no company can come: the batch is written at once instead of after
+   * `flushIntervalMs`.
+   */
+  const waiting = new Map<string, number>();
+  const everyoneWaits = () =>
+    opts.broker !== undefined && waiting.size > 0 && waiting.size >= opts.broker.publishers();
   /** The chunk gathering messages for the decode thread (the last of `pending`), if any. */
   let chunk: Unit | null = null;
   /** Chunks in the decode thread. */
@@ -532,7 +542,10 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       timer = null;
     }
     while (pending.length > 0 && (pending[0] as Unit).ready && !abandoned && writes.size < MAX_WRITES) {
-      const ready = force || pendingReadings >= batchSize || (writes.size === 0 && (afterCommit || due()));
+      const ready =
+        force ||
+        pendingReadings >= batchSize ||
+        (writes.size === 0 && (afterCommit || due() || everyoneWaits()));
       if (!ready) break;
       const write: Promise<void> = commit(takeBatch())
         .catch((e) => log.error({ err: e }, 'ingest writer failed'))
@@ -672,8 +685,20 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
    * while the in-flight window is full). A stopping bridge takes nothing more: the message stays
    * unacknowledged and is redelivered later.
    */
-  const take = (packet: SinkPacket, ack: (() => void) | undefined, resume: () => void) => {
+  const take = (packet: SinkPacket, acknowledge: (() => void) | undefined, resume: () => void) => {
     if (stopping) return;
+    let ack = acknowledge;
+    const from = packet.clientId;
+    if (ack && from !== undefined && opts.broker) {
+      waiting.set(from, (waiting.get(from) ?? 0) + 1);
+      const inner = ack;
+      ack = () => {
+        const n = (waiting.get(from) ?? 1) - 1;
+        if (n > 0) waiting.set(from, n);
+        else waiting.delete(from);
+        inner();
+      };
+    }
     metrics.received.inc();
     const topic = packet.topic;
     const payload = packet.payload;

@@ -15,6 +15,8 @@ export interface SinkPacket {
   topic: string;
   payload: Buffer | string;
   qos: 0 | 1 | 2;
+  /** The publishing connection's client id (held PUBACKs: it sends nothing more until acknowledged). */
+  clientId?: string;
 }
 
 /**
@@ -103,6 +105,8 @@ export interface EmbeddedBroker {
   metricsText(): string;
   /** Clients with a session (connected or persistent), and messages queued for them. */
   sessions(): { clients: number; queued: number; dropped: number };
+  /** Connected clients that have published on a topic the attached sink takes. */
+  publishers(): number;
   close(): Promise<void>;
 }
 
@@ -266,7 +270,10 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
         callback(null);
         return;
       }
-      sink.publish({ topic, payload: packet.payload, qos: packet.qos }, () => callback(null));
+      publishing.add(client);
+      sink.publish({ topic, payload: packet.payload, qos: packet.qos, clientId: client.id }, () =>
+        callback(null),
+      );
     },
     authorizeSubscribe: (client, sub, callback) => {
       const identity = (client as KwClient)[IDENTITY];
@@ -324,6 +331,8 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
     publish(packet, ...rest);
   }) as typeof aedes.publish;
 
+  /** Connected clients that have published to the sink (`publishers()`). */
+  const publishing = new Set<Client>();
   aedes.on('client', (client) => {
     const identity = (client as KwClient)[IDENTITY];
     persistence.connected(client.id);
@@ -334,6 +343,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
     c.lastConnectedAt = now();
   });
   aedes.on('clientDisconnect', (client) => {
+    publishing.delete(client);
     persistence.disconnected(client.id, now());
     const identity = (client as KwClient)[IDENTITY];
     if (identity?.kind !== 'meter') return;
@@ -395,6 +405,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
       return { ...rest, ...(c.lastRejection ? { lastRejection: { ...c.lastRejection } } : {}) };
     },
     refusals: () => Object.fromEntries(refused),
+    publishers: () => publishing.size,
     metricsText() {
       const lines = [
         '# HELP kilowatch_mqtt_refused_total Connections, publishes and subscriptions the embedded broker refused, by reason',

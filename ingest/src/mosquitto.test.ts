@@ -12,7 +12,7 @@ import { createDuckDbStore, StoreError, type TelemetryStore } from '@kilowatch/t
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
-import { metricValue, switchableStore, waitFor } from './test/helpers.ts';
+import { gatedStore, metricValue, switchableStore, waitFor } from './test/helpers.ts';
 import { findServerBinary, type MosquittoServer, runStoreOutageScenario, startMosquitto } from './testing.ts';
 
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
@@ -183,6 +183,76 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
       await inner.close();
     }
   }, 60_000);
+
+  it('after a restart, what the broker kept for the session is stored exactly once, in batches', async () => {
+    const store = await createDuckDbStore();
+    const key = '0a1b2c3d4e70';
+    const clientId = 'kw-redelivery';
+    const N = 2000;
+    const base = NOW - N * 1000 - 60_000;
+    const topic = `kilowatch/meters/${key}/readings`;
+    const publishRange = async (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        publisher.publish(topic, JSON.stringify({ ts: base + i * 1000, seq: i, values: { eai1: i } }), {
+          qos: 1,
+        });
+        if (i % 100 === 99) await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    const options = {
+      mqttUrl: broker.url,
+      clientId,
+      // The server deployment's MQTT 5 session, kept by the broker across a crash.
+      sessionExpirySeconds: 600,
+      rollupIntervalMs: 0,
+      logger: quiet,
+      now: () => NOW,
+    };
+    try {
+      // The first ingest takes the first half but its store never commits: it goes away with every
+      // message of it in flight (delivered, never acknowledged), as a crashed process would.
+      const gated = gatedStore(store);
+      const first = await startIngest({ ...options, store: gated.store, stopTimeoutMs: 500 });
+      await publishRange(0, N / 2);
+      await waitFor(
+        () => metricValue(first.metricsText(), 'kilowatch_ingest_messages_received_total') === N / 2,
+        20_000,
+        'the first half in flight',
+      );
+      await first.stop();
+      expect(metricValue(first.metricsText(), 'kilowatch_ingest_readings_stored_total')).toBe(0);
+      // The second half arrives while no ingest runs: the broker queues it for the session.
+      await publishRange(N / 2, N);
+      await new Promise((r) => setTimeout(r, 300));
+
+      const second = await startIngest({ ...options, store });
+      try {
+        const stored = () => metricValue(second.metricsText(), 'kilowatch_ingest_readings_stored_total');
+        await waitFor(() => stored() >= N, 60_000, `all ${N} readings committed`);
+        await second.flush();
+        // Each message taken and committed once: no more, no less.
+        expect(stored()).toBe(N);
+        expect(metricValue(second.metricsText(), 'kilowatch_ingest_messages_received_total')).toBe(N);
+        // In batches, as new readings are (a batch holds up to 2,000), not one commit per message.
+        const batches = metricValue(second.metricsText(), 'kilowatch_ingest_batches_total');
+        expect(batches).toBeGreaterThan(0);
+        expect(batches).toBeLessThanOrEqual(N / 50);
+      } finally {
+        await second.stop();
+      }
+      const rows: number[] = [];
+      for await (const page of store.streamRaw({
+        deviceKey: key,
+        from: base,
+        to: base + N * 1000,
+        pageSize: 1000,
+      }))
+        for (const r of page) rows.push(r.values.eai1 as number);
+      expect(rows).toEqual(Array.from({ length: N }, (_, i) => i));
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
 
   it('kill -9 of the ingest process mid-stream loses nothing: every reading is stored exactly once', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'kw-kill-'));
