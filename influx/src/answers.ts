@@ -20,6 +20,7 @@ import {
   sumSeries,
 } from '@kilowatch/core';
 import {
+  checkTimeRange,
   type EnergyQuery,
   type EnergyResult,
   ROLLUP_STEP_MS,
@@ -28,6 +29,7 @@ import {
   type SeriesResult,
   type Stat,
   StoreError,
+  seriesStats,
 } from '@kilowatch/tsdb';
 import { calendarBuckets } from './calendar.ts';
 import type { InfluxClient, StatementResult } from './client.ts';
@@ -50,10 +52,10 @@ function reject(msg: string): StoreError {
   return new StoreError(msg, false, 'rejected');
 }
 
+/** The port's range check (`from == to` is an empty range) and a device key. */
 export function checkRange(deviceKey: unknown, from: number, to: number): void {
   if (typeof deviceKey !== 'string' || deviceKey.length === 0) throw reject('deviceKey is required');
-  if (!Number.isFinite(from) || !Number.isFinite(to)) throw reject('from and to must be epoch milliseconds');
-  if (from >= to) throw reject(`from (${from}) must be before to (${to})`);
+  checkTimeRange(from, to);
 }
 
 function zoneOf(tz: string | undefined): string {
@@ -104,8 +106,13 @@ export async function series(client: InfluxClient, q: SeriesQuery): Promise<Seri
   if (!Array.isArray(q.params) || q.params.length === 0)
     throw reject('params must name at least one parameter');
   for (const p of q.params) if (!isQueryableParam(p)) throw reject(`unknown parameter: ${p}`);
-  const stats = q.stats.length > 0 ? q.stats : STATS;
-  for (const s of stats) if (!STATS.includes(s)) throw reject(`unknown stat: ${s}`);
+  const stats = seriesStats(q.stats);
+  if (q.from === q.to) {
+    const series = Object.fromEntries(
+      q.params.map((p) => [p, Object.fromEntries(stats.map((st) => [st, []]))]),
+    );
+    return { interval: q.interval, from: q.from, to: q.to, tz, t: [], series };
+  }
 
   if (q.interval === 'raw') {
     const stored = [...new Set(q.params.flatMap(storedOf))];
@@ -435,6 +442,10 @@ export async function energy(client: InfluxClient, q: EnergyQuery, days?: DayRol
     throw reject('counters must name at least one counter');
   const phasesOf = new Map(q.counters.map((c) => [c, counterPhases(c)]));
   const stored = [...new Set([...phasesOf.values()].flat())];
+  if (q.from === q.to) {
+    const energy = Object.fromEntries(q.counters.map((c) => [c, []]));
+    return { interval: q.interval, tz, t: [], energy, implausible: [], resets: [] };
+  }
   const b = bucketsFor(q.interval, q.from, q.to, tz);
   const perCounter = new Map<string, (number | null)[]>();
   const events: { counter: string; ev: CounterEvent }[] = [];

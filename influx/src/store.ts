@@ -142,7 +142,7 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
   let rejectedReadings = 0;
   let closed = false;
   const open = (): void => {
-    if (closed) throw new StoreError('the InfluxDB store is closed', false, 'internal');
+    if (closed) throw new StoreError('the InfluxDB store is closed', false, 'unavailable');
   };
 
   async function writeChunk(chunk: readonly Reading[]): Promise<number> {

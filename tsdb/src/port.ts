@@ -60,6 +60,7 @@ export interface SeriesQuery {
   from: number;
   to: number;
   interval: SeriesInterval;
+  /** Statistics per bucket; an empty list means all three. */
   stats: readonly Stat[];
   /** Zone for `1d` buckets (device location); default Europe/Warsaw. */
   tz?: string;
@@ -146,6 +147,34 @@ export class StoreError extends Error {
   ) {
     super(message, options);
   }
+}
+
+/** A query the store refuses as asked (400 at the API): the same for every engine. */
+export function rejectedQuery(message: string): StoreError {
+  return new StoreError(message, false, 'rejected');
+}
+
+/**
+ * The time range check every engine makes before any work: whole epoch milliseconds and `to` not
+ * before `from`. `from == to` is an empty range, answered with no buckets and no rows.
+ */
+export function checkTimeRange(from: number, to: number): void {
+  for (const [what, n] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
+    if (!Number.isSafeInteger(n))
+      throw rejectedQuery(`${what} must be an integer epoch-millisecond value, got ${n}`);
+  }
+  if (to < from) throw rejectedQuery('`to` must not be before `from`');
+}
+
+const ALL_STATS: readonly Stat[] = ['avg', 'min', 'max'];
+
+/** The statistics a series query asks for, each once; none listed means all three. */
+export function seriesStats(stats: readonly Stat[]): Stat[] {
+  for (const s of stats) if (!ALL_STATS.includes(s)) throw rejectedQuery(`unknown stat "${s}"`);
+  return stats.length === 0 ? [...ALL_STATS] : [...new Set(stats)];
 }
 
 export interface TelemetryStore {

@@ -46,6 +46,7 @@ import {
 } from '@kilowatch/core';
 import { type ColumnBatch, checkBatch, columnize, concatBatches, readingsOf } from '../columns.ts';
 import {
+  checkTimeRange,
   type EnergyInterval,
   type EnergyQuery,
   type EnergyResult,
@@ -63,6 +64,7 @@ import {
   type Stat,
   StoreError,
   type StoreHealth,
+  seriesStats,
   type TelemetryStore,
   type WriteResult,
 } from '../port.ts';
@@ -128,12 +130,6 @@ const APPLY_READINGS = 20_000;
 
 function rejected(message: string): StoreError {
   return new StoreError(message, false, 'rejected');
-}
-
-function int(n: number, what: string): string {
-  if (!Number.isSafeInteger(n))
-    throw rejected(`${what} must be an integer epoch-millisecond value, got ${n}`);
-  return String(n);
 }
 
 function asNum(v: DuckDBValue): number | null {
@@ -1188,9 +1184,7 @@ export class DuckDbStore implements TelemetryStore {
   // ---------------------------------------------------------------- raw reads
 
   private checkRange(from: number, to: number): void {
-    int(from, 'from');
-    int(to, 'to');
-    if (to < from) throw rejected('`to` must not be before `from`');
+    checkTimeRange(from, to);
   }
 
   private storedParams(params: readonly string[] | undefined): string[] {
@@ -1312,9 +1306,7 @@ export class DuckDbStore implements TelemetryStore {
     const tz = this.checkTz(query.tz);
     const params = [...new Set(query.params)];
     for (const p of params) if (!isQueryableParam(p)) throw rejected(`unknown parameter "${p}"`);
-    const stats = [...new Set(query.stats)];
-    for (const s of stats)
-      if (s !== 'avg' && s !== 'min' && s !== 'max') throw rejected(`unknown stat "${s}"`);
+    const stats = seriesStats(query.stats);
     if (query.interval !== 'raw' && !(query.interval in ROLLUP_STEP_MS) && query.interval !== '1d')
       throw rejected(`unknown interval "${query.interval}"`);
     return { params, stats, dev: this.ids.get(query.deviceKey), tz, series: {} };
