@@ -176,10 +176,13 @@ async function ensureRole(
     await control.run('createRole', { rolename, textname: 'kilowatch', acls });
   } catch (e) {
     if (!refused(e, /already exists/i)) throw e;
-    for (const acl of acls)
-      await control.run('addRoleACL', { rolename, ...acl }).catch((err: unknown) => {
-        if (!refused(err, /already exists/i)) throw err;
-      });
+    // Changing a role disconnects its clients: only the entries it lacks are added.
+    const role = (await control.run('getRole', { rolename })).data?.role as
+      | { acls?: { acltype: string; topic: string; allow: boolean }[] }
+      | undefined;
+    const has = (a: { acltype: string; topic: string; allow: boolean }) =>
+      role?.acls?.some((b) => b.acltype === a.acltype && b.topic === a.topic && b.allow === a.allow);
+    for (const acl of acls) if (!has(acl)) await control.run('addRoleACL', { rolename, ...acl });
   }
 }
 
@@ -218,7 +221,14 @@ export async function ensureServiceAccount(
     ],
   });
   await ensureRole(control, SERVICE_ROLE, serviceAcl());
+  let existing: { roles?: { rolename: string }[] } | undefined;
   try {
+    existing = (await control.run('getClient', { username: service.username })).data
+      ?.client as typeof existing;
+  } catch (e) {
+    if (!refused(e, /not found/i)) throw e;
+  }
+  if (!existing) {
     await control.run('createClient', {
       username: service.username,
       password: service.password,
@@ -226,14 +236,10 @@ export async function ensureServiceAccount(
       roles: [{ rolename: SERVICE_ROLE, priority: 0 }],
     });
     return;
-  } catch (e) {
-    if (!refused(e, /already exists/i)) throw e;
   }
-  await control
-    .run('addClientRole', { username: service.username, rolename: SERVICE_ROLE, priority: 0 })
-    .catch((e: unknown) => {
-      if (!refused(e, /already has|already exists/i)) throw e;
-    });
+  // Changing an account disconnects its clients: only what is missing or wrong is changed.
+  if (!existing.roles?.some((r) => r.rolename === SERVICE_ROLE))
+    await control.run('addClientRole', { username: service.username, rolename: SERVICE_ROLE, priority: 0 });
   if (!(await logsIn(mqttUrl, service)))
     await control.run('setClientPassword', { username: service.username, password: service.password });
 }

@@ -33,7 +33,11 @@ import { startManagedBroker } from './dynsec.ts';
 import { createLocalLiveSource } from './hub/live-source.ts';
 import { startHubRelay } from './hub/relay.ts';
 import { databaseMeterAuth } from './mqtt-auth.ts';
-import { type EmbeddedMeterParts, embeddedMeterAccess } from './plugins/app/meter-access.ts';
+import {
+  type EmbeddedMeterParts,
+  embeddedMeterAccess,
+  type MeterAccess,
+} from './plugins/app/meter-access.ts';
 import { hashMeterPassword } from './plugins/app/meter-credentials.ts';
 import { within } from './routes/health.ts';
 import type { Dependency } from './routes/options.ts';
@@ -175,6 +179,23 @@ async function main(): Promise<void> {
   let api: FastifyInstance | undefined;
   /** The embedded broker and ingest, as the API's meter access sees them once they are up. */
   const meterParts: EmbeddedMeterParts = {};
+  /**
+   * The simulated meters' accounts (embedded demo). A demo meter's rotated password is theirs before the
+   * old connection is closed, so the simulator reconnects with it; a deleted demo meter's simulator stops.
+   */
+  const demoCredentials = new Map<string, { username: string; password: string }>();
+  const embeddedAccess = embeddedMeterAccess(meterParts);
+  const embeddedWithDemo: MeterAccess = {
+    ...embeddedAccess,
+    async issued(deviceKey, credentials) {
+      if (demoCredentials.has(deviceKey)) demoCredentials.set(deviceKey, credentials);
+      await embeddedAccess.issued(deviceKey, credentials);
+    },
+    async revoked(deviceKey, username) {
+      demoCredentials.delete(deviceKey);
+      await embeddedAccess.revoked(deviceKey, username);
+    },
+  };
 
   const mqttUrl = async () => {
     if (config.mqttUrl) return config.mqttUrl;
@@ -346,11 +367,7 @@ async function main(): Promise<void> {
         ]
           .filter(Boolean)
           .join('\n'),
-      ...(config.mqttUrl
-        ? managed
-          ? { meterAccess: managed }
-          : {}
-        : { meterAccess: embeddedMeterAccess(meterParts) }),
+      ...(config.mqttUrl ? (managed ? { meterAccess: managed } : {}) : { meterAccess: embeddedWithDemo }),
       readiness: {
         role: config.role,
         // An api replica serves login, devices and settings without the telemetry store; a process that
@@ -426,7 +443,6 @@ async function main(): Promise<void> {
       });
       if (config.demo) {
         // The simulated meters connect as meters do, each with its own account (a new password per start).
-        const demoCredentials = new Map<string, { username: string; password: string }>();
         for (const d of DEMO_DEVICES) {
           const password = newMeterPassword();
           const account = { username: d.deviceKey, passwordHash: hashMeterPassword(password) };

@@ -5,6 +5,8 @@ import { startIngest } from './bridge.ts';
 import { type BrokerLimits, type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
 import { type MeterAccessHarness, meterAccessSuite, tryConnect } from './conformance.ts';
 import { createMemoryMeterAuth } from './meterAuth.ts';
+import { DEMO_DEVICES } from './simulator/devices.ts';
+import { startSimulator } from './simulator/live.ts';
 import { waitFor } from './test/helpers.ts';
 import { TEST_SERVICE } from './testing.ts';
 
@@ -207,5 +209,40 @@ describe('embedded broker limits', () => {
     }
     expect(results).toEqual([true, true, true, true, true, false, false, false]);
     expect(broker.refusals()['rate-limited']).toBe(3);
+  });
+});
+
+describe('the demo simulator on the embedded broker', () => {
+  it('reconnects with the new password after a rotation, and stops once its device is deleted', async () => {
+    const { auth, broker, runtime } = await embedded();
+    const device = DEMO_DEVICES[0]!;
+    const credentials = new Map([[device.deviceKey, auth.issue(device.deviceKey)]]);
+    const simulator = await startSimulator({
+      mqttUrl: broker.url,
+      devices: [device],
+      intervalMs: 100,
+      credentialsOf: (d) => credentials.get(d.deviceKey),
+    });
+    cleanups.push(() => simulator.stop());
+    const readings = () => runtime.deviceState(device.deviceKey)?.lastSeen ?? 0;
+    await waitFor(() => readings() > 0, 10_000, 'the first simulated reading');
+
+    // Rotated (as the API does for a demo meter): the new password is the simulator's before the old
+    // connection is closed.
+    const before = readings();
+    credentials.set(device.deviceKey, auth.issue(device.deviceKey));
+    broker.disconnectDevice(device.deviceKey);
+    await waitFor(() => broker.connection(device.deviceKey)?.connected === true, 10_000, 'the reconnect');
+    await waitFor(() => readings() > before, 10_000, 'readings after the rotation');
+    expect(broker.connection(device.deviceKey)?.lastRejection).toBeUndefined();
+
+    // Deleted: no account, the simulated meter stops instead of knocking every second.
+    credentials.delete(device.deviceKey);
+    auth.revoke(device.deviceKey);
+    broker.disconnectDevice(device.deviceKey);
+    await waitFor(() => broker.connection(device.deviceKey)?.connected === false, 10_000, 'the disconnect');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(broker.connection(device.deviceKey)?.connected).toBe(false);
+    expect(broker.connection(device.deviceKey)?.lastRejection).toBeUndefined();
   });
 });

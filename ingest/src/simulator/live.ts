@@ -14,7 +14,11 @@ export interface SimulatorOptions extends SimulationOptions {
   intervalMs?: number;
   /** RSSI each device reports in its status message (default −60 dBm; below −80 reads as weak signal). */
   rssiOf?: (device: SimulatedDevice) => number;
-  /** Each meter's MQTT account (the broker refuses anonymous connections). */
+  /**
+   * Each meter's MQTT account (the broker refuses anonymous connections), asked again at every reconnect:
+   * a meter whose password was rotated reconnects with the new one; one without an account any more (its
+   * device deleted) stops.
+   */
   credentialsOf?: (device: SimulatedDevice) => { username: string; password: string } | undefined;
 }
 
@@ -40,6 +44,18 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
       },
     });
     clients.push(client);
+    if (opts.credentialsOf) {
+      const credentialsOf = opts.credentialsOf;
+      client.on('reconnect', () => {
+        const now = credentialsOf(device);
+        if (!now) {
+          client.end(true);
+          return;
+        }
+        client.options.username = now.username;
+        client.options.password = now.password;
+      });
+    }
     await client.publishAsync(
       TOPICS.status(device.deviceKey),
       JSON.stringify({ online: true, rssi: opts.rssiOf?.(device) ?? -60 }),

@@ -1,0 +1,134 @@
+/**
+ * The embedded deployment as `pnpm start` runs it (`api/src/main.ts`, demo on): rotating a demo meter's
+ * MQTT password through the API leaves its simulated meter publishing — it reconnects with the new
+ * password — and deleting a demo meter stops its simulator instead of leaving it knocking.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '@kilowatch/ingest/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(check: () => Promise<T | undefined | false>, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const v = await check();
+    if (v) return v;
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('the embedded demo: rotating a demo meter', () => {
+  let child: ChildProcess;
+  let output = '';
+  let dataDir: string;
+  let base: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'kw-demo-rot-'));
+    const port = await freePort();
+    const mqttPort = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    child = spawn(process.execPath, ['--import', 'tsx', 'api/src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        KW_MQTT_PORT: String(mqttPort),
+        KW_DATA_DIR: dataDir,
+        KW_DEMO: 'on',
+        KW_DEMO_HISTORY_DAYS: '1',
+        KW_SIM_INTERVAL_MS: '500',
+        KW_ROLLUP_INTERVAL_MS: '0',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (d) => {
+      output += String(d);
+    });
+    child.stderr?.on('data', (d) => {
+      output += String(d);
+    });
+    await until(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`exited: ${output}`);
+        return (await fetch(`${base}/api/health/ready`).catch(() => null))?.status === 200;
+      },
+      120_000,
+      'the server',
+    );
+  }, 150_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('the simulated meter keeps publishing after its password is rotated', async () => {
+    const login = await fetch(`${base}/api/account/demo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(login.status).toBe(200);
+    const { token } = (await login.json()) as { token: string };
+    const api = (url: string, init: RequestInit = {}) =>
+      fetch(`${base}${url}`, { ...init, headers: { authorization: `Bearer ${token}` } });
+    const devices = (await (await api('/api/devices')).json()) as { id: number }[];
+    const id = devices[0]!.id;
+    const connection = async () =>
+      (await (await api(`/api/devices/${id}/connection`)).json()) as {
+        connected: boolean;
+        lastReadingAt: number | null;
+        lastRejection?: { reason: string };
+      };
+    const first = await until(
+      async () => {
+        const c = await connection();
+        return c.connected && c.lastReadingAt !== null && c;
+      },
+      60_000,
+      'the simulated meter',
+    );
+
+    const rotated = await api(`/api/devices/${id}/mqtt-credentials`, { method: 'POST' });
+    expect(rotated.status).toBe(200);
+    // Readings newer than the rotation arrive over a new connection, with no refusal on the way.
+    const after = await until(
+      async () => {
+        const c = await connection();
+        return c.connected && (c.lastReadingAt ?? 0) > first.lastReadingAt! + 1000 && c;
+      },
+      30_000,
+      'readings after the rotation',
+    );
+    expect(after.lastRejection).toBeUndefined();
+
+    // Deleted: its simulator stops rather than being refused every second.
+    const refused = async () => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      return [...text.matchAll(/^kilowatch_mqtt_refused_total\{[^}]*\} (\d+)/gm)].reduce(
+        (n, m) => n + Number(m[1]),
+        0,
+      );
+    };
+    const deleted = await api(`/api/devices/${id}`, { method: 'DELETE' });
+    expect(deleted.status).toBe(204);
+    await sleep(1500);
+    const settled = await refused();
+    await sleep(3000);
+    expect(await refused()).toBe(settled);
+    expect(child.exitCode).toBeNull();
+  }, 120_000);
+});
