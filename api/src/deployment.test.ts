@@ -1,7 +1,8 @@
 /**
- * The server deployment as separate processes on real servers (Mosquitto, InfluxDB 1.x, PostgreSQL 15):
- * 2 API and 2 ingest processes of the compiled server (`node main.js` from `pnpm build`'s server bundle,
- * built once for this file) chosen by KW_ROLE, as the image runs them. A numbered
+ * The server deployment as separate processes on real servers (Mosquitto with its dynamic security plugin,
+ * InfluxDB 1.x, PostgreSQL 15): 2 API and 2 ingest processes of the compiled server (`node main.js` from
+ * `pnpm build`'s server bundle, built once for this file) chosen by KW_ROLE, as the image runs them; the
+ * meter publishes with the account its claim gave it. A numbered
  * stream of one meter is stored exactly once through a SIGKILL of an ingest process (restarted under its
  * id), a SIGTERM of the other and a replacement under a new id, and a PostgreSQL restart under traffic
  * during which no process exits; both API processes start together on an empty database; both API hubs
@@ -17,7 +18,13 @@ import { fileURLToPath } from 'node:url';
 import { fixedBucketStart, HOUR_MS } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
 import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
-import { findServerBinary, freePort, type MosquittoServer, startMosquitto } from '@kilowatch/ingest/testing';
+import {
+  findDynsecPlugin,
+  findServerBinary,
+  freePort,
+  type MosquittoServer,
+  startMosquitto,
+} from '@kilowatch/ingest/testing';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -25,7 +32,11 @@ import { type PostgresServer, postgresInstalled, startPostgresServer } from './t
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
-const skip = !mosquittoBin || influxSkipReason() !== null || !postgresInstalled();
+const dynsecPlugin = mosquittoBin ? findDynsecPlugin() : null;
+const skip = !mosquittoBin || !dynsecPlugin || influxSkipReason() !== null || !postgresInstalled();
+/** Mosquitto's dynamic-security admin (the API keeps accounts with it) and the services' account. */
+const MQTT_ADMIN = { username: 'kw-deploy-admin', password: 'deploy-admin-secret' };
+const MQTT_SERVICE = { username: 'kw-deploy-services', password: 'deploy-services-secret' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Proc {
@@ -55,7 +66,9 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
 
   beforeAll(async () => {
     [broker, influx, pg] = await Promise.all([
-      startMosquitto(mosquittoBin as string),
+      startMosquitto(mosquittoBin as string, {
+        dynsec: { plugin: dynsecPlugin as string, admin: MQTT_ADMIN },
+      }),
       startInfluxServer(),
       startPostgresServer(),
     ]);
@@ -94,6 +107,11 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
         KW_DEMO: 'off',
         KW_ROLLUP_INTERVAL_MS: '1000',
         KW_INGEST_SESSION_EXPIRY_S: '600',
+        KW_MQTT_USERNAME: MQTT_SERVICE.username,
+        KW_MQTT_PASSWORD: MQTT_SERVICE.password,
+        ...(role === 'api'
+          ? { KW_MQTT_ADMIN_USERNAME: MQTT_ADMIN.username, KW_MQTT_ADMIN_PASSWORD: MQTT_ADMIN.password }
+          : {}),
         LOG_LEVEL: 'warn',
         ...extra,
       },
@@ -150,7 +168,8 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
     const key = 'a0b1c2d3e4f5';
     const claim = await post('/api/devices', { mac: 'a0:b1:c2:d3:e4:f5', name: 'M', typeCode: 1 }, token);
     expect(claim.status).toBe(201);
-    const deviceId = ((await claim.json()) as { id: number }).id;
+    const claimed = (await claim.json()) as { id: number; mqtt: { username: string; password: string } };
+    const deviceId = claimed.id;
     const settings = await fetch(`${base}/api/devices/${deviceId}/notifications`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
@@ -184,7 +203,12 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
     // Fresh readings (alerts judge only those), 100 ms apart, ending before now.
     // (37 ms past a whole second: no reading lands on a 15-minute edge, so the rollup count below is exact.)
     const t0 = Math.floor((Date.now() - N * 100 - 5_000) / 1000) * 1000 + 37;
-    const publisher: MqttClient = await mqtt.connectAsync(broker.url, { clientId: 'kw-deploy-meter' });
+    // The meter connects with the account its claim gave it (the API put it on the broker).
+    const publisher: MqttClient = await mqtt.connectAsync(broker.url, {
+      clientId: 'kw-deploy-meter',
+      username: claimed.mqtt.username,
+      password: claimed.mqtt.password,
+    });
     const publish = async (from: number, to: number) => {
       for (let i = from; i < to; i++) {
         // One voltage drop in the whole stream: reading 700.
