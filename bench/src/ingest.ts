@@ -1,6 +1,6 @@
 /**
  * `pnpm bench ingest [--seconds 40] [--devices 50] [--rate 5000] [--publishers <devices>] [--backlog 4000] [--skip-influx]
- *   [--outage 30] [--cpu-profile <dir>] [--no-decode-thread] [--memory-limit 1GB|duckdb]`
+ *   [--outage 30] [--cpu-profile <dir>] [--no-decode-thread] [--memory-limit 1GB|duckdb] [--auth-compare]`
  *
  * Simulated three-phase readings (~40 values each) published over MQTT at QoS 1 by publisher clients in
  * a worker thread, (a) into the embedded broker + DuckDB (file in a temp dir) and (b) into Mosquitto +
@@ -19,6 +19,7 @@ import type { Reading } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
 import { influxdPath, startInfluxServer } from '@kilowatch/influx/testing';
 import {
+  createMemoryMeterAuth,
   DEMO_DEVICES,
   type EmbeddedBroker,
   simulatedReading,
@@ -58,19 +59,20 @@ const deviceKey = (prefix: number, i: number) =>
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const net = require('node:net');
-const { url, clients, devices, template, prefix } = workerData;
+const { url, clients, devices, template, prefix, credentials } = workerData;
 const { hostname, port } = new URL(url);
 const last = new Map();
 let budget = 0; let stopped = false; let published = 0; let packetId = 0;
 const rest = JSON.stringify(Object.fromEntries(Object.entries(template).filter(([k]) => k !== 'pave1'))).slice(1);
 const topics = devices.map((key) => Buffer.from('kilowatch/meters/' + key + '/readings'));
 function varint(n) { const out = []; do { let b = n % 128; n = Math.floor(n / 128); if (n > 0) b |= 128; out.push(b); } while (n > 0); return out; }
-function connect(clientId) {
+const str = (s) => { const b = Buffer.from(s); return Buffer.concat([Buffer.from([b.length >> 8, b.length & 255]), b]); };
+function connect(clientId, login) {
   return new Promise((resolve, reject) => {
     const sock = net.connect(Number(port), hostname);
     sock.setNoDelay(true);
-    const id = Buffer.from(clientId);
-    const body = Buffer.concat([Buffer.from([0, 4, 77, 81, 84, 84, 4, 2, 0, 0, id.length >> 8, id.length & 255]), id]);
+    // Clean session; with a login, the user name and password flags and fields.
+    const body = Buffer.concat([Buffer.from([0, 4, 77, 81, 84, 84, 4, login ? 0xc2 : 2, 0, 0]), str(clientId), ...(login ? [str(login.username), str(login.password)] : [])]);
     sock.once('error', reject);
     sock.once('connect', () => sock.write(Buffer.concat([Buffer.from([0x10, ...varint(body.length)]), body])));
     let buf = Buffer.alloc(0); let connected = false;
@@ -99,7 +101,7 @@ function publish(sock, topic, payload) {
 }
 const conns = [];
 async function main() {
-  for (let c = 0; c < clients; c++) conns.push(await connect('kw-bench-pub-' + prefix + '-' + c));
+  for (let c = 0; c < clients; c++) conns.push(await connect('kw-bench-pub-' + prefix + '-' + c, credentials && credentials[c]));
   parentPort.postMessage({ type: 'ready' });
   let d = 0;
   let scheduled = false;
@@ -199,6 +201,8 @@ async function runCase(
     backlog: number;
     profileDir?: string;
     decodeThread: boolean;
+    /** Each device's MQTT account (an authenticating broker). */
+    credentialsOf?: (deviceKey: string) => { username: string; password: string };
   },
 ): Promise<CaseResult> {
   const template = simulatedReading(houseMeter, Date.now()).values;
@@ -229,9 +233,18 @@ async function runCase(
     maxBuffer = Math.max(maxBuffer, Number(m?.[1] ?? 0));
   }, 100);
 
+  // With broker authentication, each device publishes through its own connection with its own account.
+  const credentials = opts.credentialsOf ? devices.map((key) => opts.credentialsOf!(key)) : undefined;
   const worker = new Worker(WORKER, {
     eval: true,
-    workerData: { url: mqttUrl, clients: opts.publishers, devices, template, prefix: name },
+    workerData: {
+      url: mqttUrl,
+      clients: credentials ? devices.length : opts.publishers,
+      devices,
+      template,
+      prefix: name,
+      credentials,
+    },
   });
   const messages: { type: string; published?: number; message?: string }[] = [];
   worker.on('message', (m) => messages.push(m));
@@ -398,7 +411,10 @@ export default async function (args: string[]): Promise<object> {
   };
   const dir = await mkdtemp(join(tmpdir(), 'kw-bench-ingest-'));
   try {
-    const broker = await startEmbeddedBroker({ port: 0 });
+    if (args.includes('--auth-compare'))
+      return { auth_compare: await authCompare(dir, args, opts), config: opts };
+    // Meters anonymous, as before accounts: the broker's own cost is compared with `--auth-compare`.
+    const broker = await startEmbeddedBroker({ port: 0, allowAnonymous: true });
     const store = await createDuckDbStore({
       path: join(dir, 'telemetry.duckdb'),
       memoryLimit: memoryLimitArg(args),
@@ -458,4 +474,82 @@ export default async function (args: string[]): Promise<object> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * `--auth-compare`: the embedded case with anonymous meters and with every meter on its own account (the
+ * broker checks the password at connect and each publish's topic against the device), alternated
+ * open, auth, open, auth in one run so that drift of the machine falls on both; each round a fresh broker
+ * and DuckDB file. `cost` is 1 − (auth rate ÷ open rate) over the rounds' means; `cost_vs_direct` the same
+ * of each round's rate over the store's direct rate in that round.
+ */
+async function authCompare(
+  dir: string,
+  args: string[],
+  opts: Parameters<typeof runCase>[3],
+): Promise<object> {
+  const rounds: { auth: boolean; result: CaseResult }[] = [];
+  for (const [i, auth] of [false, true, false, true].entries()) {
+    const meters = createMemoryMeterAuth();
+    const accounts = new Map<string, { username: string; password: string }>();
+    const broker = await startEmbeddedBroker(
+      auth ? { port: 0, auth: meters } : { port: 0, allowAnonymous: true },
+    );
+    const store = await createDuckDbStore({
+      path: join(dir, `telemetry-${i}.duckdb`),
+      memoryLimit: memoryLimitArg(args),
+    });
+    try {
+      const name = auth ? 'auth' : 'open';
+      log(`round ${i + 1}: ${auth ? 'meters on their own accounts' : 'anonymous meters'}`);
+      const result = await runCase(
+        `embedded-${name}-${i}`,
+        store,
+        { broker },
+        {
+          ...opts,
+          ...(auth
+            ? {
+                credentialsOf: (key: string) => {
+                  const a = accounts.get(key) ?? meters.issue(key);
+                  accounts.set(key, a);
+                  return a;
+                },
+              }
+            : {}),
+        },
+      );
+      rounds.push({ auth, result });
+    } finally {
+      await store.close();
+      await broker.close();
+    }
+  }
+  const mean = (auth: boolean, f: (r: CaseResult) => number) => {
+    const xs = rounds.filter((r) => r.auth === auth).map((r) => f(r.result));
+    return xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+  const open = mean(false, (r) => r.readings_per_s);
+  const withAuth = mean(true, (r) => r.readings_per_s);
+  // On a shared machine the rate drifts between rounds: each round's rate over the store's own rate in
+  // the same round (`direct_ratio`) takes the drift out.
+  const openRatio = mean(false, (r) => r.direct_ratio);
+  const authRatio = mean(true, (r) => r.direct_ratio);
+  return {
+    open_readings_per_s: Math.round(open),
+    auth_readings_per_s: Math.round(withAuth),
+    cost: Math.round((1 - withAuth / open) * 1000) / 1000,
+    open_direct_ratio: Math.round(openRatio * 100) / 100,
+    auth_direct_ratio: Math.round(authRatio * 100) / 100,
+    cost_vs_direct: Math.round((1 - authRatio / openRatio) * 1000) / 1000,
+    open_p99_ms: mean(false, (r) => r.p99_ms),
+    auth_p99_ms: mean(true, (r) => r.p99_ms),
+    rounds: rounds.map((r) => ({
+      auth: r.auth,
+      readings_per_s: r.result.readings_per_s,
+      p99_ms: r.result.p99_ms,
+      direct_readings_per_s: r.result.direct_readings_per_s,
+      direct_ratio: r.result.direct_ratio,
+    })),
+  };
 }
