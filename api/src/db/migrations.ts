@@ -246,6 +246,14 @@ alter table devices add column mqtt_credentials_at bigint;
 create unique index devices_mqtt_username on devices(mqtt_username)
 `,
   },
+  {
+    version: 220,
+    name: 'login and refresh budgets shared by API processes',
+    sql: `
+create table rate_limits (key text primary key, n integer not null, until bigint not null);
+create index rate_limits_until on rate_limits(until)
+`,
+  },
 ];
 
 /**

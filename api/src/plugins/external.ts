@@ -1,7 +1,6 @@
 /** Third-party plugins: security headers, CORS, rate limiting, overload protection, OpenAPI. */
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
-import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import underPressure from '@fastify/under-pressure';
@@ -41,7 +40,6 @@ export async function registerExternalPlugins(
     credentials: true,
     exposedHeaders: ['X-App-Version', 'Retry-After'],
   });
-  await app.register(rateLimit, { global: false });
   const pressureLimits = {
     maxEventLoopDelay: config.maxEventLoopDelayMs,
     ...pressure,

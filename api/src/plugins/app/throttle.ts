@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Sql } from '../../db/sql.ts';
 import { TooManyRequestsError } from '../../errors.ts';
 
 declare module 'fastify' {
@@ -24,86 +25,93 @@ declare module 'fastify' {
       account: (request: FastifyRequest) => string | undefined,
     ) => {
       preHandler: (request: FastifyRequest) => Promise<void>;
-      onResponse: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+      onSend: (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown>;
     };
   }
 }
 
-/** Failed attempts per key in fixed windows, kept in memory (bounded: expired keys go first). */
-class FailureCounter {
-  private readonly counts = new Map<string, { n: number; until: number }>();
+/**
+ * Attempts per key in fixed windows, counted in the metadata database (table `rate_limits`), so that every
+ * API process draws on one budget: behind a round-robin proxy, N replicas do not give a client N times
+ * the attempts. The window is judged by the app's clock; expired rows are reused in place and swept once
+ * a minute.
+ */
+class SharedCounter {
+  private sweptAt = 0;
   constructor(
-    private readonly max: number,
-    private readonly windowMs: number,
+    private readonly sql: Sql,
     private readonly now: () => number,
   ) {}
 
-  /** Seconds until `key` may try again, or 0 while it is within budget. */
-  retryAfter(key: string): number {
-    const e = this.counts.get(key);
+  /** Counts one attempt on `key`; its count in the current window and when that window ends. */
+  async hit(key: string, windowMs: number): Promise<{ n: number; until: number }> {
     const t = this.now();
-    if (!e || e.until <= t) return 0;
-    return e.n >= this.max ? (e.until - t) / 1000 : 0;
+    const { rows } = await this.sql.query<{ n: number | string; until: number | string }>(
+      `insert into rate_limits (key, n, until) values ($1, 1, $2)
+       on conflict (key) do update set
+         n = case when rate_limits.until <= $3 then 1 else rate_limits.n + 1 end,
+         until = case when rate_limits.until <= $3 then excluded.until else rate_limits.until end
+       returning n, until`,
+      [key, t + windowMs, t],
+    );
+    await this.sweep(t);
+    return { n: Number(rows[0]!.n), until: Number(rows[0]!.until) };
   }
 
-  fail(key: string): void {
+  /** The count of `key` in its current window (0 when none is open). */
+  async peek(key: string): Promise<{ n: number; until: number }> {
     const t = this.now();
-    const e = this.counts.get(key);
-    if (e && e.until > t) {
-      e.n++;
-      return;
-    }
-    if (this.counts.size >= 100_000) {
-      for (const [k, x] of this.counts) if (x.until <= t) this.counts.delete(k);
-      if (this.counts.size >= 100_000) this.counts.clear();
-    }
-    this.counts.set(key, { n: 1, until: t + this.windowMs });
+    const { rows } = await this.sql.query<{ n: number | string; until: number | string }>(
+      'select n, until from rate_limits where key = $1 and until > $2',
+      [key, t],
+    );
+    return rows[0] ? { n: Number(rows[0].n), until: Number(rows[0].until) } : { n: 0, until: t };
+  }
+
+  private async sweep(t: number): Promise<void> {
+    if (t - this.sweptAt < 60_000) return;
+    this.sweptAt = t;
+    await this.sql.query('delete from rate_limits where until <= $1', [t]);
   }
 }
 
 export default fp(
   async (app: FastifyInstance) => {
     const { accountRateLimit, ipRateLimit } = app.config;
+    const counter = new SharedCounter(app.sql, app.clock.now);
+    const keys = (scope: string, req: FastifyRequest, account: string | undefined) =>
+      [
+        { key: `${scope}|ip|${req.ip}`, limit: ipRateLimit },
+        { key: `${scope}|acct|${req.ip}|${(account ?? '').toLowerCase()}`, limit: accountRateLimit },
+      ] as const;
     app.decorate('throttle', (scope: string, account: (request: FastifyRequest) => string | undefined) => {
-      const perIp = app.createRateLimit({
-        max: ipRateLimit.max,
-        timeWindow: ipRateLimit.windowMs,
-        keyGenerator: (req) => `${scope}|ip|${req.ip}`,
-      });
-      const perAccount = app.createRateLimit({
-        max: accountRateLimit.max,
-        timeWindow: accountRateLimit.windowMs,
-        keyGenerator: (req) => `${scope}|acct|${req.ip}|${(account(req) ?? '').toLowerCase()}`,
-      });
       return async (request: FastifyRequest) => {
-        for (const check of [perIp, perAccount]) {
-          const limit = await check(request);
-          if (!limit.isAllowed && limit.isExceeded) throw new TooManyRequestsError(limit.ttlInSeconds);
+        for (const { key, limit } of keys(scope, request, account(request))) {
+          const { n, until } = await counter.hit(key, limit.windowMs);
+          if (n > limit.max) throw new TooManyRequestsError((until - app.clock.now()) / 1000);
         }
       };
     });
     app.decorate(
       'throttleFailures',
-      (scope: string, account: (request: FastifyRequest) => string | undefined) => {
-        const perIp = new FailureCounter(ipRateLimit.max, ipRateLimit.windowMs, app.clock.now);
-        const perAccount = new FailureCounter(accountRateLimit.max, accountRateLimit.windowMs, app.clock.now);
-        const keys = (req: FastifyRequest) =>
-          [`${scope}|ip|${req.ip}`, `${scope}|acct|${req.ip}|${(account(req) ?? '').toLowerCase()}`] as const;
-        return {
-          preHandler: async (request: FastifyRequest) => {
-            const [ip, acct] = keys(request);
-            const wait = Math.max(perIp.retryAfter(ip), perAccount.retryAfter(acct));
-            if (wait > 0) throw new TooManyRequestsError(wait);
-          },
-          onResponse: async (request: FastifyRequest, reply: FastifyReply) => {
-            if (reply.statusCode < 400 || reply.statusCode >= 500 || reply.statusCode === 429) return;
-            const [ip, acct] = keys(request);
-            perIp.fail(ip);
-            perAccount.fail(acct);
-          },
-        };
-      },
+      (scope: string, account: (request: FastifyRequest) => string | undefined) => ({
+        preHandler: async (request: FastifyRequest) => {
+          let wait = 0;
+          for (const { key, limit } of keys(scope, request, account(request))) {
+            const { n, until } = await counter.peek(key);
+            if (n >= limit.max) wait = Math.max(wait, (until - app.clock.now()) / 1000);
+          }
+          if (wait > 0) throw new TooManyRequestsError(wait);
+        },
+        // Counted before the answer leaves, so that the client's next attempt already sees it.
+        onSend: async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+          if (reply.statusCode < 400 || reply.statusCode >= 500 || reply.statusCode === 429) return payload;
+          for (const { key, limit } of keys(scope, request, account(request)))
+            await counter.hit(key, limit.windowMs);
+          return payload;
+        },
+      }),
     );
   },
-  { name: 'throttle', dependencies: ['config'] },
+  { name: 'throttle', dependencies: ['config', 'metadata'] },
 );
