@@ -312,12 +312,20 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     );
     expect(d, 'the demo has a thermostat').toBeDefined();
     await page.goto(`${api.url}/device/data-log?device=${d!.id}`);
+    // Chips by human name and unit, never the catalogue code.
     const pill = (name: string) =>
-      page.locator('.mantine-MultiSelect-pill').filter({ hasText: new RegExp(`^${name}$`) });
-    await pill('tempmain').waitFor({ timeout: 10_000 });
-    expect(await pill('vave1').count()).toBe(0);
+      page
+        .locator('.mantine-MultiSelect-pill')
+        .filter({ hasText: new RegExp(`^${name.replace(/[()]/g, '\\$&')}$`) });
+    await pill(`${en['param.tempmain']} (°C)`).waitFor({ timeout: 10_000 });
+    expect(
+      await page
+        .locator('.mantine-MultiSelect-pill')
+        .filter({ hasText: /Voltage/ })
+        .count(),
+    ).toBe(0);
     await page.getByRole('button', { name: en['log.show'] }).click();
-    const header = page.locator('table thead th').filter({ hasText: 'tempmain' });
+    const header = page.locator('table thead th[data-param=tempmain]');
     await header.first().waitFor({ timeout: 15_000 });
     expect(await page.getByTestId('log-count').textContent()).toMatch(/[1-9]/);
   });

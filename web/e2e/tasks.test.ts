@@ -7,7 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { detailsPathFor } from '@kilowatch/core';
+import { COMBINED_PARAMS, detailsPageFor, detailsPathFor, PARAM_NAMES } from '@kilowatch/core';
 import mqtt from 'mqtt';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -308,6 +308,132 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     expect(span).toBeGreaterThanOrEqual(23 * 3_600_000);
     expect(span).toBeLessThanOrEqual(25 * 3_600_000);
     expect(await page.getByTestId('log-range-error').count()).toBe(0);
+  });
+
+  /**
+   * Catalogue codes visible on the page: in its text, in the values of its visible inputs and in any open
+   * option list. `alarm` and `balance` are English words as well as codes, so they are not looked for.
+   */
+  async function rawCodesShown(): Promise<string[]> {
+    const codes = [...new Set([...PARAM_NAMES, ...COMBINED_PARAMS.map((p) => p.name)])].filter(
+      (c) => c !== 'alarm' && c !== 'balance',
+    );
+    return page.evaluate((codes) => {
+      const inputs = [...document.querySelectorAll('input')]
+        .filter((i) => i.offsetParent !== null && i.type !== 'hidden')
+        .map((i) => i.value);
+      // biome-ignore lint/performance/useDomNodeTextContent: only rendered (visible) text counts here
+      const text = [document.body.innerText, ...inputs].join('\n');
+      return codes.filter((c) => new RegExp(`(?<![A-Za-z0-9_])${c}(?![A-Za-z0-9_])`).test(text));
+    }, codes);
+  }
+
+  it('shows no raw catalogue code on the device pages, the data log, the heatmap and a comparison', {
+    timeout: 180_000,
+  }, async () => {
+    const devices = (await call<(ApiDevice & { typeCode: number; phases?: 1 | 3 })[]>('GET', '/devices'))
+      .body;
+    const shown: string[] = [];
+    const look = async (where: string) => {
+      for (const code of await rawCodesShown()) shown.push(`${where}: ${code}`);
+    };
+
+    for (const d of devices) {
+      await page.goto(`${api.url}${detailsPathFor(d.id, d.typeCode, d.phases ?? 3)}`);
+      await page.getByTestId('live-values').waitFor();
+      await page.locator('canvas').first().waitFor({ timeout: 20_000 });
+      await page.waitForLoadState('networkidle');
+      await look(`device ${d.name}`);
+      // Voltage bands only where there is a voltage.
+      const page_ = detailsPageFor(d.typeCode, d.phases ?? 3);
+      if (page_ === 'thermostat' || page_ === 'three-phase' || page_ === 'single-phase')
+        expect(await page.getByText(en['details.limits'], { exact: true }).count(), d.name).toBe(
+          page_ === 'thermostat' ? 0 : 1,
+        );
+      // The billing start is a date on the overview, never the instant of its UTC midnight.
+      if (d.billingStart) {
+        await page.goto(`${api.url}/device/overview/${d.id}`);
+        await page.getByText(d.billingStart, { exact: true }).first().waitFor();
+        await page.goBack();
+        await page.getByTestId('live-values').waitFor();
+      }
+      // "Provide meter value" offers only registers the device reports, by name.
+      const latest = (await call<{ values: Record<string, unknown> }>('GET', `/devices/${d.id}/latest`)).body;
+      const register = page.getByTestId('meter-value-register');
+      if (await register.count()) {
+        await register.click();
+        await page.getByRole('option').first().waitFor();
+        const options = await page.getByRole('option').allTextContents();
+        await look(`device ${d.name}, registers`);
+        await page.keyboard.press('Escape');
+        const registers = [
+          'energy3phases_import',
+          'energy3phases_export',
+          'eai1',
+          'eai2',
+          'eai3',
+          'eae1',
+          'eae2',
+          'eae3',
+        ];
+        expect(options.length).toBe(registers.filter((r) => r in latest.values).length);
+      }
+    }
+
+    // The data log: chips, columns and the parameter list.
+    const meter = devices.find((d) => d.typeCode === 1 && d.phases !== 1) ?? devices[0]!;
+    await page.goto(`${api.url}/device/data-log?device=${meter.id}`);
+    await page.locator('.mantine-MultiSelect-pill').first().waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: en['log.show'] }).click();
+    await page.locator('table thead th').nth(1).waitFor({ timeout: 15_000 });
+    expect(await page.locator('table thead th').nth(1).textContent()).toMatch(/^[A-Z].* \(\S+\)$/);
+    await look('data log');
+    await page.getByRole('combobox', { name: en['log.params'] }).click();
+    await page.getByRole('option').first().waitFor();
+    await look('data log, parameter list');
+    await page.keyboard.press('Escape');
+
+    // The heatmap: its title and parameter list; a PV installation opens on its production (export).
+    const solar = devices.find((d) => detailsPageFor(d.typeCode, d.phases ?? 3) === 'solar');
+    if (solar) {
+      const heatmapAnswer = page.waitForResponse((r) => r.url().includes(`/api/devices/${solar.id}/heatmap`));
+      await page.goto(`${api.url}/analytics?tab=heatmap&device=${solar.id}`);
+      const asked = new URL((await heatmapAnswer).url()).searchParams.get('param');
+      expect(asked).toBe('eae');
+      await page.getByTestId('heatmap-card').waitFor();
+      expect(await page.getByTestId('heatmap-card').textContent()).toContain(
+        `${en['param.eae']}, total of ${solar.name}`,
+      );
+    } else {
+      await page.goto(`${api.url}/analytics?tab=heatmap&device=${meter.id}`);
+    }
+    await page.waitForLoadState('networkidle');
+    await look('heatmap');
+    await page.getByTestId('heatmap-param').click();
+    await page.getByRole('option').first().waitFor();
+    await look('heatmap, parameter list');
+    await page.keyboard.press('Escape');
+
+    // A comparison of a phase voltage and the total power.
+    const created = await call<{ id: number }>('POST', '/comparisons', {
+      name: 'Codes check',
+      members: [
+        { deviceId: meter.id, param: 'vave1' },
+        { deviceId: meter.id, param: 'power3phases' },
+      ],
+      grouped: true,
+    });
+    expect(created.status).toBe(201);
+    await page.goto(`${api.url}/analytics?tab=comparisons&cmp=${created.body.id}`);
+    await page.getByTestId('comparison-data').waitFor();
+    await look('comparison');
+
+    expect(shown).toEqual([]);
+
+    // A consumption table from 2020 by day says the range is too long instead of thousands of empty rows.
+    await page.goto(`${api.url}/analytics?tab=consumption&devices=${meter.id}&cfrom=2020-01-01&interval=1d`);
+    expect(await page.getByTestId('consumption-too-long').textContent()).toBe(en['msg.rangeTooLong']);
+    expect(await page.getByTestId('consumption-table').count()).toBe(0);
   });
 
   it('never scrolls sideways on a 390 px phone', { timeout: 180_000 }, async () => {

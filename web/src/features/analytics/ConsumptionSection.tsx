@@ -16,7 +16,7 @@ import type { Device } from '../../api/schemas.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { ErrorState } from '../shell/RouteStates.tsx';
-import { bucketLabel, buildConsumptionTable, formatKwh } from './consumptionTable.ts';
+import { bucketLabel, buildConsumptionTable, formatKwh, tableRangeTooLong } from './consumptionTable.ts';
 import { lastDays, rangeOfDays } from './dates.ts';
 import { useAnalyticsSearch } from './useAnalyticsSearch.ts';
 
@@ -57,7 +57,8 @@ export function ConsumptionSection({
     }),
     [idsKey, range?.from, range?.to, interval],
   );
-  const consumption = useConsumption(query, ids.length > 0 && range !== null);
+  const tooLong = range !== null && tableRangeTooLong(range, interval);
+  const consumption = useConsumption(query, ids.length > 0 && range !== null && !tooLong);
   const table = useMemo(
     () => (consumption.data ? buildConsumptionTable(consumption.data.rows, query.deviceIds) : null),
     [consumption.data, query.deviceIds],
@@ -118,6 +119,10 @@ export function ConsumptionSection({
           </Alert>
         ) : !range ? (
           <Alert color="gray">{t('val.dateRange')}</Alert>
+        ) : tooLong ? (
+          <Alert color="orange" data-testid="consumption-too-long">
+            {t('msg.rangeTooLong')}
+          </Alert>
         ) : consumption.isError ? (
           <ErrorState error={consumption.error} onRetry={() => void consumption.refetch()} />
         ) : consumption.isPending || !table ? (

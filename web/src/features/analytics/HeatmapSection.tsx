@@ -1,4 +1,4 @@
-import { unitOf } from '@kilowatch/core';
+import { detailsPageFor } from '@kilowatch/core';
 import {
   Alert,
   Card,
@@ -10,15 +10,19 @@ import {
   Text,
   TextInput,
 } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useMemo } from 'react';
 import { type HeatmapKind, useHeatmap } from '../../api/analytics/get-heatmap.ts';
 import type { Device } from '../../api/schemas.ts';
+import { latestQueryOptions } from '../../api/telemetry/get-latest.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { useT } from '../../i18n/i18n.ts';
+import { ownParams } from '../devices/logParams.ts';
+import { paramName, paramSelectData, paramUnit } from '../devices/paramNames.ts';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { HEATMAP_DEFAULT_DAYS, lastDays, rangeOfDays } from './dates.ts';
-import { HEATMAP_PARAMS, valueDomain } from './heatmapScale.ts';
+import { defaultHeatmapParam, heatmapParamsFor, valueDomain } from './heatmapScale.ts';
 import { HEATMAP_KIND_VALUES } from './search.ts';
 import { useAnalyticsSearch } from './useAnalyticsSearch.ts';
 
@@ -31,7 +35,12 @@ export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
   const [search, setSearch] = useAnalyticsSearch();
   const kind: HeatmapKind = search.kind ?? 'daily';
   const deviceId = search.device ? Number(search.device) : devices[0] ? Number(devices[0].id) : null;
-  const param = search.param ?? 'eai';
+  const device = devices.find((d) => Number(d.id) === deviceId);
+  // Only what the device reports is offered, and it opens on what fits it (a PV installation's production).
+  const latest = useQuery({ ...latestQueryOptions(String(deviceId ?? '')), enabled: deviceId !== null });
+  const available = useMemo(() => heatmapParamsFor(ownParams(latest.data?.values)), [latest.data]);
+  const solar = device !== undefined && detailsPageFor(device.typeCode, device.phases ?? 3) === 'solar';
+  const param = search.param ?? defaultHeatmapParam(available, solar);
   const defaults = useMemo(() => lastDays(HEATMAP_DEFAULT_DAYS[kind], tz), [kind, tz]);
   const days = { from: search.from ?? defaults.from, to: search.to ?? defaults.to };
   const range = rangeOfDays(days, tz);
@@ -39,11 +48,15 @@ export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
     () => ({ param, kind, from: range?.from ?? 0, to: range?.to ?? 0 }),
     [param, kind, range?.from, range?.to],
   );
-  const heatmap = useHeatmap(range ? deviceId : null, query);
-  const device = devices.find((d) => Number(d.id) === deviceId);
+  // The default waits for the device's parameters, so a PV installation never loads import first.
+  const heatmap = useHeatmap(range && (search.param || !latest.isPending) ? deviceId : null, query);
   const empty = heatmap.data !== undefined && valueDomain(heatmap.data.rows) === null;
-  const unit = unitOf(param) ?? '';
-  const title = t('analytics.heatmapOf', { param, device: device?.name ?? '' });
+  const unit = paramUnit(param);
+  const title = t('analytics.heatmapOf', { param: paramName(t, param), device: device?.name ?? '' });
+  const paramData = useMemo(
+    () => paramSelectData(t, available.includes(param) ? available : [param, ...available]),
+    [t, available, param],
+  );
 
   return (
     <Stack gap="md">
@@ -53,7 +66,7 @@ export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
             label={t('analytics.device')}
             data={devices.map((d) => ({ value: String(d.id), label: d.name }))}
             value={deviceId === null ? null : String(deviceId)}
-            onChange={(v) => v && setSearch({ device: v })}
+            onChange={(v) => v && setSearch({ device: v, param: undefined })}
             allowDeselect={false}
             searchable
             w={{ base: '100%', xs: 220 }}
@@ -61,7 +74,7 @@ export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
           />
           <Select
             label={t('analytics.parameter')}
-            data={HEATMAP_PARAMS.map((p) => ({ value: p, label: unitOf(p) ? `${p} (${unitOf(p)})` : p }))}
+            data={paramData}
             value={param}
             onChange={(v) => v && setSearch({ param: v })}
             allowDeselect={false}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConsumptionRow } from '../../api/analytics/get-consumption.ts';
-import { bucketLabel, buildConsumptionTable, formatKwh } from './consumptionTable.ts';
+import { parseLocalDate } from '../../ranges/ranges.ts';
+import { bucketLabel, buildConsumptionTable, formatKwh, tableRangeTooLong } from './consumptionTable.ts';
 
 const TZ = 'Europe/Warsaw';
 const D1 = Date.UTC(2026, 0, 9, 23); // 2026-01-10 00:00 in Warsaw
@@ -97,5 +98,18 @@ describe('bucketLabel', () => {
     { bucket: Date.UTC(2026, 2, 31, 22), interval: '1mo', tz: 'UTC', label: '2026-03-31 22:00' },
   ] as const)('$bucket ($interval) in $tz → $label', ({ bucket, interval, tz, label }) => {
     expect(bucketLabel(bucket, interval, tz)).toBe(label);
+  });
+});
+
+describe('tableRangeTooLong', () => {
+  const day = (d: string) => parseLocalDate(d, 'Europe/Warsaw')!;
+  it('refuses a table of days from 2020, takes a year of days and the same range by month', () => {
+    const since2020 = { from: day('2020-01-01'), to: day('2026-11-27') };
+    expect(tableRangeTooLong(since2020, '1d')).toBe(true);
+    expect(tableRangeTooLong(since2020, '1mo')).toBe(false);
+    expect(tableRangeTooLong({ from: day('2025-11-27'), to: day('2026-11-27') }, '1d')).toBe(false);
+    // A leap year of days, across both DST changes.
+    expect(tableRangeTooLong({ from: day('2028-01-01'), to: day('2029-01-01') }, '1d')).toBe(false);
+    expect(tableRangeTooLong({ from: day('2028-01-01'), to: day('2029-01-03') }, '1d')).toBe(true);
   });
 });

@@ -1,6 +1,22 @@
 /** The consumption table (docs/api.md `/analytics/consumption`): rows per bucket, one column group per device. */
+
+import { DAY_MS } from '@kilowatch/core';
 import type { ConsumptionInterval, ConsumptionRow } from '../../api/analytics/get-consumption.ts';
 import { dayjs } from '../../lib/time.ts';
+
+/** The longest range a table shows per interval: a year of days, ten years of months. */
+export const TABLE_MAX_DAYS: Record<ConsumptionInterval, number> = { '1d': 366, '1mo': 3660 };
+
+/**
+ * Whether a range would make a table too long to read (thousands of rows, most of them empty): the screen
+ * says "Data range is too long." instead of asking for it. An hour of slack covers a DST change.
+ */
+export function tableRangeTooLong(
+  range: { from: number; to: number },
+  interval: ConsumptionInterval,
+): boolean {
+  return range.to - range.from > TABLE_MAX_DAYS[interval] * DAY_MS + 3_600_000;
+}
 
 export interface EnergyCell {
   import: number | null;

@@ -109,6 +109,25 @@ export const HEATMAP_PARAMS: readonly string[] = (() => {
   return [...new Set([...combinedCounters, ...COUNTER_NAMES, ...combinedGauges, ...GAUGE_NAMES])];
 })();
 
+/**
+ * The heatmap parameters a device reports: its own counters and gauges, and the phases-combined ones
+ * (`eai` for `eai1..3`) when it reports a phase of them. Until its newest reading is known, all of them.
+ */
+export function heatmapParamsFor(own: readonly string[]): string[] {
+  if (own.length === 0) return [...HEATMAP_PARAMS];
+  return HEATMAP_PARAMS.filter(
+    (p) => own.includes(p) || (combinedParamDef(p)?.of.some((o) => own.includes(o)) ?? false),
+  );
+}
+
+/** What a device's heatmap opens on: a PV installation's production (export), any other's import. */
+export function defaultHeatmapParam(available: readonly string[], solar: boolean): string {
+  const wanted = solar
+    ? ['eae', 'energy3phases_export', 'power3phases', 'pave']
+    : ['eai', 'energy3phases_import', 'power3phases', 'pave'];
+  return wanted.find((p) => available.includes(p)) ?? available[0] ?? 'eai';
+}
+
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
 
 /** A weekday row id (`Mon`) in the reader's language; 2024-01-01 was a Monday. */

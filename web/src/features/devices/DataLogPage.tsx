@@ -1,4 +1,3 @@
-import { unitOf } from '@kilowatch/core';
 import {
   Alert,
   Button,
@@ -26,6 +25,7 @@ import { formatInZone, parseUtcTimestamp } from '../../lib/time.ts';
 import { useLongRange } from '../../ranges/RangeControl.tsx';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { DEFAULT_LOG_PARAMS, defaultParamsFor, ownParams, paramOptions } from './logParams.ts';
+import { paramLabel } from './paramNames.ts';
 
 const ROW = 30;
 
@@ -79,8 +79,8 @@ function LogTable({ deviceId, query }: { deviceId: string; query: ReadingsQuery 
                 {t('col.time')} ({tz})
               </Table.Th>
               {query.params.map((p) => (
-                <Table.Th key={p}>
-                  {p} {unitOf(p) ? `(${unitOf(p)})` : ''}
+                <Table.Th key={p} data-param={p}>
+                  {paramLabel(t, p)}
                 </Table.Th>
               ))}
             </Table.Tr>
@@ -170,7 +170,7 @@ export default function DataLogPage() {
           />
           <MultiSelect
             label={t('log.params')}
-            data={paramOptions(own, { own: t('log.deviceParams'), other: t('log.otherParams') })}
+            data={paramOptions(t, own, params)}
             value={params}
             onChange={(v) => {
               setParams(v);

@@ -48,6 +48,7 @@ import {
 } from './chartGroups.ts';
 import { DeleteDevice, LimitsForm, MeterValueForm } from './DeviceForms.tsx';
 import { EnergySection } from './EnergyPanel.tsx';
+import { paramName } from './paramNames.ts';
 import { SeriesChart } from './SeriesChart.tsx';
 import { StatusBadge } from './StatusBadge.tsx';
 
@@ -113,7 +114,7 @@ function LiveValues({ deviceId, kind, tz }: { deviceId: string; kind: DetailsKin
           return (
             <div key={i.param}>
               <Text size="xs" c="dimmed">
-                {t(i.label)}
+                {i.param === 'rel1' ? t(i.label) : paramName(t, i.param)}
               </Text>
               <Text fw={700} fz="lg" data-testid={`live-${i.param}`} aria-live="polite">
                 {i.param === 'rel1' && v !== undefined && v !== null
@@ -293,20 +294,25 @@ function Charts(props: {
     [limits.data],
   );
   return (
-    <SimpleGrid cols={{ base: 1, lg: 2 }}>
-      {props.groups.map((g) => (
-        <SeriesChart
+    <SimpleGrid cols={{ base: 1, lg: props.groups.length > 1 ? 2 : 1 }}>
+      {props.groups.map((g, i) => (
+        // An odd chart out takes the whole row rather than half of it beside nothing.
+        <div
           key={`${g.id}-${g.params.join()}`}
-          group={g}
-          data={series.data}
-          isPending={loading}
-          error={series.error}
-          refetch={() => void series.refetch()}
-          tz={props.tz}
-          limits={g.voltageLimits ? limitLines : undefined}
-          table={props.table}
-          syncKey={`device-${props.deviceId}`}
-        />
+          style={i === props.groups.length - 1 && i % 2 === 0 ? { gridColumn: '1 / -1' } : undefined}
+        >
+          <SeriesChart
+            group={g}
+            data={series.data}
+            isPending={loading}
+            error={series.error}
+            refetch={() => void series.refetch()}
+            tz={props.tz}
+            limits={g.voltageLimits ? limitLines : undefined}
+            table={props.table}
+            syncKey={`device-${props.deviceId}`}
+          />
+        </div>
       ))}
     </SimpleGrid>
   );
@@ -340,6 +346,12 @@ export default function DeviceDetailsPage() {
   const now = Date.now();
   const live = range !== null && range.from <= now && now < range.to;
   const groups = useMemo(() => chartGroups(kind, hasPhaseView(kind) ? view : 'phase'), [kind, view]);
+  // Voltage bands only for a device that reports a voltage (not a thermostat or a plain energy meter).
+  const latest = useLatest(id);
+  const hasVoltage =
+    kind === 'three-phase' ||
+    kind === 'single-phase' ||
+    Object.keys(latest.data?.values ?? {}).some((p) => /^vave\d$/.test(p));
 
   if (device.isPending) return <RoutePending />;
   if (device.isError || !device.data) return null;
@@ -425,7 +437,7 @@ export default function DeviceDetailsPage() {
         {t('details.settings')}
       </Title>
       <SimpleGrid cols={{ base: 1, md: 2 }}>
-        <LimitsForm deviceId={id} />
+        {hasVoltage && <LimitsForm deviceId={id} />}
         {hasEnergy(kind) && <MeterValueForm deviceId={id} />}
       </SimpleGrid>
       <Group>

@@ -12,14 +12,18 @@ import {
 } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useNavigate } from '@tanstack/react-router';
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, useEffect, useMemo, useState } from 'react';
+import { ApiError } from '../../api/client.ts';
 import { useDeleteDevice } from '../../api/devices/delete-device.ts';
 import { useLimits, useSaveLimits } from '../../api/devices/limits.ts';
 import { useProvideMeterValue } from '../../api/devices/meter-value.ts';
+import { useLatest } from '../../api/telemetry/get-latest.ts';
 import { useT } from '../../i18n/i18n.ts';
-import { notify } from '../../lib/notify.ts';
+import { notify, notifyOutcome } from '../../lib/notify.ts';
 import { dayjs } from '../../lib/time.ts';
 import { type LimitErrors, type LimitInput, validateLimits } from './limits.ts';
+import { ownParams } from './logParams.ts';
+import { paramLabel } from './paramNames.ts';
 
 /** Limit values: validated on blur, change and input (docs/spec.md §5). */
 export function LimitsForm({ deviceId }: { deviceId: string }) {
@@ -105,12 +109,30 @@ export function LimitsForm({ deviceId }: { deviceId: string }) {
   );
 }
 
-const REGISTERS = ['energy3phases_import', 'energy3phases_export', 'eai1', 'eae1'] as const;
+/** Registers a meter value can be given for, totals first; only those the device reports are offered. */
+const REGISTERS = [
+  'energy3phases_import',
+  'energy3phases_export',
+  'eai1',
+  'eai2',
+  'eai3',
+  'eae1',
+  'eae2',
+  'eae3',
+] as const;
+
+export function registersOf(own: readonly string[]): string[] {
+  return REGISTERS.filter((r) => own.includes(r));
+}
 
 export function MeterValueForm({ deviceId }: { deviceId: string }) {
   const { t } = useT();
   const provide = useProvideMeterValue(deviceId);
-  const [param, setParam] = useState<string>(REGISTERS[0]);
+  const latest = useLatest(deviceId);
+  const registers = useMemo(() => registersOf(ownParams(latest.data?.values)), [latest.data]);
+  const [picked, setParam] = useState<string | null>(null);
+  const param = picked !== null && registers.includes(picked) ? picked : (registers[0] ?? null);
+  const [serverError, setServerError] = useState<string | undefined>();
   const [value, setValue] = useState<string | number>('');
   const [at, setAt] = useState(() => dayjs().format('YYYY-MM-DDTHH:mm'));
   const [touched, setTouched] = useState(false);
@@ -124,22 +146,44 @@ export function MeterValueForm({ deviceId }: { deviceId: string }) {
         : numeric < 0 || numeric > 1e9
           ? t('val.range', { min: 0, max: 1e9 })
           : undefined;
-  const atError = touched && !dayjs(at).isValid() ? t('val.required') : undefined;
+  const atError = touched && !dayjs(at).isValid() ? t('val.required') : serverError;
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setTouched(true);
+    setServerError(undefined);
+    if (param === null) return;
     if (value === '' || !Number.isFinite(numeric) || numeric < 0 || !dayjs(at).isValid()) return;
     try {
       await provide.mutateAsync({ param, value: numeric, at: dayjs(at).toISOString() });
-      notify({ color: 'green', message: t('msg.saved') });
-    } catch {
-      notify({ color: 'red', message: t('msg.meterValueFailed') });
+      notifyOutcome('meter-value', true, t('msg.saved'));
+    } catch (err) {
+      // The API refuses a time before the register's first reading: said on the time field, in words.
+      const noReading = err instanceof ApiError && err.status === 400 && err.errors.at !== undefined;
+      if (noReading) setServerError(t('details.meterValueNoReading'));
+      notifyOutcome(
+        'meter-value',
+        false,
+        noReading ? t('details.meterValueNoReading') : t('msg.meterValueFailed'),
+      );
     }
   };
 
+  if (latest.isSuccess && registers.length === 0) {
+    return (
+      <Card withBorder padding="sm" data-testid="meter-value">
+        <Title order={3} fz="sm" mb={4}>
+          {t('details.meterValue')}
+        </Title>
+        <Text size="sm" c="dimmed" data-testid="meter-value-none">
+          {t('details.noRegisters')}
+        </Text>
+      </Card>
+    );
+  }
+
   return (
-    <Card withBorder padding="sm" component="form" onSubmit={submit} noValidate>
+    <Card withBorder padding="sm" component="form" onSubmit={submit} noValidate data-testid="meter-value">
       <Title order={3} fz="sm" mb={4}>
         {t('details.meterValue')}
       </Title>
@@ -149,10 +193,11 @@ export function MeterValueForm({ deviceId }: { deviceId: string }) {
       <Stack gap="xs">
         <Select
           label={t('details.register')}
-          data={[...REGISTERS]}
+          data={registers.map((r) => ({ value: r, label: paramLabel(t, r) }))}
           value={param}
           onChange={(v) => v && setParam(v)}
           allowDeselect={false}
+          data-testid="meter-value-register"
         />
         <NumberInput
           label={t('details.value')}

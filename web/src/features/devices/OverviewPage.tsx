@@ -11,6 +11,8 @@ import { StatusBadge } from './StatusBadge.tsx';
 
 function when(v: string | number | null | undefined, tz: string): string {
   if (v === null || v === undefined || v === '') return '—';
+  // A calendar day (the billing start) is a date, not the instant of its UTC midnight.
+  if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v)) return v;
   const ms = typeof v === 'number' ? v : Date.parse(v);
   return Number.isFinite(ms) ? formatInZone(ms, tz, 'YYYY-MM-DD HH:mm') : String(v);
 }

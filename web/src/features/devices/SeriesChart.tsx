@@ -7,6 +7,7 @@ import { useT } from '../../i18n/i18n.ts';
 import { CHART_INTERVALS, type ChartInterval } from '../../ranges/ranges.ts';
 import { CHART_HEIGHT, ChartBody } from './ChartBody.tsx';
 import type { ChartGroup } from './chartGroups.ts';
+import { paramName } from './paramNames.ts';
 
 export { CHART_HEIGHT };
 
@@ -23,8 +24,16 @@ export function useGroupSpecs(group: ChartGroup): SeriesSpec[] {
     () =>
       group.specs.map((s, i) => {
         const l = group.labels[i];
-        const label = !l ? s.param : 'phase' in l ? t('details.phase', { phase: l.phase }) : t(l.id);
-        return { ...s, label: group.params.length > 1 && l && !('phase' in l) ? `${label} ${i + 1}` : label };
+        // Phases by number (L1); the phases summed as such; any other series by its catalogue name
+        // ("Temperature", "Set temperature", "DC voltage 2"), never by a position number.
+        const label = !l
+          ? paramName(t, s.param)
+          : 'phase' in l
+            ? t('details.phase', { phase: l.phase })
+            : l.id === 'details.all'
+              ? t(l.id)
+              : paramName(t, s.param);
+        return { ...s, label };
       }),
     [group, t],
   );

@@ -1,5 +1,7 @@
-/** The data log's parameter choices: the device's own parameters first, a default set it reports. */
+/** The data log's parameter choices: the parameters the device reports, by human name, grouped. */
 import { PARAM_NAMES } from '@kilowatch/core';
+import type { MessageId } from '../../i18n/i18n.ts';
+import { paramSelectData } from './paramNames.ts';
 
 /** Voltages and powers per phase: what a three-phase meter's log shows first. */
 export const DEFAULT_LOG_PARAMS = ['vave1', 'vave2', 'vave3', 'pave1', 'pave2', 'pave3'];
@@ -20,12 +22,15 @@ export function defaultParamsFor(own: readonly string[]): string[] {
   return usual.length > 0 ? usual : own.slice(0, 6);
 }
 
-/** Select options: the device's parameters, then the rest of the catalogue. */
-export function paramOptions(own: readonly string[], labels: { own: string; other: string }) {
-  if (own.length === 0) return [...PARAM_NAMES];
-  const rest = PARAM_NAMES.filter((p) => !own.includes(p));
-  return [
-    { group: labels.own, items: [...own] },
-    { group: labels.other, items: rest },
-  ];
+/**
+ * Select options, grouped (energy, power, voltage, …) with human names and units: only what the device
+ * reports, or the whole catalogue until its newest reading is known (and for a device without readings).
+ */
+export function paramOptions(
+  t: (id: MessageId, values?: Record<string, unknown>) => string,
+  own: readonly string[],
+  chosen: readonly string[] = [],
+) {
+  const offered = own.length === 0 ? PARAM_NAMES : [...own, ...chosen.filter((p) => !own.includes(p))];
+  return paramSelectData(t, offered);
 }

@@ -215,6 +215,8 @@ const base = {
   'details.meterValue': 'Provide meter value',
   'details.meterValueIntro': 'Enter the register shown on the physical meter; totals follow it from then on.',
   'details.register': 'Register',
+  'details.meterValueNoReading': 'The meter has no reading of this register at or before that time.',
+  'details.noRegisters': 'This device reports no energy register yet.',
   'details.value': 'Value (kWh)',
   'details.at': 'Read at',
   'details.deleteDevice': 'Delete device',

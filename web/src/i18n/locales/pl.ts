@@ -217,6 +217,8 @@ export const pl: Record<MessageId, string> = {
   'details.meterValue': 'Podaj stan licznika',
   'details.meterValueIntro': 'Wpisz wskazanie licznika fizycznego; od tej chwili sumy będą z nim zgodne.',
   'details.register': 'Rejestr',
+  'details.meterValueNoReading': 'Licznik nie ma odczytu tego rejestru w tym czasie ani wcześniej.',
+  'details.noRegisters': 'To urządzenie nie zgłasza jeszcze żadnego rejestru energii.',
   'details.value': 'Wartość (kWh)',
   'details.at': 'Czas odczytu',
   'details.deleteDevice': 'Usuń urządzenie',

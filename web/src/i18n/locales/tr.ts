@@ -214,6 +214,8 @@ export const tr: Record<MessageId, string> = {
   'details.meterValue': 'Sayaç değeri girin',
   'details.meterValueIntro': 'Fiziksel sayaçta görünen değeri girin; toplamlar bundan sonra ona uyar.',
   'details.register': 'Yazmaç',
+  'details.meterValueNoReading': 'Sayacın bu yazmaç için o zamanda veya öncesinde okuması yok.',
+  'details.noRegisters': 'Bu cihaz henüz bir enerji yazmacı bildirmiyor.',
   'details.value': 'Değer (kWh)',
   'details.at': 'Okuma zamanı',
   'details.deleteDevice': 'Cihazı sil',
