@@ -12,6 +12,7 @@ import { energySeries } from './analytics/energy.ts';
 import { voltageQuality } from './analytics/quality.ts';
 import { seriesFor } from './analytics/series.ts';
 import { hourlyBilledEnergy, zoneEnergy } from './analytics/tariffs.ts';
+import { longAnswersInTurns } from './schema.ts';
 
 export function grafanaSource(app: FastifyInstance): GrafanaSource {
   const limitsOf = async (userId: number, id: number) =>
@@ -63,10 +64,16 @@ export function grafanaSource(app: FastifyInstance): GrafanaSource {
 
 /** Mounts the data source at `/grafana`. */
 export async function registerGrafana(app: FastifyInstance): Promise<void> {
-  await app.register(grafanaPlugin, {
-    prefix: '/grafana',
-    source: grafanaSource(app),
-    authenticate: app.authenticateReader,
-    userOf: (request) => request.session.userId,
-  });
+  await app.register(
+    async (scope) => {
+      // Long answers (years of points for several targets) are written in turns of the event loop.
+      scope.addHook('preSerialization', longAnswersInTurns(null));
+      await scope.register(grafanaPlugin, {
+        source: grafanaSource(app),
+        authenticate: app.authenticateReader,
+        userOf: (request) => request.session.userId,
+      });
+    },
+    { prefix: '/grafana' },
+  );
 }

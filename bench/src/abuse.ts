@@ -70,6 +70,16 @@ export default async function abuse(args: string[]): Promise<object> {
       },
     });
     const cmpId = (cmp.json() as { id: number }).id;
+    const apiKey = (
+      (
+        await b.app.inject({
+          method: 'POST',
+          url: '/api/account/api-keys',
+          headers: auth,
+          payload: { name: 'Grafana' },
+        })
+      ).json() as { key: string }
+    ).key;
     const iso = (t: number) => new Date(t).toISOString();
     const end = iso(now);
     const back = (d: number) => `from=${iso(now - d * DAY_MS)}&to=${end}`;
@@ -98,6 +108,48 @@ export default async function abuse(args: string[]): Promise<object> {
       tariffStats11y: `/api/tariffs/${tariffId}/stats?deviceId=${id}&${back(4160)}`,
       comparisonData: `/api/comparisons/${cmpId}/data?${back(days)}`,
     };
+    /** Requests with a body: Grafana's /query (with an API key) and an export, timed until its file is written. */
+    const posts: Record<string, { url: string; body: object; key?: string; untilDone?: boolean }> = {
+      grafanaEnergyDay1970To2100: {
+        url: '/grafana/query',
+        key: apiKey,
+        body: {
+          range: { from: '1970-01-01T00:00:00Z', to: '2099-12-31T00:00:00Z' },
+          intervalMs: 86_400_000,
+          maxDataPoints: 100_000,
+          targets: b.deviceIds.map((d, i) => ({
+            target: 'energy.import',
+            refId: String.fromCharCode(65 + i),
+            payload: { device: String(d), interval: '1d' },
+          })),
+        },
+      },
+      grafanaVoltageEveryDevice: {
+        url: '/grafana/query',
+        key: apiKey,
+        body: {
+          range: { from: iso(now - days * DAY_MS), to: end },
+          intervalMs: 60_000,
+          maxDataPoints: 100_000,
+          targets: b.deviceIds.map((d, i) => ({
+            target: 'vave1',
+            refId: String.fromCharCode(65 + i),
+            payload: { device: String(d) },
+          })),
+        },
+      },
+      exportCsvEveryDevice: {
+        url: '/api/exports',
+        untilDone: true,
+        body: {
+          deviceIds: b.deviceIds,
+          params: 'all',
+          format: 'csv',
+          from: iso(now - days * DAY_MS),
+          to: end,
+        },
+      },
+    };
     const origin = await b.app.listen({ port: 0, host: '127.0.0.1' });
     const probeUrls = [`${origin}/api/health`, `${origin}/api/devices/${id}`];
     const probe = new Worker(PROBE, { eval: true, workerData: { urls: probeUrls, token: b.token } });
@@ -115,6 +167,40 @@ export default async function abuse(args: string[]): Promise<object> {
         const ms = performance.now() - t;
         results[name] = {
           status: res.status,
+          ms: +ms.toFixed(1),
+          loopMaxMs: +(loop.max / 1e6).toFixed(1),
+          bytes: body.byteLength,
+        };
+        process.stderr.write(`${name}: ${JSON.stringify(results[name])}\n`);
+      }
+      for (const [name, r] of Object.entries(posts)) {
+        loop.reset();
+        const t = performance.now();
+        const headers = {
+          'content-type': 'application/json',
+          authorization: r.key ? `Bearer ${r.key}` : auth.authorization,
+        };
+        const res = await fetch(origin + r.url, { method: 'POST', headers, body: JSON.stringify(r.body) });
+        const body = await res.arrayBuffer();
+        let status = res.status;
+        if (r.untilDone && res.status === 202) {
+          // The export runs in the background: timed until its file is written.
+          const { id } = JSON.parse(Buffer.from(body).toString()) as { id: number };
+          for (;;) {
+            await new Promise((done) => setTimeout(done, 100));
+            const job = (await (await fetch(`${origin}/api/exports/${id}`, { headers: auth })).json()) as {
+              status: string;
+              size: number | null;
+            };
+            if (job.status === 'done' || job.status === 'failed') {
+              status = job.status === 'done' ? 200 : 500;
+              break;
+            }
+          }
+        }
+        const ms = performance.now() - t;
+        results[name] = {
+          status,
           ms: +ms.toFixed(1),
           loopMaxMs: +(loop.max / 1e6).toFixed(1),
           bytes: body.byteLength,

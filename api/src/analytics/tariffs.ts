@@ -143,6 +143,16 @@ export async function zonedBuckets(
 export async function priceHours(energy: FineEnergy, tz: string, input: PricingInput): Promise<MonthCost[]> {
   const price = (z: Zone) =>
     z === 1 ? input.prices.zone1 : z === 2 ? input.prices.zone2 : input.prices.zone3;
+  // Each year's holidays cost the holiday library some milliseconds: worked out a year per turn first.
+  if (energy.t.length > 0) {
+    const first = new Date(energy.t[0]!).getUTCFullYear();
+    const last = new Date(energy.t[energy.t.length - 1]!).getUTCFullYear() + 1;
+    for (let y = first - 1; y <= last; y++) {
+      if (holidayYears.has(y)) continue;
+      POLISH_HOLIDAYS.isHoliday(y, 1, 1);
+      await nextTurn();
+    }
+  }
   const months = new Map<string, Map<Zone, number>>();
   for (const b of await zonedBuckets(energy, tz, input)) {
     const month = b.date.slice(0, 7);
