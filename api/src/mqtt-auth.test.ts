@@ -104,6 +104,33 @@ describe.each(engines())('meter accounts through the API and the embedded broker
     },
   );
 
+  it('a device claimed before meters had accounts says so on its connection until its password is rotated', async () => {
+    const key = `${prefix}00000000cc`;
+    const res = await as(t.app, owner, {
+      method: 'POST',
+      url: '/api/devices',
+      payload: { mac: macOf(key), name: 'Old meter', typeCode: 1 },
+    });
+    expect(res.statusCode).toBe(201);
+    const { id, mqtt } = res.json();
+    // As a device claimed before the accounts' migration: no username, no hash.
+    await t.sql.query('update devices set mqtt_username = null, mqtt_password_hash = null where id = $1', [
+      id,
+    ]);
+    const connection = async () =>
+      (await as(t.app, owner, { method: 'GET', url: `/api/devices/${id}/connection` })).json();
+    expect((await connection()).account).toMatchObject({ state: 'rotate' });
+    expect(
+      await tryConnect(broker.url, { clientId: 'kw-old-meter', username: key, password: mqtt.password }),
+    ).toBeInstanceOf(Error);
+    const rotated = await as(t.app, owner, { method: 'POST', url: `/api/devices/${id}/mqtt-credentials` });
+    expect(rotated.statusCode).toBe(200);
+    expect((await connection()).account).toBeUndefined();
+    const meter = await tryConnect(broker.url, { clientId: 'kw-old-meter-2', ...rotated.json() });
+    expect(meter).not.toBeInstanceOf(Error);
+    await (meter as MqttClient).endAsync();
+  });
+
   it('answers a claim with the MQTT account once, stores only its hash, and reports the connection', async () => {
     const key = `${prefix}00000000aa`;
     const res = await as(t.app, owner, {

@@ -229,10 +229,21 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       const { id } = req.params as { id: number };
       const d = await devices.get(req.session.userId, id);
       if (!d) throw new NotFoundError();
-      const [state, latest] = await Promise.all([
+      const [state, latest, stored] = await Promise.all([
         app.meterAccess.connection(d.deviceKey),
         app.store.latest(d.deviceKey),
+        devices.mqttAccount(d.deviceKey),
       ]);
+      // A device claimed before meters had accounts has none until its owner rotates the password (a
+      // broker the API keeps in step reports its own view instead).
+      const account =
+        state?.account ??
+        (stored
+          ? undefined
+          : {
+              state: 'rotate' as const,
+              detail: 'this meter has no MQTT account yet: rotate its password to create one',
+            });
       // Without a broker that reports connections, a recent reading is the proof of one.
       const status = state?.connected !== undefined ? null : await app.deviceStatus(d.deviceKey);
       return {
@@ -240,7 +251,7 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         lastConnectedAt: state?.lastConnectedAt ?? null,
         lastReadingAt: latest?.ts ?? null,
         ...(state?.lastRejection ? { lastRejection: state.lastRejection } : {}),
-        ...(state?.account ? { account: state.account } : {}),
+        ...(account ? { account } : {}),
       };
     },
   );
