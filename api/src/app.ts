@@ -22,6 +22,7 @@ import type { LiveSource } from './hub/live-source.ts';
 import { type LiveServicesOptions, registerLiveServices } from './hub/services.ts';
 import authPlugin from './plugins/app/auth.ts';
 import configPlugin from './plugins/app/config.ts';
+import demoWorkspacesPlugin from './plugins/app/demo-workspaces.ts';
 import type { Mailer } from './plugins/app/mailer.ts';
 import mailerPlugin from './plugins/app/mailer.ts';
 import metadataPlugin from './plugins/app/metadata.ts';
@@ -155,6 +156,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(meterAccessPlugin, { meterAccess: options.meterAccess });
   await app.register(metricsPlugin, { extra: options.metricsText });
   await registerLiveServices(app, options.live, options.liveServices);
+  await app.register(demoWorkspacesPlugin);
 
   await app.register(
     async (api) => {

@@ -40,6 +40,13 @@ export interface AppConfig {
   mailFrom: string;
   /** Create the demo account (embedded deployment). */
   demo: boolean;
+  /** Demo sign-ins per IP (`KW_DEMO_SIGNINS_PER_MINUTE`): each creates a workspace. */
+  demoSignInRateLimit: RateLimit;
+  /**
+   * Demo workspaces (docs/architecture.md §The demo): at most `max` at once (`KW_DEMO_MAX_WORKSPACES`), each
+   * kept `idleMs` after its last sign-in or token refresh (`KW_DEMO_WORKSPACE_IDLE_H`).
+   */
+  demoWorkspaces: { max: number; idleMs: number };
   /** Built web client served with SPA fallback when the directory exists. */
   webDist: string | undefined;
   /** Event-loop delay (ms) above which requests get 503 with Retry-After; 0 = off. */
@@ -92,6 +99,8 @@ export function defaultConfig(): AppConfig {
     smtpUrl: undefined,
     mailFrom: 'Kilowatch <no-reply@localhost>',
     demo: false,
+    demoSignInRateLimit: { max: 10, windowMs: MINUTE },
+    demoWorkspaces: { max: 500, idleMs: DAY },
     webDist: undefined,
     maxEventLoopDelayMs: 1000,
     trustProxy: false,

@@ -32,7 +32,8 @@ describe('the demo account', () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/account/demo', payload: {} });
     expect(res.statusCode).toBe(200);
     const auth = res.json();
-    expect(auth.user.email).toBe(DEMO_EMAIL);
+    // A workspace of the visitor's own, not the template itself.
+    expect(auth.user.email).toMatch(/^demo-[0-9a-f]{12}@kilowatch\.local$/);
 
     const locations = (await as(t.app, auth, { method: 'GET', url: '/api/locations' })).json();
     expect(locations.map((l: { timezone: string }) => l.timezone).sort()).toEqual([
@@ -49,6 +50,58 @@ describe('the demo account', () => {
       expect.arrayContaining([10, 13, 16, 17]),
     );
     expect(devices.every((d: { location: unknown; tariff: unknown }) => d.location && d.tariff)).toBe(true);
+  });
+
+  it('is put back as shipped at start when an older release let visitors deface it', async () => {
+    const first = await ensureDemoAccount(t.app, DEMO_DEVICES);
+    const template = (await t.app.accounts.findUserByEmail(DEMO_EMAIL))!;
+    // What a visitor of the shared demo could do: a session kept, a device renamed to markup, the profile
+    // changed, a location deleted, a stranger's meter claimed into it.
+    const session = await t.app.sessions.start(template, false);
+    const [device] = await t.app.devices.list(template.id);
+    await t.app.devices.update(template.id, device!.id, {
+      name: '<b>pwned</b>',
+      friendlyName: '',
+      locationId: null,
+      tariffId: null,
+      billingStart: device!.billingStart,
+      billingMonths: 1,
+    });
+    await t.app.accounts.updateProfile(template.id, {
+      fullName: 'Defaced',
+      country: 'DE',
+      timezone: 'Europe/Berlin',
+      language: 'pl',
+    });
+    await t.app.locations.remove(template.id, first.locationIds[1]!);
+    await t.app.devices.claim(template.id, {
+      deviceKey: 'aabbcc20b999',
+      mac: 'AA:BB:CC:20:B9:99',
+      name: 'Stranger',
+      friendlyName: '',
+      model: '',
+      typeCode: 1,
+      phases: 3,
+      locationId: null,
+      billingStart: '2026-01-01',
+    });
+
+    const restored = await ensureDemoAccount(t.app, DEMO_DEVICES);
+    expect(restored.deviceIds).toEqual(first.deviceIds);
+    const user = (await t.app.accounts.findUserById(template.id))!;
+    expect([user.fullName, user.country, user.timezone, user.language]).toEqual([
+      'Demo User',
+      'PL',
+      'Europe/Warsaw',
+      'en',
+    ]);
+    expect((await t.app.locations.list(template.id)).map((l) => l.name)).toEqual(['Home', 'London flat']);
+    const list = await t.app.devices.list(template.id);
+    expect(list.map((d) => d.name).sort()).toEqual(DEMO_DEVICES.map((d) => d.name).sort());
+    expect(list.every((d) => d.location && d.tariff)).toBe(true);
+    expect(await t.app.sessions.verify(session.token)).toBeNull();
+    // Restored once, it stays put: the next start changes nothing.
+    expect(await ensureDemoAccount(t.app, DEMO_DEVICES)).toEqual(restored);
   });
 
   it('cannot be entered with a password nor reset', async () => {

@@ -141,6 +141,9 @@ export const ENVIRONMENT = v.object({
   KW_ROLLUP_INTERVAL_MS: v.optional(whole(0, 86_400_000, ' of milliseconds')),
   KW_DEMO: v.optional(flag()),
   KW_DEMO_HISTORY_DAYS: v.optional(whole(1, 3660, ' of days'), '365'),
+  KW_DEMO_SIGNINS_PER_MINUTE: v.optional(whole(1, 1_000_000, ' of sign-ins'), '10'),
+  KW_DEMO_MAX_WORKSPACES: v.optional(whole(1, 1_000_000, ' of workspaces'), '500'),
+  KW_DEMO_WORKSPACE_IDLE_H: v.optional(whole(1, 8760, ' of hours'), '24'),
   KW_SIM_INTERVAL_MS: v.optional(whole(100, 3_600_000, ' of milliseconds'), '10000'),
   KW_ALLOWED_ORIGINS: v.optional(list),
   KW_PUBLIC_URL: v.optional(url(['http:', 'https:'], 'https://kilowatch.example.org')),
@@ -246,6 +249,10 @@ export interface ServerSettings {
   rollupIntervalMs: number;
   demo: boolean;
   demoHistoryDays: number;
+  /** Demo sign-ins one address may make in a minute (each creates a workspace). */
+  demoSignInRateLimit: { max: number; windowMs: number };
+  /** Demo workspaces at once, and how long one lives after its last sign-in or token refresh. */
+  demoWorkspaces: { max: number; idleMs: number };
   simulatorIntervalMs: number;
   allowedOrigins: string[];
   publicUrl: string;
@@ -371,6 +378,8 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     rollupIntervalMs: e.KW_ROLLUP_INTERVAL_MS ?? (e.INFLUX_URL ? 10_000 : 60_000),
     demo: e.KW_DEMO ?? embedded,
     demoHistoryDays: e.KW_DEMO_HISTORY_DAYS,
+    demoSignInRateLimit: { max: e.KW_DEMO_SIGNINS_PER_MINUTE, windowMs: 60_000 },
+    demoWorkspaces: { max: e.KW_DEMO_MAX_WORKSPACES, idleMs: e.KW_DEMO_WORKSPACE_IDLE_H * 3_600_000 },
     simulatorIntervalMs: e.KW_SIM_INTERVAL_MS,
     allowedOrigins: e.KW_ALLOWED_ORIGINS ?? [],
     publicUrl: e.KW_PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

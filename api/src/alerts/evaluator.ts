@@ -79,12 +79,21 @@ interface DeviceAlerts {
   tz: string;
   settings: AlertSettings;
   state: AlertState;
-  loadedAt: number;
   /** Readings of one device are evaluated in order: each batch after the one before. */
   queue: Promise<void>;
   /** Readings that arrived while a batch was being evaluated: they go together, in one step. */
   open?: Batch;
-  today?: { day: number; at: number; kwh: number };
+}
+
+/**
+ * Every device row of one meter: one, except a demo simulated meter, which each demo workspace reads with
+ * settings of its own (docs/architecture.md §The demo).
+ */
+interface MeterAlerts {
+  devices: DeviceAlerts[];
+  loadedAt: number;
+  /** Energy imported so far in the local day, by time zone: read once for all the meter's rows. */
+  today: Map<string, { day: number; at: number; kwh: number }>;
 }
 
 declare module 'fastify' {
@@ -120,16 +129,16 @@ export default fp(
     /** Readings evaluated, and readings left alone for their age. */
     let evaluated = 0;
     let stale = 0;
-    const devices = new Map<string, DeviceAlerts>();
+    const devices = new Map<string, MeterAlerts>();
     /** Keys with no claimed device, and when they were last looked up. */
     const unknown = new Map<string, number>();
 
     /** Settings being read, so that readings arriving meanwhile share one read and one state. */
-    const loading = new Map<string, Promise<DeviceAlerts | null>>();
+    const loading = new Map<string, Promise<MeterAlerts | null>>();
     /** How often each device's settings were changed: a read that a change overtook is read again. */
     const changes = new Map<string, number>();
 
-    async function load(deviceKey: string): Promise<DeviceAlerts | null> {
+    async function load(deviceKey: string): Promise<MeterAlerts | null> {
       const cached = devices.get(deviceKey);
       const now = app.clock.now();
       if (cached && now - cached.loadedAt < ttl) return cached;
@@ -148,9 +157,9 @@ export default fp(
 
     async function read(
       deviceKey: string,
-      cached: DeviceAlerts | undefined,
+      cached: MeterAlerts | undefined,
       now: number,
-    ): Promise<DeviceAlerts | null> {
+    ): Promise<MeterAlerts | null> {
       const change = changes.get(deviceKey);
       const { rows } = await app.sql.query<
         NotificationRow & { id: number; user_id: number; timezone: string | null }
@@ -158,45 +167,50 @@ export default fp(
         `select d.id, d.user_id, l.timezone, n.enabled, n.voltage_drop, n.voltage_rise, n.total_consumption,
            n.disable_at_night, n.interval_minutes, n.mute_all
          from devices d join notification_settings n on n.device_id = d.id
-         left join locations l on l.id = d.location_id where d.device_key = $1`,
+         left join locations l on l.id = d.location_id where d.device_key = $1 order by d.id`,
         [deviceKey],
       );
       // The settings changed while they were being read: what came back may be from before.
       if (changes.get(deviceKey) !== change) return read(deviceKey, devices.get(deviceKey), app.clock.now());
-      const r = rows[0];
-      if (!r) {
+      if (rows.length === 0) {
         devices.delete(deviceKey);
         if (unknown.size > 100_000) unknown.clear();
         unknown.set(deviceKey, now);
         return null;
       }
       unknown.delete(deviceKey);
-      const settings: AlertSettings = notificationSettingsFromRow(r);
-      const tz = r.timezone || DEFAULT_TIMEZONE;
-      // The same claim keeps its state and its place in line; a meter claimed anew (by whoever) starts
-      // afresh.
-      if (cached && cached.deviceId === Number(r.id)) {
-        Object.assign(cached, { settings, tz, loadedAt: now });
-        return cached;
-      }
-      const entry: DeviceAlerts = {
-        deviceId: Number(r.id),
-        userId: Number(r.user_id),
-        tz,
-        settings,
-        state: initialAlertState(),
-        loadedAt: now,
-        queue: Promise.resolve(),
-      };
+      const list = rows.map((r): DeviceAlerts => {
+        const settings: AlertSettings = notificationSettingsFromRow(r);
+        const tz = r.timezone || DEFAULT_TIMEZONE;
+        // The same claim keeps its state and its place in line; a meter claimed anew (by whoever) starts
+        // afresh.
+        const same = cached?.devices.find((d) => d.deviceId === Number(r.id));
+        if (same) return Object.assign(same, { settings, tz });
+        return {
+          deviceId: Number(r.id),
+          userId: Number(r.user_id),
+          tz,
+          settings,
+          state: initialAlertState(),
+          queue: Promise.resolve(),
+        };
+      });
+      const entry: MeterAlerts = { devices: list, loadedAt: now, today: cached?.today ?? new Map() };
       devices.set(deviceKey, entry);
       return entry;
     }
 
     /** Energy imported so far in the local day, read at most once a minute per device. */
-    async function todayImport(deviceKey: string, d: DeviceAlerts, ts: number): Promise<number | undefined> {
+    async function todayImport(
+      deviceKey: string,
+      m: MeterAlerts,
+      d: DeviceAlerts,
+      ts: number,
+    ): Promise<number | undefined> {
       if (d.settings.totalConsumption <= 0) return undefined;
       const day = startOfLocalDay(ts, d.tz);
-      if (d.today && d.today.day === day && ts - d.today.at < 60_000) return d.today.kwh;
+      const known = m.today.get(d.tz);
+      if (known && known.day === day && ts - known.at < 60_000) return known.kwh;
       const latest = await app.store.latest(deviceKey);
       const counters = countersOf(latest ? Object.keys(latest.values) : []).import;
       if (counters.length === 0) return undefined;
@@ -211,7 +225,8 @@ export default fp(
       });
       let kwh = 0;
       for (const c of counters) for (const v of e.energy[c] ?? []) kwh += v ?? 0;
-      d.today = { day, at: ts, kwh };
+      if (m.today.size > 100) m.today.clear();
+      m.today.set(d.tz, { day, at: ts, kwh });
       return kwh;
     }
 
@@ -304,11 +319,11 @@ export default fp(
      * Evaluates the readings of one batch in arrival order in a single step: with shared state, one
      * transaction for all the readings a device sent while its previous batch was stored.
      */
-    async function runBatch(deviceKey: string, d: DeviceAlerts, batch: Batch): Promise<void> {
+    async function runBatch(deviceKey: string, m: MeterAlerts, d: DeviceAlerts, batch: Batch): Promise<void> {
       if (d.open === batch) d.open = undefined;
       const { readings } = batch;
       const kwh: (number | undefined)[] = [];
-      for (const r of readings) kwh.push(await todayImport(deviceKey, d, r.ts));
+      for (const r of readings) kwh.push(await todayImport(deviceKey, m, d, r.ts));
       await advance(d, (state) =>
         readings.flatMap((r, i) => {
           const today = kwh[i];
@@ -329,12 +344,17 @@ export default fp(
         return;
       }
       evaluated++;
-      const d = await load(reading.deviceKey);
-      if (!d) return;
+      const m = await load(reading.deviceKey);
+      if (!m) return;
+      if (m.devices.length === 1) return enqueue(reading, m, m.devices[0]!);
+      await Promise.all(m.devices.map((d) => enqueue(reading, m, d)));
+    }
+
+    function enqueue(reading: Reading, m: MeterAlerts, d: DeviceAlerts): Promise<void> {
       let batch = d.open;
       if (!batch) {
         const opened: Batch = { readings: [], done: Promise.resolve() };
-        opened.done = d.queue.then(() => runBatch(reading.deviceKey, d, opened));
+        opened.done = d.queue.then(() => runBatch(reading.deviceKey, m, d, opened));
         d.queue = opened.done.catch(() => {});
         d.open = opened;
         batch = opened;
@@ -358,12 +378,14 @@ export default fp(
     }
 
     async function checkSilence(now = app.clock.now()): Promise<void> {
-      for (const d of devices.values()) {
-        const run = d.queue.then(() =>
-          advance(d, (state) => evaluateSilence(state, now, d.settings, d.tz, alertOptions)),
-        );
-        d.queue = run.catch(() => {});
-        await run;
+      for (const m of devices.values()) {
+        for (const d of m.devices) {
+          const run = d.queue.then(() =>
+            advance(d, (state) => evaluateSilence(state, now, d.settings, d.tz, alertOptions)),
+          );
+          d.queue = run.catch(() => {});
+          await run;
+        }
       }
     }
 
@@ -372,6 +394,7 @@ export default fp(
       if (cached) cached.loadedAt = Number.NEGATIVE_INFINITY;
       unknown.delete(deviceKey);
       changes.set(deviceKey, (changes.get(deviceKey) ?? 0) + 1);
+      app.hub.ownersChanged(deviceKey);
     }
 
     function reload(deviceKey: string): void {
@@ -383,7 +406,12 @@ export default fp(
       evaluate,
       checkSilence,
       reload,
-      stats: () => ({ evaluated, stale, skipped, devices: devices.size }),
+      stats: () => ({
+        evaluated,
+        stale,
+        skipped,
+        devices: [...devices.values()].reduce((n, m) => n + m.devices.length, 0),
+      }),
     });
 
     const offRelay = opts.relay?.onEvent((event) => {

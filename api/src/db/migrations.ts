@@ -254,6 +254,18 @@ create table rate_limits (key text primary key, n integer not null, until bigint
 create index rate_limits_until on rate_limits(until)
 `,
   },
+  {
+    version: 202,
+    name: 'demo workspaces: per-visitor copies over the shared simulated meters',
+    sql: `
+alter table users add column workspace_expires_at bigint;
+create index users_workspace_expiry on users(workspace_expires_at) where workspace_expires_at is not null;
+alter table devices add column shared_telemetry boolean not null default false;
+alter table devices drop constraint devices_device_key_key;
+create unique index devices_device_key on devices(device_key) where not shared_telemetry;
+create index devices_key_all on devices(device_key)
+`,
+  },
 ];
 
 /**

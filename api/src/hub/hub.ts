@@ -104,6 +104,8 @@ declare module 'fastify' {
        * close with 1008 now, in this process and the others.
        */
       sessionsEnded(userId: number): Promise<void>;
+      /** Who owns the meter may have changed (a claim, a delete, a demo workspace made or removed). */
+      ownersChanged(deviceKey: string): void;
       stats(): HubStats;
     };
   }
@@ -240,14 +242,19 @@ export default fp(
           if (clients.size === 0) return;
           void owners
             .byKey(r.deviceKey)
-            .then((owner) => {
-              if (!owner) return;
-              // Encoded once per reading, shared by every socket that receives it.
-              let payload: Buffer | null = null;
+            .then((owners) => {
+              if (owners.size === 0) return;
+              // Encoded once per reading and device row, shared by every socket that receives it.
+              const payloads = new Map<number, Buffer>();
               for (const c of clients) {
-                if (c.userId !== owner.userId || !c.subscribed.has(owner.deviceId)) continue;
-                payload ??= encode({ type: 'reading', deviceId: owner.deviceId, ts: r.ts, values: r.values });
-                deliver(c, `reading:${owner.deviceId}`, payload);
+                const deviceId = owners.get(c.userId);
+                if (deviceId === undefined || !c.subscribed.has(deviceId)) continue;
+                let payload = payloads.get(deviceId);
+                if (!payload) {
+                  payload = encode({ type: 'reading', deviceId, ts: r.ts, values: r.values });
+                  payloads.set(deviceId, payload);
+                }
+                deliver(c, `reading:${deviceId}`, payload);
               }
             })
             .catch((err) => app.log.warn({ err }, 'hub: device lookup failed'));
@@ -259,16 +266,24 @@ export default fp(
             if (clients.size === 0) return;
             void owners
               .byKey(s.deviceKey)
-              .then((owner) => {
-                if (!owner) return;
-                const payload = encode({
-                  type: 'status',
-                  deviceId: owner.deviceId,
-                  status: s.status,
-                  ...(s.rssi !== undefined ? { rssi: s.rssi } : {}),
-                });
-                for (const c of clients)
-                  if (c.userId === owner.userId) deliver(c, `status:${owner.deviceId}`, payload);
+              .then((owners) => {
+                if (owners.size === 0) return;
+                const payloads = new Map<number, Buffer>();
+                for (const c of clients) {
+                  const deviceId = owners.get(c.userId);
+                  if (deviceId === undefined) continue;
+                  let payload = payloads.get(deviceId);
+                  if (!payload) {
+                    payload = encode({
+                      type: 'status',
+                      deviceId,
+                      status: s.status,
+                      ...(s.rssi !== undefined ? { rssi: s.rssi } : {}),
+                    });
+                    payloads.set(deviceId, payload);
+                  }
+                  deliver(c, `status:${deviceId}`, payload);
+                }
               })
               .catch((err) => app.log.warn({ err }, 'hub: device lookup failed'));
           }),
@@ -304,6 +319,7 @@ export default fp(
         relay?.publish({ kind: 'user', userId, key, message });
       },
       recheckSessions,
+      ownersChanged: (deviceKey: string) => owners.forget(deviceKey),
       async sessionsEnded(userId: number) {
         relay?.publish({ kind: 'sessions', userId });
         await recheckSessions(userId);

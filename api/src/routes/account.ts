@@ -15,15 +15,14 @@ import {
 } from '@kilowatch/core';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type * as v from 'valibot';
-import { NotFoundError, UnauthorizedError, ValidationError } from '../errors.ts';
+import { NotFoundError, TooManyRequestsError, UnauthorizedError, ValidationError } from '../errors.ts';
 import { publicUser } from '../plugins/app/accounts-repository.ts';
 import { hashPassword, verifyPassword } from '../plugins/app/passwords.ts';
 import { newToken, tokenHash } from '../plugins/app/tokens.ts';
 import { errorResponse, noContent, request, response } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
-/** Email of the demo account created in the embedded deployment. */
-export const DEMO_EMAIL = 'demo@kilowatch.local';
+export { DEMO_EMAIL } from '../plugins/app/demo-workspaces.ts';
 
 const bearer = [{ bearer: [] }];
 const tags = ['account'];
@@ -62,18 +61,36 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
     },
   );
 
+  // Each demo sign-in creates a workspace: one address gets a few a minute.
+  const demoPerIp = app.createRateLimit({
+    max: config.demoSignInRateLimit.max,
+    timeWindow: config.demoSignInRateLimit.windowMs,
+    keyGenerator: (req) => `demo|ip|${req.ip}`,
+  });
+  const demoThrottle = async (req: FastifyRequest) => {
+    const limit = await demoPerIp(req);
+    if (!limit.isAllowed && limit.isExceeded) throw new TooManyRequestsError(limit.ttlInSeconds);
+  };
+
   app.post(
     '/account/demo',
     {
       schema: {
-        summary: 'Sign in to the demo account (simulated meters, a year of history)',
+        summary:
+          'Sign in to a demo workspace of your own (simulated meters, a year of history); each sign-in gets a new one',
         tags,
         body: request(DemoRequestSchema),
-        response: { 200: response(AuthDataSchema), 404: errorResponse },
+        response: {
+          200: response(AuthDataSchema),
+          404: errorResponse,
+          429: errorResponse,
+          503: errorResponse,
+        },
       },
+      preHandler: demoThrottle,
     },
     async () => {
-      const user = config.demo ? await accounts.findUserByEmail(DEMO_EMAIL) : null;
+      const user = await app.demoWorkspaces.create();
       if (!user) throw new NotFoundError();
       return sessions.start(user, false);
     },
@@ -174,6 +191,13 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
     async (req, reply) => {
       await accounts.revokeSession(req.session.sessionId, 'logout');
       await app.hub.sessionsEnded(req.session.userId);
+      // A demo workspace cannot be entered again once signed out of: it goes at once.
+      const user = await accounts.findUserById(req.session.userId);
+      if (user?.workspaceExpiresAt != null) {
+        await app.demoWorkspaces
+          .remove(user.id)
+          .catch((err: unknown) => req.log.warn({ err }, 'demo workspace: removal at sign-out failed'));
+      }
       return reply.code(204).send();
     },
   );

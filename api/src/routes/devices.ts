@@ -198,13 +198,15 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         tags,
         security,
         params,
-        response: { 200: response(MqttCredentialsSchema), ...errors },
+        response: { 200: response(MqttCredentialsSchema), 409: errorResponse, ...errors },
       },
     },
     async (req) => {
       const { id } = req.params as { id: number };
       const d = await devices.get(req.session.userId, id);
       if (!d) throw new NotFoundError();
+      // A demo workspace's simulated meter: its account belongs to the simulator, not to the visitor.
+      if (d.sharedTelemetry) throw new ConflictError(MESSAGES.sharedMeter);
       const credentials = newMeterCredentials(d.deviceKey);
       const { username, password, passwordHash } = credentials;
       if (!(await devices.setMqttCredentials(req.session.userId, id, { username, passwordHash })))
@@ -313,6 +315,13 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       const { id } = req.params as { id: number };
       const d = await devices.get(req.session.userId, id);
       if (!d) throw new NotFoundError();
+      if (d.sharedTelemetry) {
+        // A demo workspace's simulated meter: the workspace lets go of it; the meter, its account and
+        // its telemetry stay for every other visitor.
+        await devices.remove(req.session.userId, id);
+        app.alerts.reload(d.deviceKey);
+        return reply.code(204).send();
+      }
       // Telemetry first: if that fails the device stays listed and the delete can be retried.
       await app.store.deleteDevice(d.deviceKey);
       await devices.remove(req.session.userId, id);

@@ -53,6 +53,8 @@ export const MESSAGES = {
   tooLarge: 'The request is too large.',
   malformed: 'The request could not be read.',
   busy: 'The server is busy. Try again later.',
+  demoFull: 'The demo is full right now. Try again later.',
+  sharedMeter: 'This simulated meter belongs to the demo: its account cannot be changed.',
 } as const;
 
 export type MessageKey = keyof typeof MESSAGES;

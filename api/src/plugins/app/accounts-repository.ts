@@ -12,11 +12,14 @@ interface UserRow {
   timezone: string;
   language: string;
   is_demo: boolean;
+  workspace_expires_at: number | null;
 }
 
 export interface UserRecord extends User {
   passwordHash: string;
   isDemo: boolean;
+  /** A demo visitor's workspace: when it is removed unless used again; null for every other account. */
+  workspaceExpiresAt: number | null;
 }
 
 function toUser(r: UserRow): UserRecord {
@@ -29,6 +32,7 @@ function toUser(r: UserRow): UserRecord {
     language: r.language as Language,
     passwordHash: r.password_hash,
     isDemo: r.is_demo,
+    workspaceExpiresAt: r.workspace_expires_at === null ? null : Number(r.workspace_expires_at),
   };
 }
 
@@ -71,7 +75,8 @@ export type RotateOutcome =
   | { kind: 'reused'; sessionId: number; userId: number; usedAt: number | null }
   | { kind: 'rotated'; userId: number; sessionId: number; remember: boolean };
 
-const USER_COLUMNS = 'id, email, password_hash, full_name, country, timezone, language, is_demo';
+const USER_COLUMNS =
+  'id, email, password_hash, full_name, country, timezone, language, is_demo, workspace_expires_at';
 
 export function createAccountsRepository(sql: Sql, now: () => number) {
   async function insertTokens(q: Queryable, sessionId: number, t: SessionTokens) {

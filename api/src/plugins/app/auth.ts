@@ -119,7 +119,10 @@ function createSessions(app: FastifyInstance) {
       }
       if (outcome.kind !== 'rotated' || !issued) return null;
       const user = await accounts.findUserById(outcome.userId);
-      return user ? authData(user, issued) : null;
+      if (!user) return null;
+      // A demo workspace in use lives on; one already expired is not brought back.
+      if (user.workspaceExpiresAt !== null && !(await app.demoWorkspaces.touch(user.id))) return null;
+      return authData(user, issued);
     },
 
     async verify(accessToken: string): Promise<AuthenticatedSession | null> {

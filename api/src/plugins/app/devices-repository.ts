@@ -30,6 +30,7 @@ interface DeviceRow {
   billing_months: number;
   registered_at: number;
   modified_at: number;
+  shared_telemetry: boolean;
 }
 
 export interface DeviceRecord {
@@ -50,6 +51,11 @@ export interface DeviceRecord {
   billingMonths: number;
   registeredAt: number;
   modifiedAt: number;
+  /**
+   * A demo workspace's view of a simulated meter: it reads the meter's telemetry but owns neither the
+   * telemetry nor the meter's MQTT account (docs/architecture.md §The demo).
+   */
+  sharedTelemetry: boolean;
 }
 
 const TYPE_NAMES = new Map<number, string>(Object.values(DEVICE_TYPES).map((t) => [t.code, t.name]));
@@ -84,6 +90,7 @@ function toDevice(r: DeviceRow): DeviceRecord {
     billingMonths: Number(r.billing_months),
     registeredAt: Number(r.registered_at),
     modifiedAt: Number(r.modified_at),
+    sharedTelemetry: r.shared_telemetry === true,
   };
 }
 
@@ -91,7 +98,7 @@ const SELECT_DEVICE = `
 select d.id, d.device_key, d.mac, d.name, d.friendly_name, d.model, d.type_code, d.phases,
   d.location_id, l.name as location_name, l.timezone as location_timezone,
   d.tariff_id, t.name as tariff_name, l.tariff_id as default_tariff_id, lt.name as default_tariff_name,
-  d.billing_start, d.billing_months, d.registered_at, d.modified_at
+  d.billing_start, d.billing_months, d.registered_at, d.modified_at, d.shared_telemetry
 from devices d
 left join locations l on l.id = d.location_id
 left join tariffs t on t.id = d.tariff_id
@@ -261,7 +268,7 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
     async setMqttCredentialsByKey(deviceKey: string, mqtt: { username: string; passwordHash: string }) {
       const r = await sql.query(
         `update devices set mqtt_username = $2, mqtt_password_hash = $3, mqtt_credentials_at = $4
-         where device_key = $1`,
+         where device_key = $1 and not shared_telemetry`,
         [deviceKey, mqtt.username, mqtt.passwordHash, now()],
       );
       return r.rowCount > 0;
