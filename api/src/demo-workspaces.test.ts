@@ -9,8 +9,11 @@ import { DEMO_DEVICES } from '@kilowatch/ingest';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { buildApp } from './app.ts';
 import { ensureDemoAccount } from './demo.ts';
+import { HUB_PATH } from './hub/hub.ts';
+import { createLocalLiveSource } from './hub/live-source.ts';
 import { DEMO_EMAIL } from './plugins/app/demo-workspaces.ts';
 import {
   as,
@@ -346,6 +349,55 @@ describe.each(engines())('demo sign-in limits and restarts on %s', (engine) => {
     } finally {
       await second?.close();
       await t.sql.close();
+      await store.close();
+    }
+  });
+});
+
+describe('live readings of a simulated meter in every workspace', () => {
+  it('reach each workspace watching the meter, under its own device id, a workspace made later too', async () => {
+    const store = await duckDbStore();
+    const live = createLocalLiveSource();
+    const t = await buildTestApp('pglite', { store, live, now: () => NOW, config: { demo: true } });
+    const sockets: WebSocket[] = [];
+    try {
+      await ensureDemoAccount(t.app, DEMO_DEVICES);
+      const base = (await t.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
+      const key = DEMO_DEVICES[0]!.deviceKey;
+      /** A visitor's socket subscribed to its copy of the meter; answers the readings it receives. */
+      const watch = async () => {
+        const visitor = await demo(t.app);
+        const id = (await devicesOf(t.app, visitor)).find((d) => d.deviceKey === key)!.id;
+        const ws = new WebSocket(`${base}${HUB_PATH}?access_token=${visitor.token}`);
+        sockets.push(ws);
+        const readings: { deviceId: number; ts: number }[] = [];
+        let pongs = 0;
+        ws.on('message', (data) => {
+          const m = JSON.parse(String(data)) as { type: string; deviceId: number; ts: number };
+          if (m.type === 'reading') readings.push({ deviceId: m.deviceId, ts: m.ts });
+          if (m.type === 'pong') pongs++;
+        });
+        await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+        ws.send(JSON.stringify({ type: 'subscribe', deviceIds: [id] }));
+        ws.send(JSON.stringify({ type: 'ping' }));
+        await expect.poll(() => pongs).toBe(1);
+        return { id, readings };
+      };
+      const a = await watch();
+      const b = await watch();
+      expect(a.id).not.toBe(b.id);
+      live.publish({ deviceKey: key, ts: NOW - 2000, values: { vave1: 230 } });
+      await expect
+        .poll(() => [a.readings, b.readings])
+        .toEqual([[{ deviceId: a.id, ts: NOW - 2000 }], [{ deviceId: b.id, ts: NOW - 2000 }]]);
+      // The meter's owners were just looked up; a workspace made now is told the next reading at once.
+      const c = await watch();
+      live.publish({ deviceKey: key, ts: NOW - 1000, values: { vave1: 231 } });
+      await expect.poll(() => c.readings).toEqual([{ deviceId: c.id, ts: NOW - 1000 }]);
+      await expect.poll(() => a.readings.length).toBe(2);
+    } finally {
+      for (const ws of sockets) ws.terminate();
+      await t.close();
       await store.close();
     }
   });
