@@ -69,19 +69,33 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
 
   const meterLogins = new Map<string, { username: string; password: string }>();
   /**
-   * The meter's MQTT account: the broker refuses anonymous clients, and only the API knows a password,
-   * so the test asks for a new one as the owner would (the simulated meter is disconnected by that).
+   * The meter's MQTT account: the broker refuses anonymous clients, and only the API knows a password.
+   * The demo's simulated meters belong to the simulator (a workspace cannot change their account), so the
+   * test claims a meter of its own in the demo workspace, like the simulated three-phase one, and gets its
+   * account from the claim's answer.
    */
-  async function meterLogin(d: ApiDevice): Promise<{ username: string; password: string }> {
-    const known = meterLogins.get(String(d.id));
-    if (known) return known;
-    const res = await fetch(`${api.url}/api/devices/${d.id}/mqtt-credentials`, {
+  let ownMeter: ApiDevice | undefined;
+  async function meterOfOwn(like: ApiDevice): Promise<ApiDevice> {
+    if (ownMeter) return ownMeter;
+    const res = await fetch(`${api.url}/api/devices`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${await token()}` },
+      headers: { authorization: `Bearer ${await token()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        mac: 'AA:BB:CC:E2:E0:01',
+        name: 'Test meter',
+        typeCode: like.typeCode,
+        phases: like.phases ?? 3,
+      }),
     });
-    expect(res.status).toBe(200);
-    const login = (await res.json()) as { username: string; password: string };
-    meterLogins.set(String(d.id), login);
+    expect(res.status).toBe(201);
+    const claimed = (await res.json()) as ApiDevice & { mqtt: { username: string; password: string } };
+    meterLogins.set(String(claimed.id), { username: claimed.mqtt.username, password: claimed.mqtt.password });
+    ownMeter = claimed;
+    return claimed;
+  }
+  function meterLogin(d: ApiDevice): { username: string; password: string } {
+    const login = meterLogins.get(String(d.id));
+    if (!login) throw new Error(`no MQTT account known for device ${d.id}`);
     return login;
   }
 
@@ -89,7 +103,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
   async function publishVoltage(d: ApiDevice, vave1: number): Promise<void> {
     const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${api.mqttPort}`, {
       clientId: `kw-e2e-voltage-${Date.now()}`,
-      ...(await meterLogin(d)),
+      ...meterLogin(d),
     });
     try {
       await client.publishAsync(
@@ -331,9 +345,10 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
   });
 
   it('shows a live reading published over MQTT within 5 s', async () => {
-    const d =
+    const d = await meterOfOwn(
       devices.find((x) => kindFromPath(detailsPathFor(x.id, x.typeCode, x.phases ?? 3)) === 'three-phase') ??
-      devices[0]!;
+        devices[0]!,
+    );
     const path = detailsPathFor(d.id, d.typeCode, d.phases ?? 3);
     await page.goto(`${api.url}${path}`);
     await page
@@ -344,7 +359,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     expect(key).not.toBeNull();
     const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${api.mqttPort}`, {
       clientId: `kw-e2e-${Date.now()}`,
-      ...(await meterLogin(d)),
+      ...meterLogin(d),
     });
     try {
       const value = 212.34;
@@ -366,9 +381,10 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
   });
 
   it('tells of a voltage alert at once and keeps it under the bell, unread until opened', async () => {
-    const d =
+    const d = await meterOfOwn(
       devices.find((x) => kindFromPath(detailsPathFor(x.id, x.typeCode, x.phases ?? 3)) === 'three-phase') ??
-      devices[0]!;
+        devices[0]!,
+    );
     const path = detailsPathFor(d.id, d.typeCode, d.phases ?? 3);
     const headers = { Authorization: `Bearer ${await token()}`, 'content-type': 'application/json' };
     // Voltage alerts for the meter, set on its edit page as a user would.

@@ -6,7 +6,7 @@
  */
 import { MESSAGES as CATALOGUE } from '@kilowatch/core';
 import * as v from 'valibot';
-import { clearAuth, getSession, saveAuth } from '../auth/session.ts';
+import { clearAuth, getSession, reloadSession, saveAuth } from '../auth/session.ts';
 import { readStored, STORAGE_KEYS, writeStored } from '../lib/storage.ts';
 import { ApiErrorBodySchema, AuthDataSchema } from './schemas.ts';
 
@@ -88,6 +88,45 @@ export interface RequestOptions<T> {
   auth?: boolean;
   /** Send the user to /404 when the answer is 404 (default true). */
   notFoundPage?: boolean;
+  /** The sign-out call itself: sent while every other request is being cancelled. */
+  signOut?: boolean;
+}
+
+/**
+ * Sign-out cancels every request in flight (their answers would be 401s of a session being ended) and
+ * refuses new ones until a different session is stored: `signedOutToken` is the token signed out of.
+ */
+let inFlight = new AbortController();
+let signedOutToken: string | null | undefined;
+
+function abortError(): DOMException {
+  return new DOMException('Cancelled by sign-out', 'AbortError');
+}
+
+/** Cancels every request in flight and holds back new ones until the next sign-in. */
+export function cancelRequestsForSignOut(): void {
+  signedOutToken = getSession().token;
+  inFlight.abort(abortError());
+  inFlight = new AbortController();
+}
+
+/** True while signing out or signed out of the session the last sign-out ended. */
+function signingOut(): boolean {
+  if (signedOutToken === undefined) return false;
+  const current = getSession().token;
+  if (current !== null && current !== signedOutToken) signedOutToken = undefined;
+  return signedOutToken !== undefined;
+}
+
+function withInFlight(signal: AbortSignal | undefined): AbortSignal {
+  if (!signal) return inFlight.signal;
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([signal, inFlight.signal]);
+  const both = new AbortController();
+  const stop = (from: AbortSignal) => () => both.abort(from.reason);
+  if (signal.aborted) both.abort(signal.reason);
+  else signal.addEventListener('abort', stop(signal), { once: true });
+  inFlight.signal.addEventListener('abort', stop(inFlight.signal), { once: true });
+  return both.signal;
 }
 
 /**
@@ -101,6 +140,24 @@ export type RefreshOutcome = 'refreshed' | 'refused' | 'unavailable';
 const REFRESH_RETRIES = 4;
 
 let refreshing: Promise<RefreshOutcome> | null = null;
+
+/** The Web Locks name under which one tab of the browser at a time refreshes the shared tokens. */
+const REFRESH_LOCK = 'kw.refresh';
+
+/**
+ * Runs `fn` while holding the browser-wide refresh lock, so tabs sharing one refresh token never spend
+ * it concurrently (a replayed token ends the whole session). Without Web Locks (an old browser, an
+ * insecure origin) it runs at once: the server gives a just-rotated token the same new pair for 30 s.
+ */
+function underRefreshLock<T>(fn: () => Promise<T>): Promise<T> {
+  const locks = (globalThis.navigator as { locks?: LockManager } | undefined)?.locks;
+  if (!locks?.request) return fn();
+  return (locks.request(REFRESH_LOCK, { mode: 'exclusive' }, fn) as Promise<T>).catch((err: unknown) => {
+    // A lock manager that refuses (storage partitioned, a security error) must not sign anyone out.
+    if (err instanceof DOMException && err.name !== 'AbortError') return fn();
+    throw err;
+  });
+}
 /** The status of the last refresh that got no usable answer (0 for a lost connection). */
 let unansweredStatus = 0;
 
@@ -127,13 +184,20 @@ async function refreshOnce(refreshToken: string): Promise<RefreshOutcome | numbe
 }
 
 /**
- * One refresh at a time: concurrent 401s share it. A busy server (503, 429) or a lost connection is
- * tried again after 1, 2, 4 and 8 s; only a real refusal ends the session.
+ * One refresh at a time: concurrent 401s share it, and across tabs one tab refreshes while the others
+ * wait for the lock and then take the tokens it stored. A busy server (503, 429) or a lost connection is
+ * tried again after 1, 2, 4 and 8 s; only a real refusal ends the session. `sentWith` is the access
+ * token that was refused: when storage already holds another, a tab refreshed meanwhile.
  */
-export function refreshSession(): Promise<RefreshOutcome> {
+export function refreshSession(sentWith?: string | null): Promise<RefreshOutcome> {
+  if (signingOut()) return Promise.resolve('refused');
   if (!refreshing) {
-    refreshing = (async (): Promise<RefreshOutcome> => {
-      const refreshToken = getSession().refreshToken;
+    const stale = sentWith === undefined ? getSession().token : sentWith;
+    refreshing = underRefreshLock(async (): Promise<RefreshOutcome> => {
+      reloadSession();
+      const session = getSession();
+      if (session.token !== null && session.token !== stale) return 'refreshed';
+      const refreshToken = session.refreshToken;
       if (!refreshToken) return 'refused';
       for (let attempt = 0; ; attempt++) {
         const outcome = await refreshOnce(refreshToken);
@@ -144,7 +208,7 @@ export function refreshSession(): Promise<RefreshOutcome> {
         }
         await sleep(retryShed.retryDelay(attempt));
       }
-    })().finally(() => {
+    }).finally(() => {
       refreshing = null;
     });
   }
@@ -157,8 +221,9 @@ export function refreshSession(): Promise<RefreshOutcome> {
  * the refresh got no answer it throws the network or busy error, and the session stays.
  */
 export async function renewAfterUnauthorized(sentWith: string | null): Promise<boolean> {
+  reloadSession();
   const current = getSession().token;
-  const outcome = current !== null && current !== sentWith ? 'refreshed' : await refreshSession();
+  const outcome = current !== null && current !== sentWith ? 'refreshed' : await refreshSession(sentWith);
   if (outcome === 'unavailable') {
     throw unansweredStatus === 0
       ? new ApiError(MESSAGES.network, 0)
@@ -198,7 +263,8 @@ async function send(
     body = JSON.stringify(typeof opts.body === 'function' ? (opts.body as () => unknown)() : opts.body);
   }
   try {
-    return await fetch(url, { method, headers, body, credentials: 'include', signal: opts.signal ?? null });
+    const signal = opts.signOut ? (opts.signal ?? null) : withInFlight(opts.signal);
+    return await fetch(url, { method, headers, body, credentials: 'include', signal });
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiError(MESSAGES.network, 0);
@@ -227,9 +293,14 @@ export async function request<T = unknown>(
   opts: RequestOptions<T> = {},
 ): Promise<T> {
   const url = buildUrl(path, opts.query);
+  const authenticated = opts.auth !== false;
+  // Signed out (or signing out): nothing is sent with the session that is ending.
+  if (authenticated && !opts.signOut && signingOut()) throw abortError();
   const sentWith = getSession().token;
   let res = await send(method, url, opts, sentWith);
-  if (res.status === 401 && opts.auth !== false && path !== '/account/login') {
+  if (res.status === 401 && authenticated && path !== '/account/login') {
+    // The session is being ended on purpose: no refresh, no redirect.
+    if (opts.signOut || signingOut()) throw await errorFrom(res);
     if (await renewAfterUnauthorized(sentWith)) res = await send(method, url, opts, getSession().token);
     if (res.status === 401) {
       clearAuth();

@@ -45,6 +45,26 @@ export function getSession(): Session {
   return snapshot;
 }
 
+/**
+ * Reads the session again from storage: another tab of the same browser may have refreshed the tokens
+ * (or signed out) since this one last looked.
+ */
+export function reloadSession(): void {
+  const stored = load();
+  if (
+    stored.token === snapshot.token &&
+    stored.refreshToken === snapshot.refreshToken &&
+    stored.verified === snapshot.verified
+  )
+    return;
+  emit();
+}
+
+// Another tab's sign-in, refresh or sign-out: this tab follows it at once.
+globalThis.addEventListener?.('storage', (e: StorageEvent) => {
+  if (e.key === null || e.key.startsWith('kw.')) reloadSession();
+});
+
 export function isSignedIn(): boolean {
   return snapshot.token !== null;
 }

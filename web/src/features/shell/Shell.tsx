@@ -50,6 +50,8 @@ export default function Shell() {
   const pathname = useRouterState({ select: (s) => s.location.pathname });
 
   const signOut = async () => {
+    // Queries in flight are cancelled (not refetched) before the session ends.
+    await qc.cancelQueries();
     await logout();
     qc.clear();
     await navigate({ to: '/sign-in' });
