@@ -15,7 +15,7 @@ import {
 } from '@kilowatch/core';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type * as v from 'valibot';
-import { NotFoundError, TooManyRequestsError, UnauthorizedError, ValidationError } from '../errors.ts';
+import { NotFoundError, UnauthorizedError, ValidationError } from '../errors.ts';
 import { publicUser } from '../plugins/app/accounts-repository.ts';
 import { hashPassword, verifyPassword } from '../plugins/app/passwords.ts';
 import { newToken, tokenHash } from '../plugins/app/tokens.ts';
@@ -61,16 +61,8 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
     },
   );
 
-  // Each demo sign-in creates a workspace: one address gets a few a minute.
-  const demoPerIp = app.createRateLimit({
-    max: config.demoSignInRateLimit.max,
-    timeWindow: config.demoSignInRateLimit.windowMs,
-    keyGenerator: (req) => `demo|ip|${req.ip}`,
-  });
-  const demoThrottle = async (req: FastifyRequest) => {
-    const limit = await demoPerIp(req);
-    if (!limit.isAllowed && limit.isExceeded) throw new TooManyRequestsError(limit.ttlInSeconds);
-  };
+  // Each demo sign-in creates a workspace: one address gets a few a minute (shared by API processes).
+  const demoThrottle = app.throttleAddress('demo', config.demoSignInRateLimit);
 
   app.post(
     '/account/demo',

@@ -20,6 +20,11 @@ declare module 'fastify' {
      * (4xx) count, per IP and per IP and account; over budget → 429. A whole office behind one address
      * can refresh all day, and guessing still stops soon.
      */
+    /** preHandler allowing one address `limit.max` requests per window (demo sign-in). */
+    throttleAddress: (
+      scope: string,
+      limit: { max: number; windowMs: number },
+    ) => (request: FastifyRequest) => Promise<void>;
     throttleFailures: (
       scope: string,
       account: (request: FastifyRequest) => string | undefined,
@@ -90,6 +95,12 @@ export default fp(
           const { n, until } = await counter.hit(key, limit.windowMs);
           if (n > limit.max) throw new TooManyRequestsError((until - app.clock.now()) / 1000);
         }
+      };
+    });
+    app.decorate('throttleAddress', (scope: string, limit: { max: number; windowMs: number }) => {
+      return async (request: FastifyRequest) => {
+        const { n, until } = await counter.hit(`${scope}|ip|${request.ip}`, limit.windowMs);
+        if (n > limit.max) throw new TooManyRequestsError((until - app.clock.now()) / 1000);
       };
     });
     app.decorate(
