@@ -13,7 +13,13 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
 import { gatedStore, metricValue, switchableStore, waitFor } from './test/helpers.ts';
-import { findServerBinary, type MosquittoServer, runStoreOutageScenario, startMosquitto } from './testing.ts';
+import {
+  findServerBinary,
+  freePort,
+  type MosquittoServer,
+  runStoreOutageScenario,
+  startMosquitto,
+} from './testing.ts';
 
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
 if (!mosquittoBin)
@@ -256,9 +262,14 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
 
   it('kill -9 of the ingest process mid-stream loses nothing: every reading is stored exactly once', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'kw-kill-'));
-    const ingestDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+    // The server's one entry point, as the image runs an ingest replica (KW_ROLE=ingest). Spawned by path:
+    // ingest does not import the api package.
+    const repoDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
     const env = {
       ...process.env,
+      KW_ROLE: 'ingest',
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
       MQTT_URL: broker.url,
       KW_DATA_DIR: dataDir,
       KW_DEMO: '0',
@@ -269,8 +280,8 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
     let child: ChildProcess | null = null;
     let output = '';
     const startChild = async () => {
-      const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-        cwd: ingestDir,
+      const proc = spawn(process.execPath, ['--import', 'tsx', 'api/src/main.ts'], {
+        cwd: repoDir,
         env,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -287,7 +298,7 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
       // Started, and decoding in its worker thread (the path the embedded DuckDB store takes).
       await waitFor(
         () =>
-          (out.includes('telemetry: MQTT') && out.includes('ingest decodes in a worker thread')) ||
+          (out.includes('ingest subscribed') && out.includes('ingest decodes in a worker thread')) ||
           proc.exitCode !== null,
         30_000,
         'ingest child start',
