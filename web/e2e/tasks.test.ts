@@ -471,6 +471,46 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     expect(wide).toEqual([]);
   });
 
+  it("shows 'Try again!' once however often it fails, clears it on success, and keeps the search box free", async () => {
+    await forgetSession();
+    const email = `toasts-${Date.now()}@example.test`;
+    const registered = await fetch(`${api.url}/api/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email, password: 'right-password-1', fullName: 'Toast Tester' }),
+    });
+    expect(registered.status).toBe(201);
+    await page.goto(`${api.url}/sign-in`);
+    const toasts = page.locator('.mantine-Notification-root');
+    const failed = toasts.filter({ hasText: en['msg.loginFailed'] });
+    await page.getByLabel(en['signIn.email']).fill(email);
+    await page.locator('input[autocomplete=current-password]').fill('wrong-password-1');
+    for (let i = 0; i < 3; i++) {
+      const answered = page.waitForResponse((r) => r.url().includes('/api/account/login'));
+      await page.getByRole('button', { name: en['signIn.submit'] }).click();
+      await answered;
+      await failed.first().waitFor();
+    }
+    expect(await failed.count()).toBe(1);
+
+    await page.locator('input[autocomplete=current-password]').fill('right-password-1');
+    await page.getByRole('button', { name: en['signIn.submit'] }).click();
+    await page.waitForURL(/\/dashboard/);
+    const success = toasts.filter({ hasText: en['msg.loginSuccess'] });
+    await success.first().waitFor();
+    await failed.first().waitFor({ state: 'detached' });
+    // The toast and the dashboard's search box do not overlap.
+    const search = await page.getByTestId('device-search').boundingBox();
+    const toast = await success.first().boundingBox();
+    expect(search && toast).toBeTruthy();
+    const overlap =
+      search!.x < toast!.x + toast!.width &&
+      toast!.x < search!.x + search!.width &&
+      search!.y < toast!.y + toast!.height &&
+      toast!.y < search!.y + search!.height;
+    expect(overlap).toBe(false);
+  });
+
   it('opens the mailed reset link on a reset form, and the new password signs in', async () => {
     await forgetSession();
     const email = `reset-${Date.now()}@example.test`;

@@ -37,7 +37,8 @@ createRoot(document.getElementById('root')!).render(
       cssVariablesResolver={cssVariablesResolver}
     >
       <I18nProvider i18n={i18n}>
-        <Notifications position="top-right" />
+        {/* Bottom right: toasts never cover the header's bell and menus or a page's search box. */}
+        <Notifications position="bottom-right" />
         <QueryClientProvider client={queryClient}>
           <HubProvider>
             <RouterProvider router={router} />

@@ -1,9 +1,27 @@
 import { i18n } from '@lingui/core';
 import { notifications } from '@mantine/notifications';
 
-/** A toast with a labelled close button (every notification of the app goes through here). */
+/** Error toasts on screen, so a later success can clear them. */
+const shownErrors = new Set<string>();
+
+/**
+ * A toast with a labelled close button (every notification of the app goes through here). The same
+ * message shown again while its toast is up does not stack (a toast's id defaults to its colour and text),
+ * and a success clears the error toasts before it: an old "Try again!" never stays beside "logged in".
+ */
 export function notify(o: { color: string; message: string; title?: string; id?: string }): void {
-  notifications.show({ ...o, closeButtonProps: { 'aria-label': i18n._('common.close') } });
+  const id = o.id ?? `${o.color}:${o.title ?? ''}:${o.message}`;
+  if (o.color === 'green') {
+    for (const shown of [...shownErrors]) notifications.hide(shown);
+    shownErrors.clear();
+  }
+  if (o.color === 'red') shownErrors.add(id);
+  notifications.show({
+    ...o,
+    id,
+    closeButtonProps: { 'aria-label': i18n._('common.close') },
+    onClose: () => shownErrors.delete(id),
+  });
 }
 
 let alertsListOpen = false;
