@@ -2,6 +2,7 @@
  * Pure builders from API answers to uPlot data and options. Columnar API data goes straight into
  * typed arrays (a column with gaps stays a plain array: uPlot reads `null` as a gap, NaN it cannot).
  */
+import { i18n } from '@lingui/core';
 import uPlot from 'uplot';
 import { formatInZone } from '../lib/time.ts';
 import { AXIS_COLORS, type ChartTheme, LIMIT_COLORS, withAlpha } from './palette.ts';
@@ -102,11 +103,17 @@ export function limitLevels(l: LimitLines): { value: number; color: string; kind
   return out;
 }
 
+const NUMBER_LOCALES: Record<string, string> = { en: 'en-US', pl: 'pl-PL', tr: 'tr-TR' };
+
 export function formatValue(v: number | null | undefined, unit: string): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
   const abs = Math.abs(v);
   const digits = abs >= 1000 ? 0 : abs >= 100 ? 1 : abs >= 1 ? 2 : 3;
-  const text = v.toLocaleString('en-US', { maximumFractionDigits: digits, useGrouping: false });
+  // Decimal separator of the interface language ("1,78 kWh" in pl and tr), as percentages already are.
+  const text = v.toLocaleString(NUMBER_LOCALES[i18n.locale] ?? 'en-US', {
+    maximumFractionDigits: digits,
+    useGrouping: false,
+  });
   return unit ? `${text} ${unit}` : text;
 }
 

@@ -20,6 +20,7 @@ import { useDevices } from '../../api/devices/get-devices.ts';
 import type { Device } from '../../api/schemas.ts';
 import { useLiveDevices } from '../../hub/live.tsx';
 import { useT } from '../../i18n/i18n.ts';
+import { deviceTypeName } from '../devices/paramNames.ts';
 import { StatusBadge } from '../devices/StatusBadge.tsx';
 import { ErrorState } from '../shell/RouteStates.tsx';
 import { effectiveQuery, searchDevices } from './deviceSearch.ts';
@@ -145,7 +146,7 @@ export default function DashboardPage() {
                         </Text>
                       )}
                     </Table.Td>
-                    <Table.Td>{d.modelName || d.model || d.typeName}</Table.Td>
+                    <Table.Td>{d.modelName || d.model || deviceTypeName(t, d.typeCode, d.typeName)}</Table.Td>
                     <Table.Td>
                       <StatusBadge status={d.status} />
                     </Table.Td>

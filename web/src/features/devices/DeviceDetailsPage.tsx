@@ -48,7 +48,7 @@ import {
 } from './chartGroups.ts';
 import { DeleteDevice, LimitsForm, MeterValueForm } from './DeviceForms.tsx';
 import { EnergySection } from './EnergyPanel.tsx';
-import { paramName } from './paramNames.ts';
+import { deviceTypeName, paramName } from './paramNames.ts';
 import { SeriesChart } from './SeriesChart.tsx';
 import { StatusBadge } from './StatusBadge.tsx';
 
@@ -368,7 +368,9 @@ export default function DeviceDetailsPage() {
             <StatusBadge status={d.status} />
           </Group>
           <Text size="sm" c="dimmed">
-            {[d.typeName, d.modelName || d.model, d.location?.name].filter(Boolean).join(' · ')}
+            {[deviceTypeName(t, d.typeCode, d.typeName), d.modelName || d.model, d.location?.name]
+              .filter(Boolean)
+              .join(' · ')}
           </Text>
         </Stack>
         <Group gap="xs">

@@ -7,6 +7,7 @@ import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { formatInZone } from '../../lib/time.ts';
 import { detailsPath } from '../dashboard/DashboardPage.tsx';
 import { RoutePending } from '../shell/RouteStates.tsx';
+import { deviceTypeName } from './paramNames.ts';
 import { StatusBadge } from './StatusBadge.tsx';
 
 function when(v: string | number | null | undefined, tz: string): string {
@@ -76,7 +77,7 @@ export default function OverviewPage() {
             rows={[
               ['overview.knownName', d.name],
               ['overview.commonName', d.friendlyName || '—'],
-              ['overview.typeName', d.typeName || '—'],
+              ['overview.typeName', deviceTypeName(t, d.typeCode, d.typeName) || '—'],
               [
                 'overview.mac',
                 <Text key="mac" ff="monospace" size="sm">

@@ -4,7 +4,7 @@
  * energy import, total". Raw codes never reach the screen; a code the catalogue lacks is shown as is.
  */
 import { combinedParamDef, paramDef, unitOf } from '@kilowatch/core';
-import type { MessageId } from '../../i18n/i18n.ts';
+import { en, type MessageId } from '../../i18n/locales/en.ts';
 
 type T = (id: MessageId, values?: Record<string, unknown>) => string;
 
@@ -97,4 +97,10 @@ export function paramSelectData(
     group: t(`paramGroup.${g}` as MessageId),
     items: params.filter((p) => groupOf(p) === g).map((p) => ({ value: p, label: paramLabel(t, p) })),
   })).filter((g) => g.items.length > 0);
+}
+
+/** A device type in the active language ("Licznik trójfazowy"); a type the catalogue lacks by the API's name. */
+export function deviceTypeName(t: T, typeCode: number, fallback: string | null | undefined): string {
+  const id = `devtype.${typeCode}`;
+  return id in en ? t(id as MessageId) : (fallback ?? '');
 }
