@@ -327,7 +327,15 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
         r.ok() &&
         new URL(r.url()).searchParams.get('from') === yesterdayFrom,
     );
-    await page.getByLabel('Start date').fill(yesterday);
+    // The day is picked on the calendar, by its label ("25 November 2026"); the month before when
+    // yesterday was in it.
+    const [y, m, d] = yesterday.split('-').map(Number) as [number, number, number];
+    const label = `${d} ${new Date(Date.UTC(y, m - 1, 15)).toLocaleString('en', { month: 'long', timeZone: 'UTC' })} ${y}`;
+    await page.getByTestId('range-day').click();
+    const calendar = page.locator('[role=dialog]');
+    if (d > Number(localDateString(Date.now(), tz).slice(8)))
+      await calendar.locator('[data-direction=previous]').first().click();
+    await calendar.locator(`button[aria-label="${label}"]:not([data-outside])`).click();
     const url = new URL((await answer).url());
     const quality = await get<{
       limits: { warning: number; critical: number };
