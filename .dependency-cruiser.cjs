@@ -54,6 +54,21 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'web-feature-isolation',
+      comment:
+        'A web feature (a screen family under web/src/features/X) does not import another feature: what two features share lives in web/src/shared (or ranges, charts, api, lib)',
+      severity: 'error',
+      from: { path: '^web/src/features/([^/]+)/' },
+      to: { path: '^web/src/features/', pathNot: '^web/src/features/$1/' },
+    },
+    {
+      name: 'web-shared-below-features',
+      comment: 'Only the app (routes and screens) composes features; the shared web code never imports one',
+      severity: 'error',
+      from: { path: '^web/src/', pathNot: '^web/src/(features|app)/' },
+      to: { path: '^web/src/features/' },
+    },
+    {
       name: 'public-entry-only',
       comment:
         'Another package is reached only through its public entries (src/index.ts, src/conformance.ts, src/testing.ts, src/columns.ts)',

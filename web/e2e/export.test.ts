@@ -15,7 +15,7 @@ import {
 } from '@kilowatch/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { formatShare } from '../src/features/quality/quality.ts';
+import { formatShare } from '../src/features/devices/quality.ts';
 import {
   apiUnavailable,
   chromiumUnavailable,

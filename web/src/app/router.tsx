@@ -13,7 +13,7 @@ import * as v from 'valibot';
 import { verifyToken } from '../api/account/verify-token.ts';
 import { setNavigator } from '../api/client.ts';
 import { clearAuth, isSignedIn } from '../auth/session.ts';
-import { RouteError, RoutePending } from '../features/shell/RouteStates.tsx';
+import { RouteError, RoutePending } from '../shared/ui/RouteStates.tsx';
 import { SCREENS, screenFor } from './screens.ts';
 
 const root = createRootRouteWithContext<{ queryClient: QueryClient }>()({

@@ -4,7 +4,7 @@
  */
 import * as v from 'valibot';
 import { getSession } from '../../auth/session.ts';
-import { fileNameFromDisposition } from '../../features/export/fileName.ts';
+import { fileNameFromDisposition } from '../../shared/export/fileName.ts';
 import { ApiError, MESSAGES, renewAfterUnauthorized } from '../client.ts';
 import { ApiErrorBodySchema } from '../schemas.ts';
 

@@ -8,7 +8,7 @@ import { type ChartTheme, SERIES_COLORS } from '../../charts/palette.ts';
 import { UPlotChart } from '../../charts/UPlotChart.tsx';
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { useT } from '../../i18n/i18n.ts';
-import { paramName } from '../devices/paramNames.ts';
+import { paramName } from '../../shared/devices/paramNames.ts';
 import { memberKey, mergeBlocks } from './comparisonForm.ts';
 
 const HEIGHT = 260;

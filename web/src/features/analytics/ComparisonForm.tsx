@@ -4,7 +4,7 @@ import type { Comparison, ComparisonRequest } from '../../api/analytics/comparis
 import { ApiError } from '../../api/client.ts';
 import type { Device } from '../../api/schemas.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
-import { paramSelectData } from '../devices/paramNames.ts';
+import { paramSelectData } from '../../shared/devices/paramNames.ts';
 import { type ComparisonDraft, type MemberDraft, toRequest, validateDraft } from './comparisonForm.ts';
 import { HEATMAP_PARAMS } from './heatmapScale.ts';
 

@@ -15,7 +15,7 @@ import { type ConsumptionInterval, useConsumption } from '../../api/analytics/ge
 import type { Device } from '../../api/schemas.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
-import { ErrorState } from '../shell/RouteStates.tsx';
+import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { bucketLabel, buildConsumptionTable, formatKwh, tableRangeTooLong } from './consumptionTable.ts';
 import { lastDays, rangeOfDays } from './dates.ts';
 import { useAnalyticsSearch } from './useAnalyticsSearch.ts';

@@ -1,7 +1,7 @@
 import { Box, Center, Group, Paper, Text } from '@mantine/core';
 import { Outlet } from '@tanstack/react-router';
 import { useT } from '../../i18n/i18n.ts';
-import { LanguageSelect, ThemeSwitch } from '../shell/Preferences.tsx';
+import { LanguageSelect, ThemeSwitch } from '../../shared/ui/Preferences.tsx';
 
 export default function SignInLayout() {
   const { t } = useT();

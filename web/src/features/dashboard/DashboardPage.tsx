@@ -1,4 +1,3 @@
-import { detailsPathFor } from '@kilowatch/core';
 import {
   Anchor,
   Button,
@@ -20,14 +19,11 @@ import { useDevices } from '../../api/devices/get-devices.ts';
 import type { Device } from '../../api/schemas.ts';
 import { useLiveDevices } from '../../hub/live.tsx';
 import { useT } from '../../i18n/i18n.ts';
-import { deviceTypeName } from '../devices/paramNames.ts';
-import { StatusBadge } from '../devices/StatusBadge.tsx';
-import { ErrorState } from '../shell/RouteStates.tsx';
+import { deviceTypeName } from '../../shared/devices/paramNames.ts';
+import { detailsPath } from '../../shared/devices/paths.ts';
+import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
+import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { effectiveQuery, searchDevices } from './deviceSearch.ts';
-
-export function detailsPath(d: Device): string {
-  return detailsPathFor(d.id, d.typeCode, d.phases ?? 3);
-}
 
 function DeviceActions({ device }: { device: Device }) {
   const { t } = useT();

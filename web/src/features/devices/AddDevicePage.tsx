@@ -36,7 +36,8 @@ import { useLiveDevices } from '../../hub/live.tsx';
 import { type MessageId, translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notifyOutcome } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
-import { detailsPath } from '../dashboard/DashboardPage.tsx';
+import { paramLabel } from '../../shared/devices/paramNames.ts';
+import { detailsPath } from '../../shared/devices/paths.ts';
 import {
   type BrokerSettings,
   defaultTopics,
@@ -46,7 +47,6 @@ import {
   shellyConfig,
   tasmotaCommand,
 } from './connectionSettings.ts';
-import { paramLabel } from './paramNames.ts';
 
 interface TypeChoice {
   key: keyof typeof DEVICE_TYPES;

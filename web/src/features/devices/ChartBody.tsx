@@ -5,7 +5,7 @@ import type { SeriesSpec } from '../../charts/options.ts';
 import type { ChartTheme } from '../../charts/palette.ts';
 import { UPlotChart } from '../../charts/UPlotChart.tsx';
 import { useT } from '../../i18n/i18n.ts';
-import { ErrorState } from '../shell/RouteStates.tsx';
+import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { SeriesTable } from './SeriesTable.tsx';
 
 export const CHART_HEIGHT = 240;

@@ -23,9 +23,14 @@ import { formatValue } from '../../charts/options.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { formatInZone, parseUtcTimestamp } from '../../lib/time.ts';
 import { useLongRange } from '../../ranges/RangeControl.tsx';
-import { ErrorState } from '../shell/RouteStates.tsx';
-import { DEFAULT_LOG_PARAMS, defaultParamsFor, ownParams, paramOptions } from './logParams.ts';
-import { paramLabel } from './paramNames.ts';
+import {
+  DEFAULT_LOG_PARAMS,
+  defaultParamsFor,
+  ownParams,
+  paramOptions,
+} from '../../shared/devices/logParams.ts';
+import { paramLabel } from '../../shared/devices/paramNames.ts';
+import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 
 const ROW = 30;
 

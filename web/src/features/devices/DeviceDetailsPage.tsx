@@ -34,9 +34,10 @@ import {
   seriesInterval,
   type TimeRange,
 } from '../../ranges/ranges.ts';
-import { ExportButton } from '../export/ExportDialog.tsx';
-import { VoltageQualityPanel } from '../quality/VoltageQualityPanel.tsx';
-import { RoutePending } from '../shell/RouteStates.tsx';
+import { deviceTypeName, paramName } from '../../shared/devices/paramNames.ts';
+import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
+import { ExportButton } from '../../shared/export/ExportDialog.tsx';
+import { RoutePending } from '../../shared/ui/RouteStates.tsx';
 import {
   type ChartGroup,
   chartGroups,
@@ -48,9 +49,8 @@ import {
 } from './chartGroups.ts';
 import { DeleteDevice, LimitsForm, MeterValueForm } from './DeviceForms.tsx';
 import { EnergySection } from './EnergyPanel.tsx';
-import { deviceTypeName, paramName } from './paramNames.ts';
 import { SeriesChart } from './SeriesChart.tsx';
-import { StatusBadge } from './StatusBadge.tsx';
+import { VoltageQualityPanel } from './VoltageQualityPanel.tsx';
 
 const NOMINAL_VOLTAGE = 230;
 

@@ -21,9 +21,9 @@ import { useLatest } from '../../api/telemetry/get-latest.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify, notifyOutcome } from '../../lib/notify.ts';
 import { dayjs } from '../../lib/time.ts';
+import { ownParams } from '../../shared/devices/logParams.ts';
+import { paramLabel } from '../../shared/devices/paramNames.ts';
 import { type LimitErrors, type LimitInput, validateLimits } from './limits.ts';
-import { ownParams } from './logParams.ts';
-import { paramLabel } from './paramNames.ts';
 
 /** Limit values: validated on blur, change and input (docs/spec.md §5). */
 export function LimitsForm({ deviceId }: { deviceId: string }) {

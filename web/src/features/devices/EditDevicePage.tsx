@@ -12,8 +12,8 @@ import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notifyOutcome } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
 import { parseLocalDate } from '../../ranges/ranges.ts';
-import { detailsPath } from '../dashboard/DashboardPage.tsx';
-import { RoutePending } from '../shell/RouteStates.tsx';
+import { detailsPath } from '../../shared/devices/paths.ts';
+import { RoutePending } from '../../shared/ui/RouteStates.tsx';
 import { NotificationSettingsCard } from './NotificationSettingsCard.tsx';
 
 /** A billing start as the API keeps it: the local date `YYYY-MM-DD` (older answers may send an instant). */

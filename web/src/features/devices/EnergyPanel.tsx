@@ -8,7 +8,7 @@ import { ENERGY_COLORS } from '../../charts/palette.ts';
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { type ChartIntervalChoice, energyIntervalFor, type TimeRange } from '../../ranges/ranges.ts';
-import { ErrorState } from '../shell/RouteStates.tsx';
+import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { CHART_HEIGHT, ChartBody } from './ChartBody.tsx';
 
 function SummaryCard({

@@ -5,10 +5,10 @@ import { useDevice } from '../../api/devices/get-device.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { formatInZone } from '../../lib/time.ts';
-import { detailsPath } from '../dashboard/DashboardPage.tsx';
-import { RoutePending } from '../shell/RouteStates.tsx';
-import { deviceTypeName } from './paramNames.ts';
-import { StatusBadge } from './StatusBadge.tsx';
+import { deviceTypeName } from '../../shared/devices/paramNames.ts';
+import { detailsPath } from '../../shared/devices/paths.ts';
+import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
+import { RoutePending } from '../../shared/ui/RouteStates.tsx';
 
 function when(v: string | number | null | undefined, tz: string): string {
   if (v === null || v === undefined || v === '') return '—';

@@ -5,9 +5,9 @@ import { buildChartData, buildChartOptions, type LimitLines, type SeriesSpec } f
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { CHART_INTERVALS, type ChartInterval } from '../../ranges/ranges.ts';
+import { paramName } from '../../shared/devices/paramNames.ts';
 import { CHART_HEIGHT, ChartBody } from './ChartBody.tsx';
 import type { ChartGroup } from './chartGroups.ts';
-import { paramName } from './paramNames.ts';
 
 export { CHART_HEIGHT };
 

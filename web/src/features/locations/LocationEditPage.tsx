@@ -8,15 +8,9 @@ import { useSaveLocation } from '../../api/locations/save-location.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
-import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
-import {
-  type FieldError,
-  type LocationField,
-  type LocationValues,
-  locationRequest,
-  timeZoneOptions,
-  validateLocation,
-} from './forms.ts';
+import { type FieldError, timeZoneOptions } from '../../shared/forms/fields.ts';
+import { ErrorState, RoutePending } from '../../shared/ui/RouteStates.tsx';
+import { type LocationField, type LocationValues, locationRequest, validateLocation } from './forms.ts';
 import { tariffLabel } from './LocationsPage.tsx';
 
 /** The path segment that opens an empty form for a new location. */

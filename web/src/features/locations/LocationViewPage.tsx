@@ -19,12 +19,12 @@ import { useLocation } from '../../api/locations/get-location.ts';
 import { useTariffs } from '../../api/locations/get-tariffs.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
-import { detailsPath } from '../dashboard/DashboardPage.tsx';
-import { StatusBadge } from '../devices/StatusBadge.tsx';
-import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
-import { ConfirmDelete } from './ConfirmDelete.tsx';
+import { detailsPath } from '../../shared/devices/paths.ts';
+import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
+import { ConfirmDelete } from '../../shared/ui/ConfirmDelete.tsx';
+import { ErrorState, RoutePending } from '../../shared/ui/RouteStates.tsx';
+import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
 import { tariffLabel } from './LocationsPage.tsx';
-import { ScrollTable } from './ScrollTable.tsx';
 
 function Field({ label, value }: { label: string; value: string }) {
   return (

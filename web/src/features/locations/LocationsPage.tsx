@@ -7,9 +7,9 @@ import { useLocations } from '../../api/locations/get-locations.ts';
 import { tariffsQueryOptions } from '../../api/locations/get-tariffs.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
-import { ErrorState } from '../shell/RouteStates.tsx';
-import { ConfirmDelete } from './ConfirmDelete.tsx';
-import { ScrollTable } from './ScrollTable.tsx';
+import { ConfirmDelete } from '../../shared/ui/ConfirmDelete.tsx';
+import { ErrorState } from '../../shared/ui/RouteStates.tsx';
+import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
 
 export function tariffLabel(t: Pick<Tariff, 'name' | 'group'>): string {
   return t.name === t.group ? t.group : `${t.name} (${t.group})`;

@@ -1,43 +1,14 @@
 /**
- * Pure form logic of the places screens: field checks with the docs/spec.md §5 messages, and the request
- * bodies built from what was typed. Each check answers a catalogue id (and its values) or nothing.
+ * Pure form logic of the places screens: the location's field checks (docs/spec.md §5) and the request body
+ * built from what was typed.
  */
-import { isValidTimeZone } from '@kilowatch/core';
-import type { MessageId } from '../../i18n/i18n.ts';
-
-export interface FieldError {
-  id: MessageId;
-  values?: Record<string, unknown>;
-}
-
-export type FormErrors<K extends string> = Partial<Record<K, FieldError>>;
-
-export function requiredText(value: string, max: number): FieldError | undefined {
-  if (!value.trim()) return { id: 'val.required' };
-  if (value.trim().length > max) return { id: 'places.val.tooLong', values: { max } };
-  return undefined;
-}
-
-export function optionalText(value: string, max: number): FieldError | undefined {
-  return value.trim().length > max ? { id: 'places.val.tooLong', values: { max } } : undefined;
-}
-
-export function timeZoneError(value: string | null): FieldError | undefined {
-  return value && isValidTimeZone(value) ? undefined : { id: 'val.timezone' };
-}
-
-/** Every IANA zone the browser knows, for the searchable selects. */
-export function timeZoneOptions(current?: string | null): string[] {
-  let zones: string[] = [];
-  try {
-    zones = Intl.supportedValuesOf('timeZone');
-  } catch {
-    zones = [];
-  }
-  // Intl lists canonical names only; keep a stored alias (e.g. UTC) selectable.
-  const extra = ['UTC', current].filter((z): z is string => !!z && !zones.includes(z));
-  return [...extra, ...zones];
-}
+import {
+  type FormErrors,
+  optionalText,
+  requiredText,
+  timeZoneError,
+  withoutEmpty,
+} from '../../shared/forms/fields.ts';
 
 export interface LocationValues {
   name: string;
@@ -70,8 +41,4 @@ export function locationRequest(v: LocationValues) {
     timezone: v.timezone ?? '',
     tariffId: v.tariffId ? Number(v.tariffId) : null,
   };
-}
-
-export function withoutEmpty<K extends string>(errors: FormErrors<K>): FormErrors<K> {
-  return Object.fromEntries(Object.entries(errors).filter(([, e]) => e !== undefined)) as FormErrors<K>;
 }

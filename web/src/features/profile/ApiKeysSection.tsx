@@ -23,9 +23,9 @@ import { ApiError } from '../../api/client.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
-import { ConfirmDelete } from '../locations/ConfirmDelete.tsx';
-import { ScrollTable } from '../locations/ScrollTable.tsx';
-import { ErrorState } from '../shell/RouteStates.tsx';
+import { ConfirmDelete } from '../../shared/ui/ConfirmDelete.tsx';
+import { ErrorState } from '../../shared/ui/RouteStates.tsx';
+import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
 
 type Translate = ReturnType<typeof useT>['t'];
 

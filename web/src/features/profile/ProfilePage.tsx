@@ -5,8 +5,8 @@ import { useUserInfo } from '../../api/account/user-info.ts';
 import type { User } from '../../api/schemas.ts';
 import { activateLanguage, isLanguage, LANGUAGE_NAMES, LANGUAGES, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
-import { timeZoneOptions } from '../locations/forms.ts';
-import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
+import { timeZoneOptions } from '../../shared/forms/fields.ts';
+import { ErrorState, RoutePending } from '../../shared/ui/RouteStates.tsx';
 import { ApiKeysSection } from './ApiKeysSection.tsx';
 import {
   countryOptions,

@@ -1,7 +1,7 @@
 /** Profile form (docs/spec.md §2 Profile, §5): checks and the request body of POST /api/account/update. */
 import type { UpdateUserRequest } from '@kilowatch/core';
 import { LANGUAGES, type Language } from '../../i18n/i18n.ts';
-import { type FormErrors, requiredText, timeZoneError, withoutEmpty } from '../locations/forms.ts';
+import { type FormErrors, requiredText, timeZoneError, withoutEmpty } from '../../shared/forms/fields.ts';
 
 export interface ProfileValues {
   fullName: string;

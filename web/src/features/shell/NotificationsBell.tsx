@@ -32,7 +32,7 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { alertMessage, kindTitleId, useT } from '../../i18n/i18n.ts';
 import { setAlertsListOpen } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
-import { ErrorState } from './RouteStates.tsx';
+import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 
 function BellIcon() {
   return (

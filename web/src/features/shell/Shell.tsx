@@ -18,8 +18,8 @@ import { NAVIGATION } from '../../app/screens.ts';
 import { appMode, useSession } from '../../auth/session.ts';
 import { useHubState } from '../../hub/live.tsx';
 import { useT } from '../../i18n/i18n.ts';
+import { LanguageSelect, ThemeSwitch } from '../../shared/ui/Preferences.tsx';
 import { NotificationsBell } from './NotificationsBell.tsx';
-import { LanguageSelect, ThemeSwitch } from './Preferences.tsx';
 
 function HubStatus() {
   const { t } = useT();

@@ -2,7 +2,7 @@ import type { Zone } from '@kilowatch/core';
 import { Box, Group, Table, Text, useComputedColorScheme, VisuallyHidden } from '@mantine/core';
 import type { MessageId } from '../../i18n/i18n.ts';
 import { useT } from '../../i18n/i18n.ts';
-import { ScrollTable } from '../locations/ScrollTable.tsx';
+import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
 import { WEEKDAYS, zonesUsed } from './scheduleGrid.ts';
 import { ZONE_COLORS } from './zoneColors.ts';
 

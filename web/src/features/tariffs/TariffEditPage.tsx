@@ -23,8 +23,8 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
-import type { FieldError } from '../locations/forms.ts';
-import { ErrorState, RoutePending } from '../shell/RouteStates.tsx';
+import type { FieldError } from '../../shared/forms/fields.ts';
+import { ErrorState, RoutePending } from '../../shared/ui/RouteStates.tsx';
 import { ScheduleGrid } from './ScheduleGrid.tsx';
 import { holidayRow, scheduleGrid, zonesUsed } from './scheduleGrid.ts';
 import {

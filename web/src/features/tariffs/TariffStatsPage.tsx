@@ -27,8 +27,8 @@ import {
 } from '../../api/tariffs/get-tariff-stats.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
-import { ScrollTable } from '../locations/ScrollTable.tsx';
-import { ErrorState } from '../shell/RouteStates.tsx';
+import { ErrorState } from '../../shared/ui/RouteStates.tsx';
+import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
 import { formatKwh, formatMoney } from './format.ts';
 import { ZONE_NAMES } from './ScheduleGrid.tsx';
 import {

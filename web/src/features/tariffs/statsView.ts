@@ -2,7 +2,7 @@
 import { addLocalDays, addLocalMonths, startOfLocalMonth, type TariffGroup } from '@kilowatch/core';
 import { formatInZone } from '../../lib/time.ts';
 import { parseLocalDate } from '../../ranges/ranges.ts';
-import type { FieldError } from '../locations/forms.ts';
+import type { FieldError } from '../../shared/forms/fields.ts';
 import { isDateString } from './tariffForm.ts';
 
 export interface DateRangeInput {

@@ -14,7 +14,7 @@ import {
   optionalText,
   requiredText,
   withoutEmpty,
-} from '../locations/forms.ts';
+} from '../../shared/forms/fields.ts';
 
 export const PRICE_MAX = 1_000_000;
 

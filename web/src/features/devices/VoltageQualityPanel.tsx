@@ -6,7 +6,7 @@
 import { Badge, Card, Group, Skeleton, Table, Text, Title, useComputedColorScheme } from '@mantine/core';
 import { useVoltageQuality } from '../../api/telemetry/get-voltage-quality.ts';
 import { useT } from '../../i18n/i18n.ts';
-import { ErrorState } from '../shell/RouteStates.tsx';
+import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { bandVolts, EN50160_PERCENT, formatShare } from './quality.ts';
 
 export interface VoltageQualityPanelProps {

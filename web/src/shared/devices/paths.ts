@@ -1,0 +1,7 @@
+import { detailsPathFor } from '@kilowatch/core';
+import type { Device } from '../../api/schemas.ts';
+
+/** The client route of a device's details page, which its type decides (docs/spec.md §2). */
+export function detailsPath(d: Device): string {
+  return detailsPathFor(d.id, d.typeCode, d.phases ?? 3);
+}
