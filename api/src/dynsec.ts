@@ -6,7 +6,8 @@
  *   holding core's `meterAcl`: publish on its own native, Tasmota and Shelly topics, subscribe to its own
  *   command topics; the default ACL access denies everything else.
  * - The services' account (`KW_MQTT_USERNAME`) gets the role `kilowatch-service`: the meters' topics, the
- *   internal `kilowatch/live/#` and `kilowatch/hub/#`, the shared-subscription groups.
+ *   internal `kilowatch/live/#` and `kilowatch/hub/#`, the shared-subscription groups, and the broker's
+ *   notice-level log lines (`$SYS/broker/log/N`, read by `broker-log.ts`).
  * - Claim creates the client, rotation sets its new password (Mosquitto disconnects a meter connected with
  *   the old one), delete removes it (and disconnects it).
  *
@@ -20,6 +21,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DEVICE_KEY_PATTERN, meterAcl } from '@kilowatch/core';
 import mqtt, { type MqttClient } from 'mqtt';
+import { BROKER_NOTICE_TOPIC } from './broker-log.ts';
 import type { MeterAccess, MeterConnectionState } from './plugins/app/meter-access.ts';
 
 const CONTROL_TOPIC = '$CONTROL/dynamic-security/v1';
@@ -163,6 +165,9 @@ export function serviceAcl(): { acltype: string; topic: string; allow: boolean; 
     add('subscribePattern', t);
     add('publishClientReceive', t);
   }
+  // Mosquitto's notice-level log lines (meters' connections and refused logins, `broker-log.ts`).
+  add('subscribeLiteral', BROKER_NOTICE_TOPIC);
+  add('publishClientReceive', BROKER_NOTICE_TOPIC);
   return acl;
 }
 

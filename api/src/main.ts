@@ -26,6 +26,7 @@ import { createDuckDbStore, type DuckDbStore, type TelemetryStore } from '@kilow
 import Fastify, { type FastifyInstance } from 'fastify';
 import { startSharedAlertSource } from './alerts/shared-source.ts';
 import { buildApp } from './app.ts';
+import { watchBrokerLog, withBrokerLog } from './broker-log.ts';
 import { configFromEnv } from './config.ts';
 import { createPostgresSql, type Queryable } from './db/sql.ts';
 import { ensureDemoAccount } from './demo.ts';
@@ -300,7 +301,20 @@ async function main(): Promise<void> {
           })
         : undefined;
     if (managed) stops.unshift(() => managed.stop());
-    else if (config.mqttUrl)
+    // What the broker's log and ingest report of meters' connections and refusals (the connection route).
+    const brokerLog =
+      managed && config.mqttUrl && config.mqttService
+        ? watchBrokerLog({
+            mqttUrl: config.mqttUrl,
+            username: config.mqttService.username,
+            password: config.mqttService.password,
+            tasmotaDevice: async (suffix) => (api ? tasmotaDeviceIn(api.sql)(suffix) : null),
+          })
+        : undefined;
+    if (brokerLog) stops.unshift(() => brokerLog.stop());
+    const managedAccess =
+      managed && brokerLog ? withBrokerLog(managed, brokerLog, () => meterParts.runtime) : managed;
+    if (!managed && config.mqttUrl)
       console.warn(
         'MQTT_URL without KW_MQTT_ADMIN_USERNAME: meters\' accounts are not put on the broker (README "Meters on Mosquitto")',
       );
@@ -367,7 +381,11 @@ async function main(): Promise<void> {
         ]
           .filter(Boolean)
           .join('\n'),
-      ...(config.mqttUrl ? (managed ? { meterAccess: managed } : {}) : { meterAccess: embeddedWithDemo }),
+      ...(config.mqttUrl
+        ? managedAccess
+          ? { meterAccess: managedAccess }
+          : {}
+        : { meterAccess: embeddedWithDemo }),
       readiness: {
         role: config.role,
         // An api replica serves login, devices and settings without the telemetry store; a process that

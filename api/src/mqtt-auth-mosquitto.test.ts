@@ -17,6 +17,7 @@ import {
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BrokerLogWatch, watchBrokerLog, withBrokerLog } from './broker-log.ts';
 import {
   connectDynsec,
   type DynsecMeterAccess,
@@ -51,6 +52,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
   let t: TestApp;
   let store: TelemetryStore;
   let access: DynsecMeterAccess;
+  let brokerLog: BrokerLogWatch;
   let runtime: IngestRuntime;
   let owner: Account;
   const ids = new Map<string, number>();
@@ -58,6 +60,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
   beforeAll(async () => {
     broker = await startMosquitto(mosquittoBin as string, {
       dynsec: { plugin: plugin as string, admin: ADMIN },
+      logTopic: true,
     });
     store = await duckDbStore();
     let app: TestApp | undefined;
@@ -69,7 +72,9 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       retryMs: 200,
       reconcileMs: 0,
     });
-    t = await buildTestApp('pglite', { store, meterAccess: access });
+    brokerLog = watchBrokerLog({ mqttUrl: broker.url, ...SERVICE });
+    await brokerLog.ready();
+    t = await buildTestApp('pglite', { store, meterAccess: withBrokerLog(access, brokerLog) });
     app = t;
     runtime = await startIngest({
       store,
@@ -81,6 +86,8 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       shared: true,
       sessionExpirySeconds: 60,
       rollupIntervalMs: 0,
+      // As beside api replicas: readings and refusals reach them over the broker.
+      publishLive: true,
       logger: quiet,
       tasmotaDevice: async (suffix) => {
         const { rows } = await t.sql.query<{ device_key: string }>(
@@ -94,6 +101,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
   }, 60_000);
   afterAll(async () => {
     await runtime?.stop();
+    await brokerLog?.stop();
     await access?.stop();
     await t?.close();
     await store?.close();
@@ -146,6 +154,89 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     const key = '6a00000000a1';
     await claim(key);
     expect(await connection(key)).toMatchObject({ connected: false, account: { state: 'ok' } });
+  });
+
+  it("reports the meter's connection from the broker's log, and ingest's refusal of its payload", async () => {
+    const key = '6a00000000d1';
+    const creds = await claim(key);
+    const meter = await tryConnect(broker.url, { clientId: 'kw-seen-meter', ...creds });
+    expect(meter).not.toBeInstanceOf(Error);
+    try {
+      await until(async () => (await connection(key)).connected === true, 10_000, 'the connection');
+      expect((await connection(key)).lastConnectedAt).toEqual(expect.any(Number));
+      await (meter as MqttClient).publishAsync(`kilowatch/meters/${key}/readings`, '{not json', { qos: 1 });
+      await until(
+        async () => (await connection(key)).lastRejection?.reason === 'payload-rejected',
+        10_000,
+        'the payload refusal',
+      );
+      expect((await connection(key)).lastRejection).toMatchObject({
+        reason: 'payload-rejected',
+        topic: `kilowatch/meters/${key}/readings`,
+        detail: expect.any(String),
+      });
+    } finally {
+      await (meter as MqttClient).endAsync();
+    }
+    await until(async () => (await connection(key)).connected === false, 10_000, 'the disconnection');
+  });
+
+  it("the broker's log topic carries lines per connection, none per reading", async () => {
+    const key = '6a00000000d2';
+    const creds = await claim(key);
+    const service = await tryConnect(broker.url, { clientId: 'kw-log-reader', ...SERVICE });
+    expect(service).not.toBeInstanceOf(Error);
+    const lines: string[] = [];
+    (service as MqttClient).on('message', (topic, payload) => lines.push(`${topic} ${payload}`));
+    await (service as MqttClient).subscribeAsync('$SYS/broker/log/#', { qos: 0 });
+    const meter = (await tryConnect(broker.url, { clientId: 'kw-log-meter', ...creds })) as MqttClient;
+    const ts = Math.floor(Date.now() / 1000) * 1000 - 600_000;
+    for (let i = 0; i < 200; i++)
+      await meter.publishAsync(
+        `kilowatch/meters/${key}/readings`,
+        JSON.stringify({ ts: ts + i * 1000, values: { vave1: 230 } }),
+        { qos: 1 },
+      );
+    await meter.endAsync();
+    await until(() => lines.some((l) => l.includes('Client kw-log-meter disconnected')), 10_000, 'the log');
+    const meterLines = lines.filter((l) => l.includes('kw-log-meter'));
+    expect(meterLines).toEqual([
+      expect.stringMatching(
+        /^\$SYS\/broker\/log\/N .*New client connected from .* as kw-log-meter .*u'6a00000000d2'/,
+      ),
+      expect.stringMatching(/^\$SYS\/broker\/log\/N .*Client kw-log-meter disconnected\.$/),
+    ]);
+    // A "New connection from" line per connection besides; nothing for the 200 readings.
+    expect(lines.length).toBeLessThan(10);
+    await (service as MqttClient).endAsync();
+  });
+
+  it('a login refused for a bad password is put on the meter when the broker names its client, and counted otherwise', async () => {
+    const key = '6a00000000e1';
+    const old = await claim(key);
+    // The meter worked once under this client id, then its owner rotated the password.
+    const meter = await tryConnect(broker.url, { clientId: `DVES_${key.slice(6).toUpperCase()}`, ...old });
+    expect(meter).not.toBeInstanceOf(Error);
+    await until(async () => (await connection(key)).connected === true, 10_000, 'the connection');
+    await (meter as MqttClient).endAsync();
+    await rotate(key);
+    const before = brokerLog.unattributedRefusals();
+    expect(
+      await tryConnect(broker.url, { clientId: `DVES_${key.slice(6).toUpperCase()}`, ...old }),
+    ).toBeInstanceOf(Error);
+    // Mosquitto 2.0.11 writes `Client <unknown> disconnected, not authorised.`: nothing to put it on.
+    // Later releases name the client, and the route says why.
+    await until(
+      async () =>
+        brokerLog.unattributedRefusals() === before + 1 ||
+        (await connection(key)).lastRejection?.reason === 'bad-password',
+      10_000,
+      'the refused login in the broker log',
+    );
+    const refusal = (await connection(key)).lastRejection;
+    if (brokerLog.unattributedRefusals() === before)
+      expect(refusal).toMatchObject({ reason: 'bad-password' });
+    else expect(refusal).toBeUndefined();
   });
 
   it('a claim and a rotation while the broker is away stand; the account follows once it is back', async () => {

@@ -57,6 +57,8 @@ export const TOPICS = {
   readings: (deviceKey: string) => `kilowatch/meters/${deviceKey}/readings`,
   status: (deviceKey: string) => `kilowatch/meters/${deviceKey}/status`,
   live: (deviceKey: string) => `kilowatch/live/${deviceKey}`,
+  /** Internal: a message of the device that ingest refused (bad payload), for the connection route. */
+  rejected: (deviceKey: string) => `kilowatch/live/${deviceKey}/rejected`,
   tasmotaSensor: (deviceKey: string) => `tele/${deviceKey}/SENSOR`,
   shellyRpc: (deviceKey: string) => `${deviceKey}/events/rpc`,
 } as const;

@@ -594,8 +594,12 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
         const key = d.deviceKey ?? routeTopic(topic)?.deviceKey;
         if (key && DEVICE_KEY_PATTERN.test(key)) {
           rejections.delete(key);
-          rejections.set(key, { topic, reason: d.reason, detail: d.detail, at: Date.now() });
+          const rejection = { topic, reason: d.reason, detail: d.detail, at: Date.now() };
+          rejections.set(key, rejection);
           if (rejections.size > 10_000) rejections.delete(rejections.keys().next().value as string);
+          // API processes beside an external broker report it on the device's connection route.
+          if (opts.publishLive && client?.connected)
+            client.publish(TOPICS.rejected(key), JSON.stringify(rejection), { qos: 0 });
         }
         break;
       }

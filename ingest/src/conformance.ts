@@ -125,6 +125,7 @@ export function meterAccessSuite(
       for (const filter of [
         '#',
         '$SYS/#',
+        '$SYS/broker/log/N',
         'kilowatch/live/#',
         `kilowatch/live/${keys.a}`,
         'kilowatch/hub/#',

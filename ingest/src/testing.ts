@@ -142,6 +142,11 @@ export interface MosquittoOptions {
    * Without it the broker is anonymous.
    */
   dynsec?: { plugin: string; admin: { username: string; password: string } };
+  /**
+   * Log lines on `$SYS/broker/log/<level>` (`log_dest topic`, levels as deploy/mosquitto.conf has them)
+   * instead of none: the API reads meters' connections and refused logins there.
+   */
+  logTopic?: boolean;
 }
 
 /**
@@ -172,7 +177,7 @@ export async function startMosquitto(binary: string, opts: MosquittoOptions = {}
       'autosave_interval 1',
       'max_inflight_messages 1000',
       'max_queued_messages 1000000',
-      'log_dest none',
+      ...(opts.logTopic ? ['log_dest topic'] : ['log_dest none']),
       '',
     ].join('\n'),
   );
