@@ -1,10 +1,11 @@
 /**
- * `pnpm bench abuse [--devices 4] [--days 30]`: the worst request of each route family — the widest range
+ * `pnpm bench abuse [--devices 4] [--days 30] [--only <regexp>]`: the worst request of each route family — the widest range
  * the API accepts, the finest interval, every device, and the out-of-bounds requests that used to stall
  * it (energy by day from year 1 to 9999, voltage quality over the same range) — one after another over
  * HTTP on loopback, each with its time and the longest the server's event loop was blocked meanwhile
  * (perf_hooks `monitorEventLoopDelay`). A second client in a worker thread asks for `/api/health` and a
- * device page all along; its p50/p99 show what everyone else saw while the worst requests ran.
+ * device page all along; its p50/p99 show what everyone else saw while the worst requests ran. `--only`
+ * runs the requests whose names match (to profile one with `node --cpu-prof`).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
@@ -40,6 +41,8 @@ parentPort.on('message', () => { stop = true; });
 export default async function abuse(args: string[]): Promise<object> {
   const devices = arg(args, 'devices', 4);
   const days = arg(args, 'days', 30);
+  const onlyAt = args.indexOf('--only');
+  const only = onlyAt >= 0 ? new RegExp(args[onlyAt + 1] ?? '') : null;
   const now = Date.now();
   const from = Math.floor(now / 900_000) * 900_000 - days * DAY_MS;
   const b = await benchApp(devices, days, from, { stepMin: 1 });
@@ -160,6 +163,7 @@ export default async function abuse(args: string[]): Promise<object> {
       // The second client's quiet baseline first.
       await new Promise((r) => setTimeout(r, 2_000));
       for (const [name, url] of Object.entries(requests)) {
+        if (only && !only.test(name)) continue;
         loop.reset();
         const t = performance.now();
         const res = await fetch(origin + url, { headers: auth });
@@ -174,6 +178,7 @@ export default async function abuse(args: string[]): Promise<object> {
         process.stderr.write(`${name}: ${JSON.stringify(results[name])}\n`);
       }
       for (const [name, r] of Object.entries(posts)) {
+        if (only && !only.test(name)) continue;
         loop.reset();
         const t = performance.now();
         const headers = {

@@ -5,6 +5,7 @@
  */
 
 import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import {
   createTariffCalendar,
   fixedBucketStart,
@@ -25,13 +26,72 @@ import type { DeviceContext, Range } from './context.ts';
 import { deviceCounters, type FineEnergy, fineEnergy, fineInterval } from './energy.ts';
 
 const holidayYears = new Map<number, Set<string>>();
-// Loaded at the first tariff answer, not at start-up (the library and its data take ~0.1 s of CPU).
+// Loaded at the first tariff answer, not at start-up (the library and its data take ~0.3 s of CPU).
 const require = createRequire(import.meta.url);
 let polish: Holidays | undefined;
 const polishCalendar = (): Holidays => {
   polish ??= new (require('date-holidays') as typeof Holidays)('PL');
   return polish;
 };
+
+/** A worker's program: loads the holiday library and answers the public holidays of the years asked. */
+const HOLIDAY_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const hd = new (require(workerData.library))('PL');
+const days = {};
+for (const y of workerData.years)
+  days[y] = hd.getHolidays(y).filter((h) => h.type === 'public').map((h) => h.date.slice(0, 10));
+parentPort.postMessage(days);
+`;
+
+/** Years being worked out by a worker now: a second request for them waits for the same answer. */
+const learning = new Map<number, Promise<void>>();
+
+/**
+ * Works the years' holidays out in a worker thread, so the event loop never waits on loading the
+ * library (~0.3 s of CPU, once) or on its rules (tens of ms per year). Should the worker fail, each
+ * year is worked out here, a year per turn of the event loop.
+ */
+async function learnHolidayYears(first: number, last: number): Promise<void> {
+  const waits: Promise<void>[] = [];
+  const missing: number[] = [];
+  for (let y = first; y <= last; y++) {
+    const pending = learning.get(y);
+    if (pending) waits.push(pending);
+    else if (!holidayYears.has(y)) missing.push(y);
+  }
+  if (missing.length > 0) {
+    const work = new Promise<Record<string, string[]>>((resolve, reject) => {
+      const worker = new Worker(HOLIDAY_WORKER, {
+        eval: true,
+        workerData: { library: require.resolve('date-holidays'), years: missing },
+      });
+      worker.once('message', (days: Record<string, string[]>) => {
+        resolve(days);
+        void worker.terminate();
+      });
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`holiday worker exited with ${code}`)));
+    }).then(
+      (days) => {
+        for (const y of missing) if (!holidayYears.has(y)) holidayYears.set(y, new Set(days[y] ?? []));
+      },
+      async () => {
+        for (const y of missing) {
+          if (holidayYears.has(y)) continue;
+          POLISH_HOLIDAYS.isHoliday(y, 1, 1);
+          await nextTurn();
+        }
+      },
+    );
+    const done = work.finally(() => {
+      for (const y of missing) learning.delete(y);
+    });
+    for (const y of missing) learning.set(y, done);
+    waits.push(done);
+  }
+  await Promise.all(waits);
+}
 
 /** Polish public holidays from the maintained date-holidays data (Easter-based days move every year). */
 export const POLISH_HOLIDAYS: HolidayCalendar = {
@@ -125,6 +185,11 @@ export async function zonedBuckets(
     ...(input.clockBasis ? { clockBasis: input.clockBasis } : {}),
     holidays: POLISH_HOLIDAYS,
   });
+  if (energy.t.length > 0) {
+    const first = new Date(energy.t[0]!).getUTCFullYear();
+    const last = new Date(energy.t[energy.t.length - 1]!).getUTCFullYear();
+    await learnHolidayYears(first - 1, last + 1);
+  }
   const out: ZonedBucket[] = [];
   for (let i = 0; i < energy.t.length; i++) {
     if (i % HOURS_PER_TURN === HOURS_PER_TURN - 1) await nextTurn();
@@ -143,16 +208,6 @@ export async function zonedBuckets(
 export async function priceHours(energy: FineEnergy, tz: string, input: PricingInput): Promise<MonthCost[]> {
   const price = (z: Zone) =>
     z === 1 ? input.prices.zone1 : z === 2 ? input.prices.zone2 : input.prices.zone3;
-  // Each year's holidays cost the holiday library some milliseconds: worked out a year per turn first.
-  if (energy.t.length > 0) {
-    const first = new Date(energy.t[0]!).getUTCFullYear();
-    const last = new Date(energy.t[energy.t.length - 1]!).getUTCFullYear() + 1;
-    for (let y = first - 1; y <= last; y++) {
-      if (holidayYears.has(y)) continue;
-      POLISH_HOLIDAYS.isHoliday(y, 1, 1);
-      await nextTurn();
-    }
-  }
   const months = new Map<string, Map<Zone, number>>();
   for (const b of await zonedBuckets(energy, tz, input)) {
     const month = b.date.slice(0, 7);
