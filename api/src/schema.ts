@@ -5,7 +5,15 @@
  */
 import { ErrorBodySchema, MESSAGES, nextTurn } from '@kilowatch/core';
 import { toJsonSchema } from '@valibot/to-json-schema';
-import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import type {
+  FastifyPluginAsync,
+  FastifyPluginOptions,
+  FastifyReply,
+  FastifyRequest,
+  FastifySchemaCompiler,
+  FastifyTypeProvider,
+  RawServerDefault,
+} from 'fastify';
 import * as v from 'valibot';
 import { type FieldErrors, NotFoundError, ValidationError } from './errors.ts';
 
@@ -13,6 +21,30 @@ type AnySchema = v.GenericSchema;
 const VALIBOT = Symbol.for('kilowatch.valibot');
 
 export type JsonSchema = Record<string, unknown>;
+
+/** Type-only mark: which valibot schema a request part's JSON schema was built from. */
+declare const PARSED: unique symbol;
+
+/** A request part's JSON schema that also carries, for the compiler only, the type its valibot schema parses to. */
+export type RequestSchema<S extends AnySchema = AnySchema> = JsonSchema & { readonly [PARSED]: S };
+
+/**
+ * Route handlers see `req.body`, `req.params` and `req.query` as what their `request()` schema parses them
+ * to (the validator compiler hands the handler valibot's output), so no handler casts what it was given.
+ */
+export interface ValibotTypeProvider extends FastifyTypeProvider {
+  validator: this['schema'] extends { readonly [PARSED]: infer S extends AnySchema }
+    ? v.InferOutput<S>
+    : unknown;
+  serializer: unknown;
+}
+
+/** A route plugin whose handlers are typed by their schemas (`ValibotTypeProvider`). */
+export type TypedRoutes<Options extends FastifyPluginOptions> = FastifyPluginAsync<
+  Options,
+  RawServerDefault,
+  ValibotTypeProvider
+>;
 
 function convert(schema: AnySchema, typeMode: 'input' | 'output'): JsonSchema {
   const out = toJsonSchema(schema, { target: 'openapi-3.0', typeMode, errorMode: 'ignore' }) as JsonSchema;
@@ -33,10 +65,10 @@ function tidy(node: unknown): unknown {
 }
 
 /** A request part (body, params, querystring): its JSON schema documents it, valibot validates it. */
-export function request(schema: AnySchema): JsonSchema {
+export function request<S extends AnySchema>(schema: S): RequestSchema<S> {
   const json = convert(schema, 'input');
   Object.defineProperty(json, VALIBOT, { value: schema, enumerable: false });
-  return json;
+  return json as RequestSchema<S>;
 }
 
 /** A response body: serialized (unknown fields dropped) and documented from the valibot schema. */

@@ -13,13 +13,12 @@ import {
   VerifyTokenRequestSchema,
   VerifyTokenResponseSchema,
 } from '@kilowatch/core';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type * as v from 'valibot';
+import type { FastifyRequest } from 'fastify';
 import { NotFoundError, UnauthorizedError, ValidationError } from '../errors.ts';
 import { publicUser } from '../plugins/app/accounts-repository.ts';
 import { hashPassword, verifyPassword } from '../plugins/app/passwords.ts';
 import { newToken, tokenHash } from '../plugins/app/tokens.ts';
-import { errorResponse, noContent, request, response } from '../schema.ts';
+import { errorResponse, noContent, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 export { DEMO_EMAIL } from '../plugins/app/demo-workspaces.ts';
@@ -32,7 +31,7 @@ function bodyEmail(req: FastifyRequest): string | undefined {
   return typeof email === 'string' ? email : undefined;
 }
 
-const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const accountRoutes: TypedRoutes<RouteOptions> = async (app) => {
   const { accounts, sessions, config } = app;
   // Verifying against a throwaway hash when the account does not exist keeps both answers equally slow.
   const dummyHash = await hashPassword(newToken(), config.scrypt);
@@ -51,7 +50,7 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       preHandler: app.throttle('login', bodyEmail),
     },
     async (req) => {
-      const body = req.body as v.InferOutput<typeof LoginRequestSchema>;
+      const body = req.body;
       const user = await accounts.findUserByEmail(body.email);
       const ok = await verifyPassword(body.password, user?.passwordHash ?? dummyHash);
       if (!user || !ok || user.isDemo) {
@@ -106,7 +105,7 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       ...refreshThrottle,
     },
     async (req) => {
-      const { refreshToken } = req.body as v.InferOutput<typeof RefreshRequestSchema>;
+      const { refreshToken } = req.body;
       const auth = await sessions.refresh(refreshToken);
       if (!auth) throw new UnauthorizedError();
       return auth;
@@ -124,7 +123,7 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { api_token } = req.body as v.InferOutput<typeof VerifyTokenRequestSchema>;
+      const { api_token } = req.body;
       const session = await sessions.verify(api_token);
       if (!session) throw new UnauthorizedError();
       return { valid: true as const, expiresAt: new Date(session.expiresAt).toISOString() };
@@ -162,7 +161,7 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const body = req.body as v.InferOutput<typeof UpdateUserRequestSchema>;
+      const body = req.body;
       const user = await accounts.updateProfile(req.session.userId, body);
       if (!user) throw new UnauthorizedError();
       return publicUser(user);
@@ -206,7 +205,7 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       preHandler: app.throttle('register', bodyEmail),
     },
     async (req, reply) => {
-      const body = req.body as v.InferOutput<typeof RegisterRequestSchema>;
+      const body = req.body;
       const passwordHash = await hashPassword(body.password, config.scrypt);
       const user = await accounts.createUser({ ...body, passwordHash });
       if (!user) throw new ValidationError({ email: [MESSAGES.emailTaken] });
@@ -226,7 +225,7 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       preHandler: app.throttle('forgot', bodyEmail),
     },
     async (req, reply) => {
-      const { email } = req.body as v.InferOutput<typeof ForgotPasswordRequestSchema>;
+      const { email } = req.body;
       const user = await accounts.findUserByEmail(email);
       if (user && !user.isDemo) {
         const token = newToken();
@@ -260,7 +259,7 @@ const accountRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const { token, password } = req.body as v.InferOutput<typeof ResetPasswordRequestSchema>;
+      const { token, password } = req.body;
       const userId = await accounts.consumePasswordReset(tokenHash(token));
       if (userId === null) throw new ValidationError({ token: [MESSAGES.invalidToken] });
       await accounts.setPassword(userId, await hashPassword(password, config.scrypt));

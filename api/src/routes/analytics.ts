@@ -5,13 +5,12 @@ import {
   calendarBucketCountAtMost,
   HOUR_MS,
 } from '@kilowatch/core';
-import type { FastifyPluginAsync } from 'fastify';
 import type * as v from 'valibot';
 import { contextOf, parseRange, rangeTooLong } from '../analytics/context.ts';
 import { energySeries } from '../analytics/energy.ts';
 import { tidyAnswers } from '../analytics/tidy.ts';
 import { NotFoundError } from '../errors.ts';
-import { errorResponse, request, response } from '../schema.ts';
+import { errorResponse, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 /** Devices of one consumption table read concurrently. */
@@ -19,7 +18,7 @@ const READ_AHEAD = 4;
 /** Rows of one table (devices × buckets): the 100,000 points of a series, across the devices. */
 const MAX_ROWS = 100_000;
 
-const analyticsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const analyticsRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
   tidyAnswers(app);
 
@@ -40,7 +39,7 @@ const analyticsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const q = req.query as v.InferOutput<typeof ConsumptionQuerySchema>;
+      const q = req.query;
       const range = parseRange(q.from, q.to);
       const buckets =
         q.interval === '1h'

@@ -11,13 +11,12 @@ import {
   IdParamsSchema,
   MESSAGES,
 } from '@kilowatch/core';
-import type { FastifyPluginAsync } from 'fastify';
 import * as v from 'valibot';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { ApiKeyRecord } from '../plugins/app/api-keys-repository.ts';
 import { API_KEY_PREFIX } from '../plugins/app/auth.ts';
 import { newToken, tokenHash } from '../plugins/app/tokens.ts';
-import { errorResponse, noContent, request, response } from '../schema.ts';
+import { errorResponse, noContent, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['account'];
@@ -32,7 +31,7 @@ function publicKey(k: ApiKeyRecord): ApiKey {
   };
 }
 
-const apiKeyRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const apiKeyRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
   app.get(
@@ -65,7 +64,7 @@ const apiKeyRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const { name } = req.body as v.InferOutput<typeof CreateApiKeyRequestSchema>;
+      const { name } = req.body;
       const key = `${API_KEY_PREFIX}${newToken()}`;
       const created = await app.apiKeys.create(req.session.userId, name, tokenHash(key), API_KEYS_MAX);
       if (!created) throw new ConflictError(MESSAGES.saveFailed, { name: [MESSAGES.saveFailed] });
@@ -85,7 +84,7 @@ const apiKeyRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       if (!(await app.apiKeys.revoke(req.session.userId, id))) throw new NotFoundError();
       return reply.code(204).send();
     },

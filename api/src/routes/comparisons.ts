@@ -11,7 +11,6 @@ import {
   isQueryableParam,
   MESSAGES,
 } from '@kilowatch/core';
-import type { FastifyPluginAsync } from 'fastify';
 import * as v from 'valibot';
 import { createComparisonsRepository } from '../analytics/comparisons-repository.ts';
 import { contextOf, parseRange } from '../analytics/context.ts';
@@ -24,6 +23,7 @@ import {
   numericColumnsSerializer,
   request,
   response,
+  type TypedRoutes,
 } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
@@ -32,7 +32,7 @@ const security = [{ bearer: [] }];
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse };
 const params = request(IdParamsSchema);
 
-const comparisonRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const comparisonRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
   const comparisons = createComparisonsRepository(app.sql, app.clock.now);
 
@@ -72,7 +72,7 @@ const comparisonRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const body = req.body as ComparisonRequest;
+      const body = req.body;
       await checkMembers(req.session.userId, body);
       const id = await comparisons.create(req.session.userId, body);
       return reply.code(201).send(await comparisons.get(req.session.userId, id));
@@ -91,7 +91,7 @@ const comparisonRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       const c = await comparisons.get(req.session.userId, id);
       if (!c) throw new NotFoundError();
       return c;
@@ -111,8 +111,8 @@ const comparisonRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
-      const body = req.body as ComparisonRequest;
+      const { id } = req.params;
+      const body = req.body;
       if (!(await comparisons.get(req.session.userId, id))) throw new NotFoundError();
       await checkMembers(req.session.userId, body);
       if (!(await comparisons.update(req.session.userId, id, body))) throw new NotFoundError();
@@ -132,7 +132,7 @@ const comparisonRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       if (!(await comparisons.remove(req.session.userId, id))) throw new NotFoundError();
       return reply.code(204).send();
     },
@@ -153,8 +153,8 @@ const comparisonRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       preSerialization: longAnswersInTurns(null),
     },
     async (req) => {
-      const { id } = req.params as { id: number };
-      const q = req.query as v.InferOutput<typeof ComparisonDataQuerySchema>;
+      const { id } = req.params;
+      const q = req.query;
       const c = await comparisons.get(req.session.userId, id);
       if (!c) throw new NotFoundError();
       const range = parseRange(q.from, q.to);

@@ -21,13 +21,13 @@ import {
   NotificationSettingsSchema,
   UpdateDeviceRequestSchema,
 } from '@kilowatch/core';
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import * as v from 'valibot';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import type { DeviceRecord } from '../plugins/app/devices-repository.ts';
 import { hashMeterPassword, newMeterPassword } from '../plugins/app/meter-credentials.ts';
 import type { LiveStatus } from '../plugins/app/telemetry.ts';
-import { errorResponse, noContent, request, response } from '../schema.ts';
+import { errorResponse, noContent, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['devices'];
@@ -97,7 +97,7 @@ function newMeterCredentials(deviceKey: string) {
   return { username: deviceKey, password, passwordHash: hashMeterPassword(password) };
 }
 
-const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const deviceRoutes: TypedRoutes<RouteOptions> = async (app) => {
   const { devices, locations } = app;
   app.addHook('onRequest', app.authenticate);
 
@@ -152,7 +152,7 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const body = req.body as v.InferOutput<typeof ClaimDeviceRequestSchema>;
+      const body = req.body;
       const userId = req.session.userId;
       const location = await ownLocation(userId, body.locationId);
       const deviceKey = deviceKeyFromMac(body.mac)!;
@@ -202,7 +202,7 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       const d = await devices.get(req.session.userId, id);
       if (!d) throw new NotFoundError();
       // A demo workspace's simulated meter: its account belongs to the simulator, not to the visitor.
@@ -228,7 +228,7 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       const d = await devices.get(req.session.userId, id);
       if (!d) throw new NotFoundError();
       const [state, latest, stored] = await Promise.all([
@@ -269,7 +269,7 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         response: { 200: response(DeviceOverviewSchema), ...errors },
       },
     },
-    async (req) => overview(req.session.userId, (req.params as { id: number }).id),
+    async (req) => overview(req.session.userId, req.params.id),
   );
 
   app.put(
@@ -285,9 +285,9 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       const userId = req.session.userId;
-      const body = req.body as v.InferOutput<typeof UpdateDeviceRequestSchema>;
+      const body = req.body;
       const d = await devices.get(userId, id);
       if (!d) throw new NotFoundError();
       await ownLocation(userId, body.locationId);
@@ -312,7 +312,7 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       const d = await devices.get(req.session.userId, id);
       if (!d) throw new NotFoundError();
       if (d.sharedTelemetry) {
@@ -343,7 +343,7 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const n = await devices.notifications(req.session.userId, (req.params as { id: number }).id);
+      const n = await devices.notifications(req.session.userId, req.params.id);
       if (!n) throw new NotFoundError();
       return n;
     },
@@ -362,8 +362,8 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
-      const body = req.body as v.InferOutput<typeof NotificationSettingsSchema>;
+      const { id } = req.params;
+      const body = req.body;
       const d = await devices.get(req.session.userId, id);
       if (!d || !(await devices.setNotifications(req.session.userId, id, body))) throw new NotFoundError();
       // Muting takes effect at the next reading, in every API process.
@@ -384,7 +384,7 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const l = await devices.limits(req.session.userId, (req.params as { id: number }).id);
+      const l = await devices.limits(req.session.userId, req.params.id);
       if (!l) throw new NotFoundError();
       return l;
     },
@@ -404,8 +404,8 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       config: { validationMessage: MESSAGES.limitsFailed },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
-      const body = req.body as v.InferOutput<typeof LimitsSchema>;
+      const { id } = req.params;
+      const body = req.body;
       if (!(await devices.setLimits(req.session.userId, id, body))) throw new NotFoundError();
       return body;
     },
@@ -425,8 +425,8 @@ const deviceRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       config: { validationMessage: MESSAGES.meterValueFailed },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
-      const body = req.body as v.InferOutput<typeof MeterValueRequestSchema>;
+      const { id } = req.params;
+      const body = req.body;
       const d = await devices.get(req.session.userId, id);
       if (!d) throw new NotFoundError();
       const at = Date.parse(body.at);

@@ -1,18 +1,16 @@
 /** Energy per bucket and the energy summary of a device (docs/api.md §Telemetry, docs/domain.md §Energy, §Balance). */
 import { EnergyQuerySchema, EnergySeriesSchema, EnergySummarySchema, IdParamsSchema } from '@kilowatch/core';
-import type { FastifyPluginAsync } from 'fastify';
-import type * as v from 'valibot';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import { energySeries, energySummary } from '../analytics/energy.ts';
 import { tidyAnswers } from '../analytics/tidy.ts';
-import { errorResponse, request, response } from '../schema.ts';
+import { errorResponse, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['telemetry'];
 const security = [{ bearer: [] }];
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse };
 
-const energyRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const energyRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
   tidyAnswers(app);
 
@@ -28,7 +26,7 @@ const energyRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       const ctx = await deviceContext(app, req.session.userId, id);
       const offsets = await app.devices.meterOffsets(ctx.device.id);
       const summary = await energySummary(app.store, ctx, offsets, app.clock.now());
@@ -49,8 +47,8 @@ const energyRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
-      const q = req.query as v.InferOutput<typeof EnergyQuerySchema>;
+      const { id } = req.params;
+      const q = req.query;
       const ctx = await deviceContext(app, req.session.userId, id);
       const answer = await energySeries(app.store, ctx, parseRange(q.from, q.to), q.interval, q.source);
       return { ...answer, unit: 'kWh' as const };

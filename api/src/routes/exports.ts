@@ -3,17 +3,15 @@ import { createReadStream } from 'node:fs';
 import {
   ExportAcceptedSchema,
   ExportJobSchema,
-  type ExportRequest,
   ExportRequestSchema,
   IdParamsSchema,
   isStoredParam,
   MESSAGES,
 } from '@kilowatch/core';
-import type { FastifyPluginAsync } from 'fastify';
 import * as v from 'valibot';
 import { parseRange, rangeTooLong } from '../analytics/context.ts';
 import { ApiError, NotFoundError, ValidationError } from '../errors.ts';
-import { errorResponse, noContent, request, response } from '../schema.ts';
+import { errorResponse, noContent, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['exports'];
@@ -21,7 +19,7 @@ const security = [{ bearer: [] }];
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse };
 const RETRY_AFTER_S = 30;
 
-const exportRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const exportRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
   app.post(
@@ -36,7 +34,7 @@ const exportRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const body = req.body as ExportRequest;
+      const body = req.body;
       const range = parseRange(body.from, body.to);
       if (range.to - range.from > app.exports.settings.maxRangeMs) throw rangeTooLong();
       if (body.params !== 'all' && !body.params.every(isStoredParam)) {
@@ -94,7 +92,7 @@ const exportRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       const job = await app.exports.get(req.session.userId, id);
       if (!job) throw new NotFoundError();
       return job;
@@ -113,7 +111,7 @@ const exportRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       const outcome = await app.exports.remove(req.session.userId, id);
       if (outcome === 'missing') throw new NotFoundError();
       if (outcome === 'running') throw new ApiError(409, MESSAGES.exportRunning);
@@ -133,7 +131,7 @@ const exportRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       const file = await app.exports.file(req.session.userId, id);
       if (!file) throw new NotFoundError();
       const type = file.zip

@@ -1,14 +1,12 @@
 /** Heatmaps of energy or gauge parameters (docs/api.md §Telemetry). */
 import { HeatmapQuerySchema, HeatmapSchema, IdParamsSchema } from '@kilowatch/core';
-import type { FastifyPluginAsync } from 'fastify';
-import type * as v from 'valibot';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import { heatmapFor } from '../analytics/heatmap.ts';
 import { tidyAnswers } from '../analytics/tidy.ts';
-import { errorResponse, request, response } from '../schema.ts';
+import { errorResponse, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
-const heatmapRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const heatmapRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
   tidyAnswers(app);
 
@@ -30,8 +28,8 @@ const heatmapRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const { id } = req.params as { id: number };
-      const q = req.query as v.InferOutput<typeof HeatmapQuerySchema>;
+      const { id } = req.params;
+      const q = req.query;
       const ctx = await deviceContext(app, req.session.userId, id);
       // Written by JSON.stringify: the schema's serializer tells a cell's string `x` from a number one
       // with a validator per cell, compiled at the first answer (~0.1 s of the event loop for a yearly

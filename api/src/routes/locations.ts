@@ -7,10 +7,9 @@ import {
   TariffRequestSchema,
   TariffSchema,
 } from '@kilowatch/core';
-import type { FastifyPluginAsync } from 'fastify';
 import * as v from 'valibot';
 import { NotFoundError } from '../errors.ts';
-import { errorResponse, noContent, request, response } from '../schema.ts';
+import { errorResponse, noContent, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['locations'];
@@ -19,10 +18,7 @@ const params = request(IdParamsSchema);
 const tariffParams = request(TariffParamsSchema);
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse };
 
-type LocationBody = v.InferOutput<typeof LocationRequestSchema>;
-type TariffBody = v.InferOutput<typeof TariffRequestSchema>;
-
-const locationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const locationRoutes: TypedRoutes<RouteOptions> = async (app) => {
   const { locations } = app;
   app.addHook('onRequest', app.authenticate);
 
@@ -57,7 +53,7 @@ const locationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const body = req.body as LocationBody;
+      const body = req.body;
       // A new location has no tariffs yet, so it can name none.
       if (body.tariffId !== null) throw new NotFoundError();
       return reply.code(201).send(await locations.create(req.session.userId, body));
@@ -75,7 +71,7 @@ const locationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
         response: { 200: response(LocationSchema), ...errors },
       },
     },
-    async (req) => ownLocation(req.session.userId, (req.params as { id: number }).id),
+    async (req) => ownLocation(req.session.userId, req.params.id),
   );
 
   app.put(
@@ -91,9 +87,9 @@ const locationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       const userId = req.session.userId;
-      const body = req.body as LocationBody;
+      const body = req.body;
       await ownLocation(userId, id);
       if (body.tariffId !== null && !(await locations.getTariff(userId, body.tariffId, id)))
         throw new NotFoundError();
@@ -115,8 +111,7 @@ const locationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      if (!(await locations.remove(req.session.userId, (req.params as { id: number }).id)))
-        throw new NotFoundError();
+      if (!(await locations.remove(req.session.userId, req.params.id))) throw new NotFoundError();
       return reply.code(204).send();
     },
   );
@@ -133,7 +128,7 @@ const locationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       await ownLocation(req.session.userId, id);
       return locations.listTariffs(req.session.userId, id);
     },
@@ -152,11 +147,9 @@ const locationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       await ownLocation(req.session.userId, id);
-      return reply
-        .code(201)
-        .send(await locations.createTariff(req.session.userId, id, req.body as TariffBody));
+      return reply.code(201).send(await locations.createTariff(req.session.userId, id, req.body));
     },
   );
 
@@ -172,7 +165,7 @@ const locationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id, tariffId } = req.params as { id: number; tariffId: number };
+      const { id, tariffId } = req.params;
       const tariff = await locations.getTariff(req.session.userId, tariffId, id);
       if (!tariff) throw new NotFoundError();
       return tariff;
@@ -192,8 +185,8 @@ const locationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id, tariffId } = req.params as { id: number; tariffId: number };
-      const tariff = await locations.updateTariff(req.session.userId, id, tariffId, req.body as TariffBody);
+      const { id, tariffId } = req.params;
+      const tariff = await locations.updateTariff(req.session.userId, id, tariffId, req.body);
       if (!tariff) throw new NotFoundError();
       return tariff;
     },
@@ -211,7 +204,7 @@ const locationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const { id, tariffId } = req.params as { id: number; tariffId: number };
+      const { id, tariffId } = req.params;
       if (!(await locations.removeTariff(req.session.userId, id, tariffId))) throw new NotFoundError();
       return reply.code(204).send();
     },

@@ -1,15 +1,13 @@
 /** Alert history (docs/api.md §Exports and notifications): newest first, paged by cursor; mark one or all read. */
 import { IdParamsSchema, NotificationsPageSchema, NotificationsQuerySchema } from '@kilowatch/core';
-import type { FastifyPluginAsync } from 'fastify';
-import type * as v from 'valibot';
 import { NotFoundError } from '../errors.ts';
-import { errorResponse, noContent, request, response } from '../schema.ts';
+import { errorResponse, noContent, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['notifications'];
 const security = [{ bearer: [] }];
 
-const notificationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const notificationRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
   app.get(
@@ -24,7 +22,7 @@ const notificationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const q = req.query as v.InferOutput<typeof NotificationsQuerySchema>;
+      const q = req.query;
       return app.notifications.page(req.session.userId, q.cursor, q.limit);
     },
   );
@@ -57,7 +55,7 @@ const notificationRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req, reply) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       if (!(await app.notifications.markRead(req.session.userId, id))) throw new NotFoundError();
       return reply.code(204).send();
     },

@@ -8,14 +8,12 @@ import {
   ReadingsQuerySchema,
 } from '@kilowatch/core';
 import { StoreError } from '@kilowatch/tsdb';
-import type { FastifyPluginAsync } from 'fastify';
-import type * as v from 'valibot';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import { ValidationError } from '../errors.ts';
-import { errorResponse, request, response } from '../schema.ts';
+import { errorResponse, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
-const readingsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const readingsRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
   app.get(
@@ -36,8 +34,8 @@ const readingsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
-      const q = req.query as v.InferOutput<typeof ReadingsQuerySchema>;
+      const { id } = req.params;
+      const q = req.query;
       const ctx = await deviceContext(app, req.session.userId, id);
       const range = parseRange(q.from, q.to);
       if (q.params && !q.params.every(isStoredParam)) {

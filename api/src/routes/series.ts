@@ -1,17 +1,22 @@
 /** Chart series and the newest values of a device (docs/api.md §Telemetry). */
 import { IdParamsSchema, LatestSchema, SeriesBlockSchema, SeriesQuerySchema } from '@kilowatch/core';
-import type { FastifyPluginAsync } from 'fastify';
-import type * as v from 'valibot';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import { seriesFor } from '../analytics/series.ts';
-import { errorResponse, longAnswersInTurns, numericColumnsSerializer, request, response } from '../schema.ts';
+import {
+  errorResponse,
+  longAnswersInTurns,
+  numericColumnsSerializer,
+  request,
+  response,
+  type TypedRoutes,
+} from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['telemetry'];
 const security = [{ bearer: [] }];
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse };
 
-const seriesRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const seriesRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
   app.get(
@@ -29,8 +34,8 @@ const seriesRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       preSerialization: longAnswersInTurns(null),
     },
     async (req) => {
-      const { id } = req.params as { id: number };
-      const q = req.query as v.InferOutput<typeof SeriesQuerySchema>;
+      const { id } = req.params;
+      const q = req.query;
       const ctx = await deviceContext(app, req.session.userId, id);
       const range = parseRange(q.from, q.to);
       return seriesFor(
@@ -59,7 +64,7 @@ const seriesRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
+      const { id } = req.params;
       const ctx = await deviceContext(app, req.session.userId, id);
       const latest = await app.store.latest(ctx.deviceKey);
       return latest ?? { ts: null, values: {} };

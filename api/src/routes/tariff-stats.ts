@@ -10,20 +10,18 @@ import {
   TariffStatsQuerySchema,
   TariffStatsSchema,
 } from '@kilowatch/core';
-import type { FastifyPluginAsync } from 'fastify';
-import type * as v from 'valibot';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import { compareGroups, hourlyBilledEnergy, priceHours, pricesOf } from '../analytics/tariffs.ts';
 import { tidyAnswers } from '../analytics/tidy.ts';
 import { NotFoundError } from '../errors.ts';
-import { errorResponse, request, response } from '../schema.ts';
+import { errorResponse, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
 const tags = ['tariffs'];
 const security = [{ bearer: [] }];
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse };
 
-const tariffStatsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const tariffStatsRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
   tidyAnswers(app);
 
@@ -39,7 +37,7 @@ const tariffStatsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const q = req.query as v.InferOutput<typeof TariffStatsQuerySchema>;
+      const q = req.query;
       const ctx = await deviceContext(app, req.session.userId, q.deviceId);
       const range = parseRange(q.from, q.to);
       const energy = await hourlyBilledEnergy(app.store, ctx, range);
@@ -77,8 +75,8 @@ const tariffStatsRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
-      const q = req.query as v.InferOutput<typeof TariffStatsQuerySchema>;
+      const { id } = req.params;
+      const q = req.query;
       const tariff = await app.locations.getTariff(req.session.userId, id);
       if (!tariff) throw new NotFoundError();
       const ctx = await deviceContext(app, req.session.userId, q.deviceId);

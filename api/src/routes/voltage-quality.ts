@@ -1,13 +1,11 @@
 /** Voltage quality per phase against the user's bands and EN 50160 (docs/api.md §Telemetry). */
 import { DEFAULT_LIMITS, IdParamsSchema, RangeQuerySchema, VoltageQualitySchema } from '@kilowatch/core';
-import type { FastifyPluginAsync } from 'fastify';
-import type * as v from 'valibot';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import { voltageQuality } from '../analytics/quality.ts';
-import { errorResponse, request, response } from '../schema.ts';
+import { errorResponse, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
-const voltageQualityRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
+const voltageQualityRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
 
   app.get(
@@ -28,8 +26,8 @@ const voltageQualityRoutes: FastifyPluginAsync<RouteOptions> = async (app) => {
       },
     },
     async (req) => {
-      const { id } = req.params as { id: number };
-      const q = req.query as v.InferOutput<typeof RangeQuerySchema>;
+      const { id } = req.params;
+      const q = req.query;
       const ctx = await deviceContext(app, req.session.userId, id);
       const limits = (await app.devices.limits(req.session.userId, id)) ?? DEFAULT_LIMITS;
       return voltageQuality(app.store, ctx, parseRange(q.from, q.to), limits);
