@@ -45,6 +45,15 @@ describe('jsonInPieces', () => {
         return { blocks: [{ t, v: long }, { t, v: long.slice(1) }, { t }], rows, again: rows };
       })(),
     ],
+    [
+      "Grafana's targets: a short array of objects holding long arrays of pairs",
+      [0, 1, 2].map((d) => ({
+        target: `meter ${d} vave1`,
+        datapoints: long.map((x, i) => [x, 1_700_000_000_000 + i * 60_000]),
+        meta: { at: new Date(0), skipped: undefined, f: () => 1 },
+      })),
+    ],
+    ['short arrays mixing objects, arrays and plain values', [1, 'a', null, [2, { b: [3, undefined] }], {}]],
   ];
   it.each(cases)('writes %s exactly as JSON.stringify', (_, value) => {
     expect(text(jsonInPieces(value))).toBe(JSON.stringify(value));
@@ -71,6 +80,13 @@ describe('jsonInTurns', () => {
       import: long.map((x) => (x === null ? null : x / 7)),
       months: [{ month: '2026-01', cost: 0.1 + 0.2, zones: [{ zone: 1, energy: 25.829999999999927 }] }],
       total: { cost: 1 / 3 },
+    };
+    const out = await jsonInTurns(value, true);
+    expect(text(out)).toBe(JSON.stringify(tidyNumbers(value)));
+  });
+  it('with tidy, writes each block of a short list of blocks as tidyNumbers would', async () => {
+    const value = {
+      blocks: [0, 1].map((b) => ({ name: `block ${b}`, t, v: long.map((x) => (x === null ? null : x / 3)) })),
     };
     const out = await jsonInTurns(value, true);
     expect(text(out)).toBe(JSON.stringify(tidyNumbers(value)));

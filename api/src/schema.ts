@@ -226,6 +226,18 @@ function* piecesOf(data: unknown, tidy: boolean): Generator<void, Buffer | strin
   function* write(v: unknown): Generator<void, void, void> {
     if (Array.isArray(v)) {
       let parts = written.get(v);
+      if (!parts && v.length <= SLICE && v.some((x) => x !== null && typeof x === 'object')) {
+        // A short array of objects or arrays (Grafana's targets, a comparison's blocks): each element is
+        // written on its own, so the long arrays inside them are written a slice per turn too. As one
+        // JSON.stringify call, four targets of 43,200 points each held the event loop for ~80 ms.
+        put('[');
+        for (let i = 0; i < v.length; i++) {
+          if (i > 0) put(',');
+          yield* write(v[i]);
+        }
+        put(']');
+        return;
+      }
       if (!parts) {
         parts = [];
         if (tidy && v.some((x) => x !== null && typeof x === 'object')) {
