@@ -1,5 +1,4 @@
 export * from './alerts.ts';
-export * from './analytics/billing.ts';
 export * from './analytics/heatmap.ts';
 export * from './analytics/interval.ts';
 export * from './analytics/quality.ts';
@@ -10,6 +9,7 @@ export * from './api/exports.ts';
 export * from './api/locations.ts';
 export * from './api/messages.ts';
 export * from './api/telemetry.ts';
+export * from './buckets/index.ts';
 export * from './config.ts';
 export * from './devices.ts';
 export * from './energy.ts';

@@ -4,27 +4,23 @@
  * give more, consecutive buckets are merged (gauges by their statistic, energies summed) so the answer
  * never holds more than `maxDataPoints` points.
  */
-import { DAY_MS } from '@kilowatch/core';
+import {
+  ENERGY_INTERVALS as CORE_ENERGY_INTERVALS,
+  SERIES_INTERVALS as CORE_SERIES_INTERVALS,
+  NOMINAL_STEP_MS,
+  ROLLUP_STEP_MS,
+} from '@kilowatch/core';
 import type { EnergyInterval, SeriesInterval, Stat } from '@kilowatch/tsdb';
 
-const MINUTE = 60_000;
-/** Nominal spacing of raw readings (the API counts them so too). */
-const RAW_STEP = MINUTE;
-
-const SERIES_STEPS: readonly [SeriesInterval, number][] = [
-  ['raw', RAW_STEP],
-  ['15m', 15 * MINUTE],
-  ['30m', 30 * MINUTE],
-  ['1h', 60 * MINUTE],
-  ['1d', DAY_MS],
-];
-const ENERGY_STEPS: readonly [EnergyInterval, number][] = [
-  ['15m', 15 * MINUTE],
-  ['30m', 30 * MINUTE],
-  ['1h', 60 * MINUTE],
-  ['1d', DAY_MS],
-  ['1mo', 30 * DAY_MS],
-];
+/** Core's catalogue, each interval with its nominal step (raw readings count as one a minute, as the API's). */
+const SERIES_STEPS: readonly [SeriesInterval, number][] = CORE_SERIES_INTERVALS.map((i) => [
+  i,
+  NOMINAL_STEP_MS[i],
+]);
+const ENERGY_STEPS: readonly [EnergyInterval, number][] = CORE_ENERGY_INTERVALS.map((i) => [
+  i,
+  NOMINAL_STEP_MS[i],
+]);
 
 export const SERIES_INTERVALS = SERIES_STEPS.map(([i]) => i);
 export const ENERGY_INTERVALS = ENERGY_STEPS.map(([i]) => i);
@@ -49,7 +45,7 @@ function choose<I extends string>(steps: readonly [I, number][], r: Resolution, 
   for (let k = start; k < steps.length; k++) {
     const [interval, step] = steps[k]!;
     // Raw readings only when the panel wants finer than the finest rollup.
-    if (interval === 'raw' && r.intervalMs >= 15 * MINUTE) continue;
+    if (interval === 'raw' && r.intervalMs >= ROLLUP_STEP_MS['15m']) continue;
     if (interval !== 'raw' && step < r.intervalMs && k < steps.length - 1) continue;
     if (Math.ceil(span / step) <= r.maxDataPoints) return interval;
   }

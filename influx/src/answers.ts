@@ -4,15 +4,22 @@
  * rollups, or 15-minute ones where the zone's offset is not whole hours (docs/domain.md §Time).
  */
 import {
+  CALENDAR_UNIT_OF,
   COMBINED_PARAMS,
   type CounterEvent,
   type CounterPoint,
+  calendarBuckets,
   combinedParamDef,
+  combinedValues,
   counterRules,
   DEFAULT_TIMEZONE,
   energyPerBucket,
+  equalLengthRuns,
+  fineRollup,
   fixedBucketStarts,
+  isCalendarInterval,
   isQueryableParam,
+  isRollupInterval,
   isStoredParam,
   isValidTimeZone,
   paramDef,
@@ -31,10 +38,9 @@ import {
   StoreError,
   seriesStats,
 } from '@kilowatch/tsdb';
-import { calendarBuckets } from './calendar.ts';
 import type { InfluxClient, StatementResult } from './client.ts';
 import { ident, literal } from './lineProtocol.ts';
-import { bucketIndex, combinedValues, decodeEvents, type GaugeAgg } from './rollup.ts';
+import { bucketIndex, decodeEvents, type GaugeAgg } from './rollup.ts';
 import {
   deviceWhere,
   READINGS,
@@ -72,14 +78,14 @@ interface Buckets {
 }
 
 function bucketsFor(interval: string, from: number, to: number, tz: string): Buckets {
-  if (interval === '15m' || interval === '30m' || interval === '1h') {
+  if (isRollupInterval(interval)) {
     const step = ROLLUP_STEP_MS[interval];
     const starts = fixedBucketStarts(from, to, step);
     return { starts, end: starts[starts.length - 1]! + step, fine: interval };
   }
-  if (interval === '1d' || interval === '1mo') {
-    const c = calendarBuckets(from, to, interval === '1d' ? 'day' : 'month', tz);
-    return { starts: c.starts, end: c.end, fine: c.wholeHours ? '1h' : '15m' };
+  if (isCalendarInterval(interval)) {
+    const c = calendarBuckets(from, to, CALENDAR_UNIT_OF[interval], tz);
+    return { starts: c.starts, end: c.end, fine: fineRollup(c) };
   }
   throw reject(`unknown interval: ${interval}`);
 }
@@ -272,24 +278,15 @@ interface CalendarRun {
 }
 
 /**
- * Runs of consecutive buckets with the same length and the same position against the epoch (local days
- * between two clock changes); a bucket that fits no run (a DST day, a month) is a run of its own.
+ * Core's runs of equally long buckets (local days between two clock changes) as statement ranges: a run of
+ * two or more is grouped by `time(step, offset)`, a bucket of its own (a DST day, a month) is not grouped.
  */
 export function calendarRuns(b: { starts: readonly number[]; end: number }): CalendarRun[] {
-  const runs: CalendarRun[] = [];
-  const endOf = (i: number) => (i + 1 < b.starts.length ? b.starts[i + 1]! : b.end);
-  let i = 0;
-  while (i < b.starts.length) {
-    const start = b.starts[i]!;
-    const step = endOf(i) - start;
-    let j = i + 1;
-    while (j < b.starts.length && endOf(j) - b.starts[j]! === step) j++;
-    if (j - i >= 2) {
-      runs.push({ from: start, to: endOf(j - 1), step, offset: ((start % step) + step) % step });
-    } else runs.push({ from: start, to: endOf(i) });
-    i = j;
-  }
-  return runs;
+  return equalLengthRuns(b).map((r) =>
+    r.count >= 2
+      ? { from: r.from, to: r.to, step: r.step, offset: ((r.from % r.step) + r.step) % r.step }
+      : { from: r.from, to: r.to },
+  );
 }
 
 /**

@@ -12,12 +12,12 @@
 import {
   COUNTER_NAMES,
   type CounterPoint,
+  calendarBuckets,
   counterBucketStart,
   fixedBucketStart,
   HOUR_MS,
 } from '@kilowatch/core';
 import { type RollupRunResult, StoreError } from '@kilowatch/tsdb';
-import { calendarBuckets } from './calendar.ts';
 import type { InfluxClient } from './client.ts';
 import { encodeLine, ident } from './lineProtocol.ts';
 import {

@@ -1,5 +1,6 @@
 import {
   type CounterPoint,
+  combinedValues,
   counterRules,
   energyPerBucket,
   fixedBucketStarts,
@@ -12,7 +13,6 @@ import {
   bucketFields,
   bucketLine,
   coarsen,
-  combinedValues,
   decodeEvents,
   encodeEvents,
   QUARTER_MS,

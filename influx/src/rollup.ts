@@ -10,15 +10,17 @@ import {
   COUNTER_NAMES,
   type CounterEvent,
   type CounterPoint,
+  combinePhases,
   counterBucketStart,
   counterRules,
   energyPerBucket,
   fixedBucketStart,
+  ROLLUP_STEP_MS,
 } from '@kilowatch/core';
 import type { RawRow } from '@kilowatch/tsdb';
 import { escapeKey, escapeMeasurement, formatFloat, quoteString } from './lineProtocol.ts';
 
-export const QUARTER_MS = 15 * 60_000;
+export const QUARTER_MS = ROLLUP_STEP_MS['15m'];
 
 export interface GaugeAgg {
   sum: number;
@@ -60,24 +62,6 @@ function bucketAt(map: Map<number, RollupBucket>, start: number): RollupBucket {
   return b;
 }
 
-/** The value of a combined (all-phase) parameter in one reading: sum or mean of the phases present. */
-export function combinedValues(values: Record<string, number>): [string, number][] {
-  const out: [string, number][] = [];
-  for (const c of COMBINED_PARAMS) {
-    let sum = 0;
-    let n = 0;
-    for (const p of c.of) {
-      const v = values[p];
-      if (v !== undefined) {
-        sum += v;
-        n++;
-      }
-    }
-    if (n > 0) out.push([c.name, c.combine === 'sum' ? sum : sum / n]);
-  }
-  return out;
-}
-
 /**
  * 15-minute buckets from `start` to `end` (both on 15-minute boundaries) from the device's raw rows in time
  * order: gauges of the rows in [start, end), counter steps of the rows in (start, end], each in the quarter
@@ -107,16 +91,8 @@ export function quarterBuckets(
     const b = bucketAt(out, fixedBucketStart(row.ts, QUARTER_MS));
     for (const name in row.values) addGauge(b.gauges, name, row.values[name]!);
     for (const c of COMBINED_PARAMS) {
-      let sum = 0;
-      let n = 0;
-      for (const p of c.of) {
-        const v = row.values[p];
-        if (v !== undefined) {
-          sum += v;
-          n++;
-        }
-      }
-      if (n > 0) addGauge(b.gauges, c.name, c.combine === 'sum' ? sum : sum / n);
+      const v = combinePhases(c, row.values);
+      if (v !== undefined) addGauge(b.gauges, c.name, v);
     }
   }
   for (const [counter, pts] of counterPoints) {

@@ -3,14 +3,11 @@
  * (DuckDB embedded, InfluxDB over its v1 API); everything above it is engine-blind. Times are UTC
  * epoch milliseconds; intervals are half-open [from, to).
  */
-import type { Reading } from '@kilowatch/core';
+import type { EnergyInterval, Reading, RollupInterval, SeriesInterval } from '@kilowatch/core';
 
-export type { Reading };
-
-/** Fixed-length rollup resolutions kept current by the rollup scheduler. */
-export type RollupInterval = '15m' | '30m' | '1h';
-export type SeriesInterval = 'raw' | RollupInterval | '1d';
-export type EnergyInterval = RollupInterval | '1d' | '1mo';
+/** The intervals and their steps are core's catalogue (`@kilowatch/core` buckets). */
+export { ROLLUP_STEP_MS } from '@kilowatch/core';
+export type { EnergyInterval, Reading, RollupInterval, SeriesInterval };
 export type Stat = 'avg' | 'min' | 'max';
 
 /**
@@ -19,12 +16,6 @@ export type Stat = 'avg' | 'min' | 'max';
  * benchmarks (rollups against the raw path in the same run). Both give the same numbers.
  */
 export type QuerySource = 'auto' | 'raw';
-
-export const ROLLUP_STEP_MS: Record<RollupInterval, number> = {
-  '15m': 15 * 60_000,
-  '30m': 30 * 60_000,
-  '1h': 60 * 60_000,
-};
 
 export interface WriteResult {
   /** Readings committed (a re-write of the same device + timestamp counts again but stores once). */

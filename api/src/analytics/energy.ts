@@ -9,16 +9,16 @@ import {
   billingPeriodAt,
   calendarBucketCountAtMost,
   calendarBucketStartsYielding,
+  fineRollupAt,
   fixedBucketStart,
-  HOUR_MS,
   hourlyBalance,
-  offsetMinutes,
+  ROLLUP_STEP_MS,
   startOfLocalDay,
   startOfLocalMonth,
   startOfLocalYear,
   sumSeries,
 } from '@kilowatch/core';
-import type { EnergyInterval, QuerySource, TelemetryStore } from '@kilowatch/tsdb';
+import type { EnergyInterval, QuerySource, RollupInterval, TelemetryStore } from '@kilowatch/tsdb';
 import type { MeterOffset } from '../plugins/app/devices-repository.ts';
 import { type DeviceContext, type Range, rangeTooLong } from './context.ts';
 
@@ -49,13 +49,8 @@ export async function deviceCounters(store: TelemetryStore, deviceKey: string): 
   return countersOf(latest ? Object.keys(latest.values) : []);
 }
 
-/** Hours fit local days only in whole-hour zones; :30 and :45 zones net over 15-minute buckets. */
-export function fineInterval(tz: string, at: number): '1h' | '15m' {
-  return offsetMinutes(at, tz) % 60 === 0 ? '1h' : '15m';
-}
-
 export interface FineEnergy {
-  interval: '15m' | '30m' | '1h';
+  interval: RollupInterval;
   t: number[];
   import: (number | null)[];
   export: (number | null)[];
@@ -73,10 +68,10 @@ export async function fineEnergy(
   ctx: DeviceContext,
   counters: EnergyCounters,
   range: Range,
-  interval: '15m' | '30m' | '1h',
+  interval: RollupInterval,
   source?: QuerySource,
 ): Promise<FineEnergy> {
-  const step = interval === '1h' ? HOUR_MS : interval === '30m' ? 30 * 60_000 : 15 * 60_000;
+  const step = ROLLUP_STEP_MS[interval];
   const from = fixedBucketStart(range.from, step);
   const to = fixedBucketStart(range.to + step - 1, step);
   if ((to - from) / step > MAX_FINE_BUCKETS) throw rangeTooLong();
@@ -242,7 +237,7 @@ export async function energySummary(
   const f =
     startOfLocalDay(from, tz) === from
       ? await energySeries(store, ctx, { from, to: now }, '1d', undefined, counters)
-      : await fineEnergy(store, ctx, counters, { from, to: now }, fineInterval(tz, from));
+      : await fineEnergy(store, ctx, counters, { from, to: now }, fineRollupAt(tz, from));
   const within = (since: number): Triple => sumWithin(f, since, now + 1);
   const register = (names: string[]): number | null => {
     if (!latest || names.length === 0) return null;

@@ -5,6 +5,7 @@
  */
 import {
   combinedParamDef,
+  fineRollupAt,
   type HeatmapKind,
   type HeatmapRow,
   heatmapRows,
@@ -17,7 +18,6 @@ import {
 import type { EnergyInterval, QuerySource, TelemetryStore } from '@kilowatch/tsdb';
 import { ValidationError } from '../errors.ts';
 import { type DeviceContext, type Range, rangeTooLong } from './context.ts';
-import { fineInterval } from './energy.ts';
 
 export interface HeatmapAnswer {
   kind: HeatmapKind;
@@ -47,7 +47,7 @@ export async function heatmapFor(
   const from = startOfLocalDay(range.from, ctx.tz);
   const to = range.to;
   if ((to - from) / 3_600_000 > MAX_HOURS) throw rangeTooLong();
-  const fine = fineInterval(ctx.tz, from);
+  const fine = fineRollupAt(ctx.tz, from);
   const counter = isCounter(param);
   let t: number[];
   let values: (number | null)[];

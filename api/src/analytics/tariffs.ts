@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import {
   createTariffCalendar,
+  fineRollupAt,
   fixedBucketStart,
   HOUR_MS,
   type HolidayCalendar,
@@ -23,7 +24,7 @@ import {
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import type Holidays from 'date-holidays';
 import type { DeviceContext, Range } from './context.ts';
-import { deviceCounters, type FineEnergy, fineEnergy, fineInterval } from './energy.ts';
+import { deviceCounters, type FineEnergy, fineEnergy } from './energy.ts';
 
 const holidayYears = new Map<number, Set<string>>();
 // Loaded at the first tariff answer, not at start-up (the library and its data take ~0.3 s of CPU).
@@ -289,7 +290,7 @@ export async function hourlyBilledEnergy(
   range: Range,
 ): Promise<FineEnergy> {
   const counters = await deviceCounters(store, ctx.deviceKey);
-  return fineEnergy(store, ctx, counters, range, fineInterval(ctx.tz, range.from));
+  return fineEnergy(store, ctx, counters, range, fineRollupAt(ctx.tz, range.from));
 }
 
 export function pricesOf(t: Pick<Tariff, 'zone1Price' | 'zone2Price' | 'zone3Price' | 'fixedPrice'>): Prices {

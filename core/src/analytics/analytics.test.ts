@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { billingPeriodAt } from '../buckets/billing.ts';
 import { fixedBucketStarts, HOUR_MS, zonedTimeToUtc } from '../time.ts';
-import { billingPeriodAt } from './billing.ts';
 import { heatmapRows } from './heatmap.ts';
 import { chooseInterval, isRangeTooLong } from './interval.ts';
 import { phaseQuality, tenMinuteMeans } from './quality.ts';

@@ -4,6 +4,7 @@
  * arrive as text; lists are comma-separated.
  */
 import * as v from 'valibot';
+import { ENERGY_INTERVALS, SERIES_INTERVALS } from '../buckets/intervals.ts';
 import { TARIFF_GROUPS } from '../tariff/calendar.ts';
 import { IdSchema, idText, isIdText } from './common.ts';
 import { MESSAGES } from './messages.ts';
@@ -50,8 +51,6 @@ export const IdListSchema = v.pipe(
 /** `raw` computes the same answer straight from raw readings (benchmarks compare the two paths). */
 export const SourceSchema = v.optional(v.picklist(['auto', 'raw'] as const, 'Choose auto or raw.'));
 
-export const SERIES_INTERVALS = ['raw', '15m', '30m', '1h', '1d'] as const;
-export const ENERGY_INTERVALS = ['15m', '30m', '1h', '1d', '1mo'] as const;
 export const STATS = ['avg', 'min', 'max'] as const;
 export const HEATMAP_KINDS = ['daily', 'weekly', 'monthly', 'yearly'] as const;
 

@@ -29,16 +29,18 @@ import bindings from '@duckdb/node-bindings';
 import {
   bucketIndexOf,
   type CounterRules,
+  calendarBuckets,
   combinedParamDef,
   counterBucketStart,
   counterInstantSql,
   counterRules,
   DEFAULT_TIMEZONE,
+  fineRollup,
   fixedBucketStart,
   fixedBucketStarts,
-  HOUR_MS,
   isMemorySize,
   isQueryableParam,
+  isRollupInterval,
   isStoredParam,
   isValidTimeZone,
   paramDef,
@@ -68,7 +70,7 @@ import {
   type TelemetryStore,
   type WriteResult,
 } from '../port.ts';
-import { bucketStartSql, calendarBuckets } from './calendar.ts';
+import { bucketStartSql } from './calendar.ts';
 import { assertDoubleColumns, type DoubleColumn, doubleColumns, valueAt } from './chunks.ts';
 import { counterStepsSql } from './counters.ts';
 import { Journal } from './journal.ts';
@@ -1281,11 +1283,6 @@ export class DuckDbStore implements TelemetryStore {
     return { starts, end: starts.length ? starts[starts.length - 1]! + step : from };
   }
 
-  /** Finest rollup whose buckets nest inside the given calendar starts. */
-  private fineTable(starts: readonly number[]): RollupInterval {
-    return starts.every((s) => s % HOUR_MS === 0) ? '1h' : '15m';
-  }
-
   private checkTz(tz: string | undefined): string {
     const z = tz ?? DEFAULT_TIMEZONE;
     if (!isValidTimeZone(z)) throw rejected(`unknown time zone "${z}"`);
@@ -1307,7 +1304,7 @@ export class DuckDbStore implements TelemetryStore {
     const params = [...new Set(query.params)];
     for (const p of params) if (!isQueryableParam(p)) throw rejected(`unknown parameter "${p}"`);
     const stats = seriesStats(query.stats);
-    if (query.interval !== 'raw' && !(query.interval in ROLLUP_STEP_MS) && query.interval !== '1d')
+    if (query.interval !== 'raw' && !isRollupInterval(query.interval) && query.interval !== '1d')
       throw rejected(`unknown interval "${query.interval}"`);
     return { params, stats, dev: this.ids.get(query.deviceKey), tz, series: {} };
   }
@@ -1522,7 +1519,7 @@ export class DuckDbStore implements TelemetryStore {
     const sql =
       interval === '1d'
         ? `SELECT (${bucketStartSql('bucket', starts, end)})::DOUBLE AS b, ${key} AS k, sum(sum) / nullif(sum(cnt), 0),
-             min(min), max(max) FROM rollup_${this.fineTable(starts)} ${where} AND cnt > 0 GROUP BY b, k`
+             min(min), max(max) FROM rollup_${fineRollup({ starts, end })} ${where} AND cnt > 0 GROUP BY b, k`
         : `SELECT bucket::DOUBLE, ${key}, sum / nullif(cnt, 0), min, max FROM rollup_${interval} ${where}`;
     const index = new Map(step === 0 ? starts.map((s, i) => [s, i]) : []);
     await this.eachChunk(this.r, sql, (cols, n) => {
@@ -1621,7 +1618,7 @@ export class DuckDbStore implements TelemetryStore {
         rows = all.filter((r) => r[0] === 0).map((r) => [r[1]!, r[2]!, r[3]!]);
         events = all.filter((r) => r[0] === 1).map((r) => [r[2]!, r[4]!, r[5]!, r[6]!, r[7]!]);
       } else {
-        const table = calendar ? this.fineTable(starts) : (query.interval as RollupInterval);
+        const table = calendar ? fineRollup({ starts, end }) : (query.interval as RollupInterval);
         const inList = counters.map((c) => `'${c}'`).join(', ');
         // The counter comes back as its position in `counters` (no string per row).
         const pos = (col: string) => `(list_position([${inList}], ${col}) - 1)::DOUBLE`;

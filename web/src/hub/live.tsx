@@ -13,6 +13,7 @@ import { getSession, useSession } from '../auth/session.ts';
 import { alertMessage, i18n, kindTitleId } from '../i18n/i18n.ts';
 import { notify, notifyAlert } from '../lib/notify.ts';
 import { type HubClient as Hub, HubClient, type HubMessage, type HubState } from './hub.ts';
+import { appendReading } from './liveSeries.ts';
 
 const HubContext = createContext<Hub | null>(null);
 
@@ -25,7 +26,7 @@ function toMs(ts: number | string): number {
   return typeof ts === 'number' ? ts : Date.parse(ts.includes('T') ? ts : `${ts.replace(' ', 'T')}Z`);
 }
 
-/** Appends a live reading to cached live series of the device (avg columns only, in place). */
+/** Appends a live reading to cached live series of the device (`appendReading`). */
 export function applyReading(qc: QueryClient, msg: Extract<HubMessage, { type: 'reading' }>): void {
   const id = String(msg.deviceId);
   const ts = toMs(msg.ts);
@@ -36,18 +37,8 @@ export function applyReading(qc: QueryClient, msg: Extract<HubMessage, { type: '
   for (const [key, data] of qc.getQueriesData<SeriesResponse>({ queryKey: ['devices', id, 'series'] })) {
     const q = key[3] as { to?: number; live?: boolean } | undefined;
     if (!data || !q?.live) continue;
-    const last = data.t[data.t.length - 1];
-    if (last !== undefined && ts <= last) continue;
-    const series: SeriesResponse['series'] = {};
-    for (const [param, cols] of Object.entries(data.series)) {
-      const value = msg.values[param] ?? null;
-      series[param] = {
-        avg: cols.avg ? [...cols.avg, value] : undefined,
-        min: cols.min ? [...cols.min, value] : undefined,
-        max: cols.max ? [...cols.max, value] : undefined,
-      };
-    }
-    qc.setQueryData<SeriesResponse>(key, { ...data, t: [...data.t, ts], series });
+    const next = appendReading(data, ts, msg.values);
+    if (next) qc.setQueryData<SeriesResponse>(key, next);
   }
 }
 

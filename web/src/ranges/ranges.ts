@@ -7,15 +7,23 @@
 import {
   addLocalDays,
   addLocalMonths,
+  billingPeriodsUpTo,
   DAY_MS,
-  localParts,
+  type EnergyInterval,
+  localDateString,
+  NOMINAL_STEP_MS,
+  SERIES_INTERVALS,
+  type SeriesInterval,
   startOfLocalDay,
   zonedTimeToUtc,
 } from '@kilowatch/core';
 
 export type RangePreset = 'day' | 'week' | 'month' | 'year' | 'billing';
-export type ChartInterval = '15m' | '30m' | '1h' | '1d';
-export const CHART_INTERVALS: readonly ChartInterval[] = ['15m', '30m', '1h', '1d'];
+/** The series intervals of core's catalogue a chart offers (raw readings are the data log's). */
+export type ChartInterval = Exclude<SeriesInterval, 'raw'>;
+export const CHART_INTERVALS: readonly ChartInterval[] = SERIES_INTERVALS.filter(
+  (i): i is ChartInterval => i !== 'raw',
+);
 /** A chart interval, or `auto`: the API's finest that keeps a series readable (≤ 2,000 points). */
 export type ChartIntervalChoice = ChartInterval | 'auto';
 export const CHART_INTERVAL_CHOICES: readonly ChartIntervalChoice[] = ['auto', ...CHART_INTERVALS];
@@ -94,7 +102,7 @@ export function wantsBands(range: TimeRange): boolean {
   return range.to - range.from > 7 * DAY_MS;
 }
 
-/** Periods of `months` months from the billing start, the newest (containing `now`) first. */
+/** Periods of `months` months from the billing start, the newest (containing `now`) first (core's periods). */
 export function billingPeriods(
   billingStart: number,
   months: number,
@@ -103,27 +111,14 @@ export function billingPeriods(
   count = 12,
 ): TimeRange[] {
   const len = Math.max(1, Math.floor(months));
-  const start = startOfLocalDay(billingStart, tz);
-  const s = localParts(start, tz);
-  const at = (k: number) => {
-    const d = new Date(Date.UTC(s.year, s.month - 1 + k * len, 1));
-    const y = d.getUTCFullYear();
-    const mo = d.getUTCMonth() + 1;
-    const lastDay = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-    return zonedTimeToUtc(y, mo, Math.min(s.day, lastDay), 0, 0, 0, tz);
-  };
-  let k = 0;
-  while (at(k + 1) <= now && k < 10_000) k++;
-  const out: TimeRange[] = [];
-  for (let i = k; i >= 0 && out.length < count; i--) out.push({ from: at(i), to: at(i + 1) });
-  return out;
+  return billingPeriodsUpTo(now, localDateString(billingStart, tz), len, tz, count).map((p) => ({
+    from: p.start,
+    to: p.end,
+  }));
 }
 
 /** Energy buckets that suit the period: the chart interval for one day, days or months beyond. */
-export function energyIntervalFor(
-  range: TimeRange,
-  interval: ChartIntervalChoice,
-): '15m' | '30m' | '1h' | '1d' | '1mo' {
+export function energyIntervalFor(range: TimeRange, interval: ChartIntervalChoice): EnergyInterval {
   const days = (range.to - range.from) / DAY_MS;
   if (days <= 2) return interval === 'auto' ? '15m' : interval;
   if (days <= 62) return '1d';
@@ -141,12 +136,6 @@ export function seriesInterval(range: TimeRange, wanted: ChartIntervalChoice): C
 
 /** The finest chart interval that keeps a series within the API's 100,000-point cap (docs/api.md). */
 export function fitInterval(range: TimeRange, wanted: ChartInterval): ChartInterval {
-  const steps: Record<ChartInterval, number> = {
-    '15m': 900_000,
-    '30m': 1_800_000,
-    '1h': 3_600_000,
-    '1d': DAY_MS,
-  };
   const order = CHART_INTERVALS.slice(CHART_INTERVALS.indexOf(wanted));
-  return order.find((i) => (range.to - range.from) / steps[i] <= 100_000) ?? '1d';
+  return order.find((i) => (range.to - range.from) / NOMINAL_STEP_MS[i] <= 100_000) ?? '1d';
 }

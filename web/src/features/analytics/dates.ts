@@ -1,5 +1,5 @@
 /** Date inputs of the analytics sections: local `YYYY-MM-DD` days in the user's zone. */
-import { DAY_MS } from '@kilowatch/core';
+import { addLocalDays } from '@kilowatch/core';
 import type { HeatmapKind } from '../../api/analytics/get-heatmap.ts';
 import { dayjs } from '../../lib/time.ts';
 import { parseLocalDate } from '../../ranges/ranges.ts';
@@ -15,8 +15,7 @@ export function rangeOfDays(r: DayRange, tz: string): { from: number; to: number
   const last = parseLocalDate(r.to, tz);
   if (from === null || last === null || last < from) return null;
   // The next local midnight (a DST day has 23 or 25 hours).
-  const to = parseLocalDate(dayjs.utc(r.to).add(1, 'day').format('YYYY-MM-DD'), tz);
-  return { from, to: to ?? last + DAY_MS };
+  return { from, to: addLocalDays(last, 1, tz) };
 }
 
 /** The last `days` days up to today. */
