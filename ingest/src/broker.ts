@@ -124,7 +124,33 @@ export interface EmbeddedBrokerOptions {
   now?: () => number;
 }
 
-type Identity = { kind: 'meter'; deviceKey: string } | { kind: 'service' } | { kind: 'anonymous' };
+type Identity =
+  | { kind: 'meter'; deviceKey: string; topics?: MeterTopicCache }
+  | { kind: 'service' }
+  | { kind: 'anonymous' };
+
+/** One meter connection's verdicts on the topics it published to: null (allowed) or why not. */
+export type MeterTopicCache = Map<string, { refusal: TopicRefusal | null; topic: string }>;
+/** A meter publishes to one or two topics; past this many distinct ones, they are checked each time. */
+const METER_TOPIC_CACHE = 16;
+
+/**
+ * The per-publish check of a meter's topic: whether it may publish there, and the topic rewritten to its
+ * device key. A meter publishes to the same few topics again and again, so after the first publish to
+ * a topic this is one map lookup (no database, no hashing: the password was checked at connect).
+ */
+export function checkMeterTopic(
+  cache: MeterTopicCache,
+  deviceKey: string,
+  topic: string,
+): { refusal: TopicRefusal | null; topic: string } {
+  const hit = cache.get(topic);
+  if (hit) return hit;
+  const refusal = meterPublishRefusal(deviceKey, topic);
+  const verdict = { refusal, topic: refusal ? topic : canonicalMeterTopic(deviceKey, topic) };
+  if (cache.size < METER_TOPIC_CACHE) cache.set(topic, verdict);
+  return verdict;
+}
 
 const IDENTITY = Symbol('kilowatch identity');
 const DROPPED = Symbol('kilowatch dropped');
@@ -250,7 +276,8 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
         return;
       }
       if (identity?.kind === 'meter') {
-        const refusal: TopicRefusal | null = meterPublishRefusal(identity.deviceKey, topic);
+        identity.topics ??= new Map();
+        const { refusal, topic: canonical } = checkMeterTopic(identity.topics, identity.deviceKey, topic);
         if (refusal) {
           refuse(refusal === 'other-device' ? 'publish-other-device' : 'publish-not-allowed');
           rejectTopic(identity.deviceKey, topic);
@@ -260,7 +287,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
           return;
         }
         if (packet.retain) capRetained(identity.deviceKey, packet);
-        topic = canonicalMeterTopic(identity.deviceKey, topic);
+        topic = canonical;
       } else if (!client && topic.startsWith('$')) {
         callback(null);
         return;

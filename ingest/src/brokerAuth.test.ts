@@ -2,7 +2,13 @@ import { createDuckDbStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
-import { type BrokerLimits, type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
+import {
+  type BrokerLimits,
+  checkMeterTopic,
+  type EmbeddedBroker,
+  type MeterTopicCache,
+  startEmbeddedBroker,
+} from './broker.ts';
 import { type MeterAccessHarness, meterAccessSuite, tryConnect } from './conformance.ts';
 import { createMemoryMeterAuth } from './meterAuth.ts';
 import { DEMO_DEVICES } from './simulator/devices.ts';
@@ -244,5 +250,22 @@ describe('the demo simulator on the embedded broker', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(broker.connection(device.deviceKey)?.connected).toBe(false);
     expect(broker.connection(device.deviceKey)?.lastRejection).toBeUndefined();
+  });
+});
+
+describe("a meter connection's topic verdicts", () => {
+  it('are the check and rewrite of the topic, kept for at most 16 topics per connection', () => {
+    const key = 'aabbccddeeff';
+    const cache: MeterTopicCache = new Map();
+    const tasmota = 'tele/tasmota_DDEEFF/SENSOR';
+    expect(checkMeterTopic(cache, key, tasmota)).toEqual({ refusal: null, topic: `tele/${key}/SENSOR` });
+    expect(checkMeterTopic(cache, key, tasmota)).toBe(cache.get(tasmota));
+    const forged = 'kilowatch/meters/112233445566/readings';
+    expect(checkMeterTopic(cache, key, forged)).toEqual({ refusal: 'other-device', topic: forged });
+    expect(checkMeterTopic(cache, key, forged).refusal).toBe('other-device');
+    for (let i = 0; i < 40; i++) checkMeterTopic(cache, key, `kilowatch/meters/${key}/x${i}`);
+    expect(cache.size).toBe(16);
+    // Past the bound, a topic is still checked, only not kept.
+    expect(checkMeterTopic(cache, key, 'kilowatch/live/aabbccddeeff').refusal).toBe('not-allowed');
   });
 });

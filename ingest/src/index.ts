@@ -9,10 +9,12 @@ export {
 export {
   type BrokerAuth,
   type BrokerLimits,
+  checkMeterTopic,
   DEFAULT_BROKER_LIMITS,
   type EmbeddedBroker,
   type EmbeddedBrokerOptions,
   type MeterConnection,
+  type MeterTopicCache,
   type MeterVerdict,
   type ServiceAccount,
   startEmbeddedBroker,
