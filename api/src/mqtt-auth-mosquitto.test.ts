@@ -6,6 +6,7 @@
  * and gets its account once the broker is back; the reconcile gives devices without an account one (to be
  * rotated) and removes accounts whose device is gone.
  */
+import { readFileSync } from 'node:fs';
 import { type IngestRuntime, startIngest } from '@kilowatch/ingest';
 import { type MeterAccessHarness, meterAccessSuite, tryConnect } from '@kilowatch/ingest/conformance';
 import {
@@ -31,6 +32,14 @@ const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
 const plugin = mosquittoBin ? findDynsecPlugin() : null;
 if (mosquittoBin && !plugin)
   console.warn('mosquitto_dynamic_security.so is missing: skipping the dynsec suite');
+
+const DEPLOYED_LIMITS = readFileSync(new URL('../../deploy/mosquitto.conf', import.meta.url), 'utf8')
+  .split('\n')
+  .filter((l) =>
+    /^(max_packet_size|max_queued_messages|max_queued_bytes|persistent_client_expiration|max_inflight_messages|max_keepalive) /.test(
+      l,
+    ),
+  );
 
 const ADMIN = { username: 'kw-admin', password: 'admin-secret' };
 const SERVICE = { username: 'kilowatch-test-services', password: 'service-secret' };
@@ -61,6 +70,8 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     broker = await startMosquitto(mosquittoBin as string, {
       dynsec: { plugin: plugin as string, admin: ADMIN },
       logTopic: true,
+      // The limits deploy/mosquitto.conf ships.
+      extraConfig: DEPLOYED_LIMITS,
     });
     store = await duckDbStore();
     let app: TestApp | undefined;
@@ -238,6 +249,42 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       expect(refusal).toMatchObject({ reason: 'bad-password' });
     else expect(refusal).toBeUndefined();
   });
+
+  it("closes a meter's connection announcing a 100 MB publish before reading it (deploy/mosquitto.conf's max_packet_size); nothing is stored", async () => {
+    expect(DEPLOYED_LIMITS).toContain('max_packet_size 524288');
+    const key = '6a00000000f1';
+    const creds = await claim(key);
+    const meter = (await tryConnect(broker.url, { clientId: 'kw-big', ...creds })) as MqttClient;
+    const socket = (meter as unknown as { stream: import('node:net').Socket }).stream;
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    // PUBLISH, QoS 0, announcing 100 MB (remaining length as MQTT's variable-length integer), then 1 MB
+    // at a time, on the meter's own topic.
+    const size = 100 * 1024 * 1024;
+    const length: number[] = [];
+    for (let x = size; ; ) {
+      const byte = x % 128;
+      x = Math.floor(x / 128);
+      length.push(x > 0 ? byte | 128 : byte);
+      if (x === 0) break;
+    }
+    const topic = Buffer.from(`kilowatch/meters/${key}/readings`);
+    let sent = 0;
+    let open = true;
+    void closed.then(() => {
+      open = false;
+    });
+    socket.write(Buffer.from([0x30, ...length, topic.length >> 8, topic.length & 255, ...topic]));
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    while (open && sent < size) {
+      socket.write(chunk);
+      sent += chunk.length;
+      await sleep(5);
+    }
+    await closed;
+    await meter.endAsync(true);
+    expect(sent).toBeLessThan(size);
+    expect(await store.latest(key)).toBeNull();
+  }, 60_000);
 
   it('a claim and a rotation while the broker is away stand; the account follows once it is back', async () => {
     const key = '6a00000000b1';

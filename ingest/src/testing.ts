@@ -147,6 +147,8 @@ export interface MosquittoOptions {
    * instead of none: the API reads meters' connections and refused logins there.
    */
   logTopic?: boolean;
+  /** Lines appended to the configuration (later settings override the harness's own). */
+  extraConfig?: string[];
 }
 
 /**
@@ -178,6 +180,7 @@ export async function startMosquitto(binary: string, opts: MosquittoOptions = {}
       'max_inflight_messages 1000',
       'max_queued_messages 1000000',
       ...(opts.logTopic ? ['log_dest topic'] : ['log_dest none']),
+      ...(opts.extraConfig ?? []),
       '',
     ].join('\n'),
   );
