@@ -28,6 +28,7 @@ import {
 import bindings from '@duckdb/node-bindings';
 import {
   bucketIndexOf,
+  CALENDAR_UNIT_OF,
   type CounterRules,
   calendarBuckets,
   combinedParamDef,
@@ -38,6 +39,7 @@ import {
   fineRollup,
   fixedBucketStart,
   fixedBucketStarts,
+  isCalendarInterval,
   isMemorySize,
   isQueryableParam,
   isRollupInterval,
@@ -1276,8 +1278,7 @@ export class DuckDbStore implements TelemetryStore {
     to: number,
     tz: string,
   ): { starts: number[]; end: number } {
-    if (interval === '1d' || interval === '1mo')
-      return calendarBuckets(from, to, interval === '1d' ? 'day' : 'month', tz);
+    if (isCalendarInterval(interval)) return calendarBuckets(from, to, CALENDAR_UNIT_OF[interval], tz);
     const step = ROLLUP_STEP_MS[interval];
     const starts = fixedBucketStarts(from, to, step);
     return { starts, end: starts.length ? starts[starts.length - 1]! + step : from };

@@ -1,8 +1,9 @@
+import type { EnergyInterval } from '@kilowatch/core';
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 import { request } from '../client.ts';
 import { type EnergyResponse, EnergySchema } from '../schemas.ts';
 
-export type EnergyInterval = '15m' | '30m' | '1h' | '1d' | '1mo';
+export type { EnergyInterval };
 
 export interface EnergyQuery {
   from: number;

@@ -1,8 +1,9 @@
+import type { SeriesInterval } from '@kilowatch/core';
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 import { request } from '../client.ts';
 import { type SeriesResponse, SeriesSchema } from '../schemas.ts';
 
-export type SeriesInterval = 'raw' | '15m' | '30m' | '1h' | '1d';
+export type { SeriesInterval };
 
 export interface SeriesQuery {
   params: readonly string[];
