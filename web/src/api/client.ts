@@ -4,11 +4,10 @@
  * not-found page on 404, a reload when the server's `X-App-Version` changes on a GET, and every failure
  * turned into an `ApiError` with a readable message.
  */
-import { MESSAGES as CATALOGUE } from '@kilowatch/core';
+import { AuthDataSchema, MESSAGES as CATALOGUE, ErrorBodySchema } from '@kilowatch/core';
 import * as v from 'valibot';
 import { clearAuth, getSession, reloadSession, saveAuth } from '../auth/session.ts';
 import { readStored, STORAGE_KEYS, writeStored } from '../lib/storage.ts';
-import { ApiErrorBodySchema, AuthDataSchema } from './schemas.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -275,7 +274,7 @@ async function errorFrom(res: Response): Promise<ApiError> {
   let message: string = res.status >= 500 ? MESSAGES.internal : `${res.status} ${res.statusText}`;
   let errors: Record<string, string[]> = {};
   try {
-    const parsed = v.safeParse(ApiErrorBodySchema, await res.json());
+    const parsed = v.safeParse(ErrorBodySchema, await res.json());
     if (parsed.success) {
       if (parsed.output.message) message = parsed.output.message;
       errors = parsed.output.errors ?? {};

@@ -2,9 +2,8 @@
  * The signed-in session (docs/spec.md §4): token, refresh token and profile live in local storage under the
  * §9 keys. Components read it with `useSession`; everything else through these functions.
  */
-import { DEFAULT_TIMEZONE } from '@kilowatch/core';
+import { type AuthData, DEFAULT_TIMEZONE, type User } from '@kilowatch/core';
 import { useSyncExternalStore } from 'react';
-import type { AuthData, User } from '../api/schemas.ts';
 import { readStored, STORAGE_KEYS, writeStored } from '../lib/storage.ts';
 
 export interface Session {

@@ -3,12 +3,12 @@
  * cache so live values and charts update in place; notifications and weak signal become toasts.
  */
 
+import type { Device, SeriesBlock } from '@kilowatch/core';
 import { type QueryClient, useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useContext, useEffect, useMemo, useSyncExternalStore } from 'react';
 import { refreshSession } from '../api/client.ts';
 import { NOTIFICATIONS_KEY } from '../api/notifications/notifications.ts';
-import type { Device, Latest, SeriesResponse } from '../api/schemas.ts';
-import { latestQueryKey } from '../api/telemetry/get-latest.ts';
+import { type Latest, latestQueryKey } from '../api/telemetry/get-latest.ts';
 import { getSession, useSession } from '../auth/session.ts';
 import { alertMessage, i18n, kindTitleId } from '../i18n/i18n.ts';
 import { notify, notifyAlert } from '../lib/notify.ts';
@@ -34,11 +34,11 @@ export function applyReading(qc: QueryClient, msg: Extract<HubMessage, { type: '
     ts,
     values: { ...(prev?.values ?? {}), ...msg.values },
   }));
-  for (const [key, data] of qc.getQueriesData<SeriesResponse>({ queryKey: ['devices', id, 'series'] })) {
+  for (const [key, data] of qc.getQueriesData<SeriesBlock>({ queryKey: ['devices', id, 'series'] })) {
     const q = key[3] as { to?: number; live?: boolean } | undefined;
     if (!data || !q?.live) continue;
     const next = appendReading(data, ts, msg.values);
-    if (next) qc.setQueryData<SeriesResponse>(key, next);
+    if (next) qc.setQueryData<SeriesBlock>(key, next);
   }
 }
 

@@ -1,7 +1,7 @@
+import { type AuthData, AuthDataSchema } from '@kilowatch/core';
 import { useMutation } from '@tanstack/react-query';
 import { saveAuth } from '../../auth/session.ts';
 import { request } from '../client.ts';
-import { type AuthData, AuthDataSchema } from '../schemas.ts';
 
 /** Signs in to the demo account: simulated meters with a year of history. */
 export async function demoLogin(): Promise<AuthData> {

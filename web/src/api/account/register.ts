@@ -1,7 +1,7 @@
+import { type AuthData, AuthDataSchema } from '@kilowatch/core';
 import { useMutation } from '@tanstack/react-query';
 import { saveAuth } from '../../auth/session.ts';
 import { request } from '../client.ts';
-import { type AuthData, AuthDataSchema } from '../schemas.ts';
 
 export interface Registration {
   email: string;

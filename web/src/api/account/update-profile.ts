@@ -1,8 +1,7 @@
-import type { UpdateUserRequest } from '@kilowatch/core';
+import { type UpdateUserRequest, type User, UserSchema } from '@kilowatch/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { saveUser } from '../../auth/session.ts';
 import { request, retryShed } from '../client.ts';
-import { type User, UserSchema } from '../schemas.ts';
 
 /** Saves the profile (email is read-only) and makes it the session's profile, time zone included. */
 export async function updateProfile(body: UpdateUserRequest): Promise<User> {

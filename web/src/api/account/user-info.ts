@@ -1,6 +1,6 @@
+import { type User, UserSchema } from '@kilowatch/core';
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { request } from '../client.ts';
-import { type User, UserSchema } from '../schemas.ts';
 
 /** The signed-in user's profile (docs/api.md §Account). */
 export function getUserInfo(signal?: AbortSignal): Promise<User> {

@@ -1,6 +1,6 @@
+import { VerifyTokenResponseSchema } from '@kilowatch/core';
 import { getSession, markVerified } from '../../auth/session.ts';
 import { ApiError, request } from '../client.ts';
-import { VerifyTokenSchema } from '../schemas.ts';
 
 /**
  * Checks the stored token before a route change. The body is built at send time so a retry after a
@@ -12,7 +12,7 @@ export async function verifyToken(): Promise<boolean> {
   try {
     const answer = await request('POST', '/account/verifytoken', {
       body: () => ({ api_token: getSession().token }),
-      schema: VerifyTokenSchema,
+      schema: VerifyTokenResponseSchema,
       notFoundPage: false,
     });
     if (answer.valid) markVerified();

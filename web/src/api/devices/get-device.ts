@@ -1,6 +1,6 @@
+import { type DeviceOverview, DeviceOverviewSchema } from '@kilowatch/core';
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { request } from '../client.ts';
-import { type DeviceOverview, DeviceOverviewSchema } from '../schemas.ts';
 
 export function getDevice(id: string, signal?: AbortSignal): Promise<DeviceOverview> {
   return request('GET', `/devices/${encodeURIComponent(id)}`, { schema: DeviceOverviewSchema, signal });

@@ -1,6 +1,9 @@
+import { type Device, DeviceSchema } from '@kilowatch/core';
 import { queryOptions, useQuery } from '@tanstack/react-query';
+import * as v from 'valibot';
 import { request } from '../client.ts';
-import { type Device, DeviceListSchema } from '../schemas.ts';
+
+const DeviceListSchema = v.array(DeviceSchema);
 
 export function getDevices(signal?: AbortSignal): Promise<Device[]> {
   return request('GET', '/devices', { schema: DeviceListSchema, signal });

@@ -1,6 +1,6 @@
+import { type Limits, LimitsSchema } from '@kilowatch/core';
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { request } from '../client.ts';
-import { type Limits, LimitsSchema } from '../schemas.ts';
 
 export function getLimits(id: string, signal?: AbortSignal): Promise<Limits> {
   return request('GET', `/devices/${encodeURIComponent(id)}/limits`, {

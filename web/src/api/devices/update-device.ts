@@ -1,6 +1,6 @@
+import { type DeviceOverview, DeviceOverviewSchema } from '@kilowatch/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../client.ts';
-import { type DeviceOverview, DeviceOverviewSchema } from '../schemas.ts';
 
 export interface DeviceUpdate {
   name: string;

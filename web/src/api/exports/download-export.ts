@@ -2,11 +2,11 @@
  * Downloads a finished export (docs/api.md §Exports): a POST with a binary answer and a two-hour time-out
  * (docs/spec.md §7, §9), saved through an object URL and a click, named after its Content-Disposition.
  */
+import { ErrorBodySchema } from '@kilowatch/core';
 import * as v from 'valibot';
 import { getSession } from '../../auth/session.ts';
 import { fileNameFromDisposition } from '../../shared/export/fileName.ts';
 import { ApiError, MESSAGES, renewAfterUnauthorized } from '../client.ts';
-import { ApiErrorBodySchema } from '../schemas.ts';
 
 export const DOWNLOAD_TIMEOUT_MS = 7_200_000;
 
@@ -39,7 +39,7 @@ export async function downloadExport(id: number, fallbackName: string): Promise<
   if (!res.ok) {
     let message: string = res.status >= 500 ? MESSAGES.internal : `${res.status} ${res.statusText}`;
     try {
-      const body = v.safeParse(ApiErrorBodySchema, await res.json());
+      const body = v.safeParse(ErrorBodySchema, await res.json());
       if (body.success && body.output.message) message = body.output.message;
     } catch {
       // Not JSON: the status line says enough.

@@ -1,6 +1,6 @@
+import { type EnergySummary, EnergySummarySchema } from '@kilowatch/core';
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { request } from '../client.ts';
-import { type EnergySummary, EnergySummarySchema } from '../schemas.ts';
 
 export function getEnergySummary(id: string, signal?: AbortSignal): Promise<EnergySummary> {
   return request('GET', `/devices/${encodeURIComponent(id)}/energy/summary`, {

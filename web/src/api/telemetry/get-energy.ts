@@ -1,7 +1,6 @@
-import type { EnergyInterval } from '@kilowatch/core';
+import { type EnergyInterval, type EnergySeries, EnergySeriesSchema } from '@kilowatch/core';
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 import { request } from '../client.ts';
-import { type EnergyResponse, EnergySchema } from '../schemas.ts';
 
 export type { EnergyInterval };
 
@@ -11,10 +10,10 @@ export interface EnergyQuery {
   interval: EnergyInterval;
 }
 
-export function getEnergy(id: string, q: EnergyQuery, signal?: AbortSignal): Promise<EnergyResponse> {
+export function getEnergy(id: string, q: EnergyQuery, signal?: AbortSignal): Promise<EnergySeries> {
   return request('GET', `/devices/${encodeURIComponent(id)}/energy`, {
     query: { from: new Date(q.from).toISOString(), to: new Date(q.to).toISOString(), interval: q.interval },
-    schema: EnergySchema,
+    schema: EnergySeriesSchema,
     signal,
     notFoundPage: false,
   });

@@ -1,6 +1,9 @@
+import { ReadingsPageSchema } from '@kilowatch/core';
 import { infiniteQueryOptions, useInfiniteQuery } from '@tanstack/react-query';
+import type * as v from 'valibot';
 import { request } from '../client.ts';
-import { type ReadingsPage, ReadingsPageSchema } from '../schemas.ts';
+
+export type ReadingsPage = v.InferOutput<typeof ReadingsPageSchema>;
 
 export interface ReadingsQuery {
   params: readonly string[];

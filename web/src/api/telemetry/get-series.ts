@@ -1,7 +1,6 @@
-import type { SeriesInterval } from '@kilowatch/core';
+import { type SeriesBlock, SeriesBlockSchema, type SeriesInterval } from '@kilowatch/core';
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 import { request } from '../client.ts';
-import { type SeriesResponse, SeriesSchema } from '../schemas.ts';
 
 export type { SeriesInterval };
 
@@ -16,7 +15,7 @@ export interface SeriesQuery {
   live?: boolean;
 }
 
-export function getSeries(id: string, q: SeriesQuery, signal?: AbortSignal): Promise<SeriesResponse> {
+export function getSeries(id: string, q: SeriesQuery, signal?: AbortSignal): Promise<SeriesBlock> {
   return request('GET', `/devices/${encodeURIComponent(id)}/series`, {
     query: {
       params: q.params.join(','),
@@ -25,7 +24,7 @@ export function getSeries(id: string, q: SeriesQuery, signal?: AbortSignal): Pro
       interval: q.interval,
       stats: q.stats?.join(','),
     },
-    schema: SeriesSchema,
+    schema: SeriesBlockSchema,
     signal,
     notFoundPage: false,
   });

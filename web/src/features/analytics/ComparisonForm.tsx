@@ -1,8 +1,8 @@
+import type { Device } from '@kilowatch/core';
 import { ActionIcon, Button, Group, Select, Stack, Switch, Text, TextInput } from '@mantine/core';
 import { type FormEvent, useMemo, useRef, useState } from 'react';
 import type { Comparison, ComparisonRequest } from '../../api/analytics/comparisons.ts';
 import { ApiError } from '../../api/client.ts';
-import type { Device } from '../../api/schemas.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { paramSelectData } from '../../shared/devices/paramNames.ts';
 import { type ComparisonDraft, type MemberDraft, toRequest, validateDraft } from './comparisonForm.ts';

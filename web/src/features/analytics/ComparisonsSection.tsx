@@ -1,3 +1,4 @@
+import type { Device } from '@kilowatch/core';
 import {
   Alert,
   Button,
@@ -21,7 +22,6 @@ import {
   useSaveComparison,
 } from '../../api/analytics/comparisons.ts';
 import { useComparisonData } from '../../api/analytics/get-comparison-data.ts';
-import type { Device } from '../../api/schemas.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';

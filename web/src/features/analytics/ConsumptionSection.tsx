@@ -1,3 +1,4 @@
+import type { Device } from '@kilowatch/core';
 import {
   Alert,
   Card,
@@ -12,7 +13,6 @@ import {
 } from '@mantine/core';
 import { type ReactNode, useMemo } from 'react';
 import { type ConsumptionInterval, useConsumption } from '../../api/analytics/get-consumption.ts';
-import type { Device } from '../../api/schemas.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';

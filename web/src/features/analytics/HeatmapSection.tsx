@@ -1,4 +1,4 @@
-import { detailsPageFor } from '@kilowatch/core';
+import { type Device, detailsPageFor } from '@kilowatch/core';
 import {
   Alert,
   Card,
@@ -13,7 +13,6 @@ import {
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useMemo } from 'react';
 import { type HeatmapKind, useHeatmap } from '../../api/analytics/get-heatmap.ts';
-import type { Device } from '../../api/schemas.ts';
 import { latestQueryOptions } from '../../api/telemetry/get-latest.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useChartTheme } from '../../charts/useChartTheme.ts';

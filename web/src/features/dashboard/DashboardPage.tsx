@@ -1,3 +1,4 @@
+import type { Device } from '@kilowatch/core';
 import {
   Anchor,
   Button,
@@ -16,7 +17,6 @@ import { useDebouncedValue } from '@mantine/hooks';
 import { Link } from '@tanstack/react-router';
 import { type KeyboardEvent, useMemo, useState } from 'react';
 import { useDevices } from '../../api/devices/get-devices.ts';
-import type { Device } from '../../api/schemas.ts';
 import { useLiveDevices } from '../../hub/live.tsx';
 import { useT } from '../../i18n/i18n.ts';
 import { deviceTypeName } from '../../shared/devices/paramNames.ts';

@@ -1,5 +1,5 @@
+import type { Device } from '@kilowatch/core';
 import { describe, expect, it } from 'vitest';
-import type { Device } from '../../api/schemas.ts';
 import { effectiveQuery, searchDevices } from './deviceSearch.ts';
 
 const dev = (id: number, name: string, extra: Partial<Device> = {}): Device => ({
@@ -11,7 +11,12 @@ const dev = (id: number, name: string, extra: Partial<Device> = {}): Device => (
   typeCode: 1,
   typeName: '',
   mac: '',
+  deviceKey: '',
+  phases: 3,
+  detailsPath: '',
   status: 'online',
+  lastSeen: null,
+  rssi: null,
   location: null,
   tariff: null,
   ...extra,

@@ -1,5 +1,5 @@
 /** Device search of the dashboard (docs/spec.md §5): from 2 characters, cleared when emptied. */
-import type { Device } from '../../api/schemas.ts';
+import type { Device } from '@kilowatch/core';
 
 export const SEARCH_MIN_LENGTH = 2;
 

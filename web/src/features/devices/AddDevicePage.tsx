@@ -3,7 +3,7 @@
  * connect it (broker, account, topics, ready-to-paste settings for native JSON, Tasmota and Shelly) →
  * the first reading, watched live over the hub and the connection endpoint.
  */
-import { DEVICE_TYPES, deviceKeyFromMac } from '@kilowatch/core';
+import { type ClaimedDevice, DEVICE_TYPES, deviceKeyFromMac } from '@kilowatch/core';
 import {
   Alert,
   Anchor,
@@ -26,7 +26,7 @@ import {
 import { Link } from '@tanstack/react-router';
 import { type FormEvent, type ReactNode, useMemo, useState } from 'react';
 import { ApiError } from '../../api/client.ts';
-import { type ClaimedDevice, useClaimDevice } from '../../api/devices/claim-device.ts';
+import { useClaimDevice } from '../../api/devices/claim-device.ts';
 import { useConnection } from '../../api/devices/connection.ts';
 import { useLocations } from '../../api/locations/get-locations.ts';
 import { useLatest } from '../../api/telemetry/get-latest.ts';

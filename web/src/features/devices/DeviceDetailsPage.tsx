@@ -1,3 +1,4 @@
+import type { DeviceOverview } from '@kilowatch/core';
 import {
   Alert,
   Anchor,
@@ -15,7 +16,6 @@ import { Link, useParams, useRouterState } from '@tanstack/react-router';
 import { useMemo, useState } from 'react';
 import { useDevice } from '../../api/devices/get-device.ts';
 import { useLimits } from '../../api/devices/limits.ts';
-import type { DeviceOverview } from '../../api/schemas.ts';
 import { useLatest } from '../../api/telemetry/get-latest.ts';
 import { useSeries } from '../../api/telemetry/get-series.ts';
 import { displayTimeZone } from '../../auth/session.ts';

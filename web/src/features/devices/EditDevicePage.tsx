@@ -1,3 +1,4 @@
+import type { DeviceOverview } from '@kilowatch/core';
 import { Button, Card, Group, NumberInput, Select, Stack, TextInput, Title } from '@mantine/core';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
@@ -6,7 +7,6 @@ import { useDevice } from '../../api/devices/get-device.ts';
 import { useUpdateDevice } from '../../api/devices/update-device.ts';
 import { useLocations } from '../../api/locations/get-locations.ts';
 import { useTariffs } from '../../api/locations/get-tariffs.ts';
-import type { DeviceOverview } from '../../api/schemas.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notifyOutcome } from '../../lib/notify.ts';

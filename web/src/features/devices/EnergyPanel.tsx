@@ -1,6 +1,6 @@
+import type { EnergyTriple } from '@kilowatch/core';
 import { Card, Group, Loader, SimpleGrid, Skeleton, Stack, Text, Title } from '@mantine/core';
 import { useMemo } from 'react';
-import type { EnergyTriple } from '../../api/schemas.ts';
 import { useEnergy } from '../../api/telemetry/get-energy.ts';
 import { useEnergySummary } from '../../api/telemetry/get-energy-summary.ts';
 import { buildChartData, buildChartOptions, formatValue, type SeriesSpec } from '../../charts/options.ts';

@@ -3,10 +3,10 @@
  * the voltage and daily-consumption limits, the quiet night, the interval and mute-all. Saved on its
  * own; the alert evaluator takes the change at the device's next reading.
  */
+import type { DeviceOverview } from '@kilowatch/core';
 import { Button, Card, Group, NumberInput, SimpleGrid, Stack, Switch, Text, Title } from '@mantine/core';
 import { type FormEvent, useState } from 'react';
 import { useSaveNotificationSettings } from '../../api/devices/notification-settings.ts';
-import type { DeviceOverview } from '../../api/schemas.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import {

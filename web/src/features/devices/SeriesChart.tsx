@@ -1,6 +1,6 @@
+import type { SeriesBlock } from '@kilowatch/core';
 import { Card, Group, Text, Title } from '@mantine/core';
 import { useMemo } from 'react';
-import type { SeriesResponse } from '../../api/schemas.ts';
 import { buildChartData, buildChartOptions, type LimitLines, type SeriesSpec } from '../../charts/options.ts';
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { useT } from '../../i18n/i18n.ts';
@@ -41,7 +41,7 @@ export function useGroupSpecs(group: ChartGroup): SeriesSpec[] {
 
 export function SeriesChart(props: {
   group: ChartGroup;
-  data: SeriesResponse | undefined;
+  data: SeriesBlock | undefined;
   isPending: boolean;
   error: unknown;
   refetch: () => void;

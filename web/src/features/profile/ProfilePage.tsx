@@ -1,8 +1,8 @@
+import type { User } from '@kilowatch/core';
 import { Button, Card, Group, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { type FormEvent, useMemo, useState } from 'react';
 import { useUpdateProfile } from '../../api/account/update-profile.ts';
 import { useUserInfo } from '../../api/account/user-info.ts';
-import type { User } from '../../api/schemas.ts';
 import { activateLanguage, isLanguage, LANGUAGE_NAMES, LANGUAGES, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { timeZoneOptions } from '../../shared/forms/fields.ts';

@@ -1,4 +1,4 @@
-import type { Zone } from '@kilowatch/core';
+import type { Device, Zone } from '@kilowatch/core';
 import {
   Alert,
   Badge,
@@ -18,7 +18,6 @@ import {
 import { useParams } from '@tanstack/react-router';
 import { useMemo, useState } from 'react';
 import { useDevices } from '../../api/devices/get-devices.ts';
-import type { Device } from '../../api/schemas.ts';
 import { type TariffComparison, useTariffComparison } from '../../api/tariffs/get-tariff-comparison.ts';
 import {
   type TariffStats,

@@ -1,5 +1,5 @@
+import type { Device } from '@kilowatch/core';
 import { Badge } from '@mantine/core';
-import type { Device } from '../../api/schemas.ts';
 import { useT } from '../../i18n/i18n.ts';
 
 // Filled badges with auto-contrast text keep AA contrast in both themes.

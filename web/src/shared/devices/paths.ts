@@ -1,5 +1,4 @@
-import { detailsPathFor } from '@kilowatch/core';
-import type { Device } from '../../api/schemas.ts';
+import { type Device, detailsPathFor } from '@kilowatch/core';
 
 /** The client route of a device's details page, which its type decides (docs/spec.md §2). */
 export function detailsPath(d: Device): string {
