@@ -4,6 +4,7 @@
  */
 import { DEVICE_KEY_PATTERN, type Reading, TOPICS } from '@kilowatch/core';
 import mqtt from 'mqtt';
+import { DeviceStates } from './bridge/deviceStates.ts';
 import { decodeMessage } from './decoders/index.ts';
 import { type DeviceState, type LiveBus, LocalLiveBus } from './liveBus.ts';
 
@@ -36,7 +37,7 @@ export async function startLiveSubscriber(opts: {
   password?: string;
 }): Promise<LiveSubscriber> {
   const bus = new LocalLiveBus();
-  const states = new Map<string, DeviceState>();
+  const states = new DeviceStates((s) => bus.emitStatus(s), Date.now);
   const client = await mqtt.connectAsync(opts.mqttUrl, {
     ...(opts.username ? { username: opts.username, password: opts.password ?? '' } : {}),
     clientId: opts.clientId ?? `kilowatch-live-${process.pid}-${Math.random().toString(16).slice(2, 8)}`,
@@ -51,18 +52,7 @@ export async function startLiveSubscriber(opts: {
       received++;
       // As the bridge does: a reading keeps a device's state fresh, and brings a device without one (a
       // meter that never sends a status) or an offline one online.
-      const prev = states.get(r.deviceKey);
-      if (prev && prev.status !== 'offline') prev.lastSeen = Math.max(prev.lastSeen ?? 0, r.ts);
-      else {
-        const next: DeviceState = {
-          deviceKey: r.deviceKey,
-          status: 'online',
-          lastSeen: Math.max(r.ts, prev?.lastSeen ?? 0),
-        };
-        if (prev?.rssi !== undefined) next.rssi = prev.rssi;
-        states.set(r.deviceKey, next);
-        bus.emitStatus({ ...next });
-      }
+      states.touch(r);
       bus.emitReading(r);
       return;
     }
@@ -75,17 +65,13 @@ export async function startLiveSubscriber(opts: {
       lastSeen: prev?.lastSeen ?? null,
     };
     if (decoded.update.rssi !== undefined) next.rssi = decoded.update.rssi;
-    states.set(decoded.deviceKey, next);
-    bus.emitStatus({ ...next });
+    states.replace(next);
   });
   await client.subscribeAsync([TOPICS.live('+'), TOPICS.status('+')], { qos: 0 });
   return {
     onReading: (fn) => bus.onReading(fn),
     onStatus: (fn) => bus.onStatus(fn),
-    deviceState: (key) => {
-      const s = states.get(key);
-      return s ? { ...s } : undefined;
-    },
+    deviceState: (key) => states.get(key),
     connected: () => client.connected,
     received: () => received,
     async stop() {

@@ -178,10 +178,14 @@ export interface TelemetryStore {
    */
   write(readings: readonly Reading[]): Promise<WriteResult>;
 
+  /** What the engine offers beyond the required methods (none declared: none offered). */
+  readonly capabilities?: StoreCapabilities;
+
   /**
-   * Optional: the same write for readings already laid out in columns by `columnize` (which can run in
-   * another thread: the MQTT bridge decodes and lays out its messages in a worker). Refuses a malformed
-   * batch whole, as `write` refuses a bad reading.
+   * The same write for readings already laid out in columns by `columnize` (which can run in another
+   * thread: the MQTT bridge decodes and lays out its messages in a worker). Refuses a malformed batch
+   * whole, as `write` refuses a bad reading. Offered when `capabilities.columnWrites` says so; callers go
+   * through `columnWriter`.
    */
   writeColumns?(batch: ColumnBatch): Promise<WriteResult>;
 
@@ -227,6 +231,18 @@ export interface TelemetryStore {
   health(): Promise<StoreHealth>;
 
   close(): Promise<void>;
+}
+
+/** Optional abilities an engine declares (`TelemetryStore.capabilities`). */
+export interface StoreCapabilities {
+  /** Takes batches already laid out in columns (`writeColumns`). */
+  readonly columnWrites?: boolean;
+}
+
+/** The store's columnar write when it declares one, else null (write through `write`). */
+export function columnWriter(store: TelemetryStore): ((batch: ColumnBatch) => Promise<WriteResult>) | null {
+  if (!store.capabilities?.columnWrites || !store.writeColumns) return null;
+  return (batch) => (store.writeColumns as (b: ColumnBatch) => Promise<WriteResult>).call(store, batch);
 }
 
 /** Several series from one store: in one pass where the engine offers `seriesMany`, else one by one. */

@@ -152,6 +152,7 @@ interface SeriesSlot {
 
 export class DuckDbStore implements TelemetryStore {
   readonly engine = 'duckdb' as const;
+  readonly capabilities = { columnWrites: true } as const;
   private readonly lock = new Mutex();
   private readonly ids = new Map<string, number>();
   private readonly keys = new Map<number, string>();
