@@ -33,4 +33,5 @@ export { createMemoryMeterAuth, type MemoryMeterAuth, newMeterPassword } from '.
 export { type BackfillOptions, backfillHistory } from './simulator/backfill.ts';
 export { DEMO_DEVICES, type SimulatedDevice, type SimulatedKind } from './simulator/devices.ts';
 export { type Simulator, type SimulatorOptions, startSimulator } from './simulator/live.ts';
+export { type MeterOutbox, meterOutbox } from './simulator/outbox.ts';
 export { type SimulationOptions, simulatedReading } from './simulator/readings.ts';

@@ -1,6 +1,7 @@
 import { TOPICS } from '@kilowatch/core';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { SimulatedDevice } from './devices.ts';
+import { meterOutbox } from './outbox.ts';
 import { type SimulationOptions, simulatedReading } from './readings.ts';
 
 export interface Simulator {
@@ -62,11 +63,13 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
       { qos: 1, retain: true },
     );
     let seq = 0;
+    // Readings measured while the broker is away go out together once it is back (see `meterOutbox`).
+    const outbox = meterOutbox(client);
     const tick = () => {
       const ts = Math.floor(Date.now() / 1000) * 1000;
       const r = simulatedReading(device, ts, opts);
       const payload = JSON.stringify({ ts, seq: seq++, values: r.values });
-      client.publish(TOPICS.readings(device.deviceKey), payload, { qos: 1 }, () => {});
+      outbox.publish(TOPICS.readings(device.deviceKey), payload);
     };
     const first = intervalMs - (Date.now() % intervalMs);
     const start = setTimeout(() => {

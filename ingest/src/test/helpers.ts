@@ -97,3 +97,12 @@ export function switchableStore(inner: TelemetryStore, makeError: () => Error) {
     },
   };
 }
+
+/** The real store, counting the writes it is given (both write paths): one per commit. */
+export function countedStore(inner: TelemetryStore): { store: TelemetryStore; writes: () => number } {
+  let writes = 0;
+  const store = beforeWrites(inner, () => {
+    writes++;
+  });
+  return { store, writes: () => writes };
+}
