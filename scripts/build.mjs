@@ -3,8 +3,9 @@
 //
 // The server is one ES module bundle of api/src/main.ts with Kilowatch's own packages inside it and every
 // other package left to node_modules (native DuckDB, PGlite's WebAssembly, Fastify's plugins load files of
-// their own), plus the ingest decode thread's body beside it. Development and tests keep running the
-// TypeScript sources (tsx, vitest); this file runs under plain `node`.
+// their own), plus the bodies of the ingest decode thread and of the demo history's generation thread
+// beside it. Development and tests keep running the TypeScript sources (tsx, vitest); this file runs
+// under plain `node`.
 //
 //   node scripts/build.mjs [server|web]... (both by default)
 //   node scripts/build.mjs server --outdir api/dist/x   (the server elsewhere under api/, e.g. for a test)
@@ -49,6 +50,7 @@ export async function buildServer(outdir = SERVER_OUT) {
     entryPoints: {
       main: 'api/src/main.ts',
       decodeWorker: 'ingest/src/decodeWorker.ts',
+      backfillWorker: 'ingest/src/simulator/backfillWorker.ts',
     },
     outdir,
     bundle: true,

@@ -194,8 +194,10 @@ export interface TelemetryStore {
    * the ongoing `write`s rather than queued between them. A (device, timestamp) already stored is kept
    * as it is. Resolves once everything is committed; a failure may leave a prefix of the batches stored
    * (running the same load again completes it). Engines without it take the batches through `write`.
+   * A batch may come laid out in columns already (`columnize`, e.g. in a generation thread). The
+   * rollups of the devices being loaded are refreshed after the load, not while it runs.
    */
-  writeBulk?(batches: AsyncIterable<readonly Reading[]>): Promise<WriteResult>;
+  writeBulk?(batches: AsyncIterable<readonly Reading[] | ColumnBatch>): Promise<WriteResult>;
 
   /** Raw readings in time order, paged (data log). */
   readRaw(query: RawQuery): Promise<RawPage>;

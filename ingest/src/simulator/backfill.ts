@@ -1,5 +1,7 @@
+import { Worker } from 'node:worker_threads';
 import type { Reading } from '@kilowatch/core';
-import type { TelemetryStore } from '@kilowatch/tsdb';
+import type { ColumnBatch, TelemetryStore } from '@kilowatch/tsdb';
+import type { BackfillWork } from './backfillWorker.ts';
 import type { SimulatedDevice } from './devices.ts';
 import { type SimulationOptions, simulatedReading } from './readings.ts';
 
@@ -14,6 +16,71 @@ export interface BackfillOptions extends SimulationOptions {
    */
   batchSize?: number;
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Generate the readings in a worker thread, laid out in columns there, when the store bulk-loads: the
+   * thread that calls this (the server's, answering requests meanwhile) only hands the columns to the
+   * store. Default false.
+   */
+  thread?: boolean;
+}
+
+/**
+ * Whether this code runs compiled (`pnpm build` bundles the server into `api/dist/`, the generation
+ * thread's body beside it as `backfillWorker.js`) rather than from its TypeScript sources.
+ */
+const compiled = import.meta.url.endsWith('.js');
+/** Batches the generation thread makes ahead of the store. */
+const AHEAD = 2;
+
+/** Column batches of simulated history made in a worker thread (see `backfillWorker.ts`). */
+async function* generatedInThread(work: BackfillWork): AsyncGenerator<ColumnBatch> {
+  const entry = new URL(compiled ? './backfillWorker.js' : './backfillWorker.ts', import.meta.url);
+  // TypeScript sources need the loader registered in the thread first, which the boot file does.
+  const worker = entry.pathname.endsWith('.js')
+    ? new Worker(entry, { execArgv: [], workerData: { work } })
+    : new Worker(new URL('../decodeThreadBoot.mjs', import.meta.url), {
+        workerData: { entry: entry.href, work },
+        execArgv: [],
+      });
+  type Msg = { ready?: true; done?: true; batch?: ColumnBatch };
+  const queue: Msg[] = [];
+  let failure: unknown = null;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    wake?.();
+    wake = null;
+  };
+  worker.on('message', (m: Msg) => {
+    if (m.ready) for (let i = 0; i < AHEAD; i++) worker.postMessage({ next: true });
+    else queue.push(m);
+    notify();
+  });
+  worker.on('error', (e) => {
+    failure = e;
+    notify();
+  });
+  worker.on('exit', (code) => {
+    failure ??= new Error(`the history generation thread exited (${code})`);
+    notify();
+  });
+  try {
+    for (;;) {
+      const m = queue.shift();
+      if (!m) {
+        if (failure) throw failure;
+        await new Promise<void>((r) => {
+          wake = r;
+        });
+        continue;
+      }
+      if (m.done) return;
+      worker.postMessage({ next: true });
+      yield m.batch!;
+    }
+  } finally {
+    worker.removeAllListeners('exit');
+    await worker.terminate();
+  }
 }
 
 const YIELD_EVERY = 5_000;
@@ -49,6 +116,29 @@ export async function backfillHistory(
       }
     }
     if (batch.length > 0) yield batch;
+  }
+
+  if (store.writeBulk && opts.thread) {
+    let handed = 0;
+    const progress = async function* (source: AsyncIterable<ColumnBatch>) {
+      for await (const b of source) {
+        yield b;
+        handed += b.rows;
+        opts.onProgress?.(handed, total);
+      }
+    };
+    const { seed, counterResetEveryDays } = opts;
+    const work: BackfillWork = {
+      devices,
+      from: opts.from,
+      to: opts.to,
+      step,
+      batchSize,
+      ...(seed !== undefined ? { seed } : {}),
+      ...(counterResetEveryDays !== undefined ? { counterResetEveryDays } : {}),
+    };
+    const { written } = await store.writeBulk(progress(generatedInThread(work)));
+    return { readings: written };
   }
 
   if (store.writeBulk) {

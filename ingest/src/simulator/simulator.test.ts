@@ -157,4 +157,58 @@ describe('backfillHistory', () => {
       await store.close();
     }
   });
+
+  it("generated in a worker thread, stores the same readings, rollups and energy as on the caller's thread", async () => {
+    const here = await createDuckDbStore();
+    const there = await createDuckDbStore();
+    try {
+      const from = Date.parse('2026-10-24T00:00:00Z');
+      const to = from + 2 * 1440 * MIN;
+      const opts = { from, to, batchSize: 4000, seed: 7 };
+      const progress: number[] = [];
+      // What reaches the store: readings laid out in columns already (by the thread).
+      const kinds = new Set<string>();
+      const bulk = there.writeBulk.bind(there);
+      there.writeBulk = (batches) =>
+        bulk(
+          (async function* () {
+            for await (const x of batches) {
+              kinds.add(Array.isArray(x) ? 'readings' : 'columns');
+              yield x;
+            }
+          })(),
+        );
+      const a = await backfillHistory(here, DEMO_DEVICES, opts);
+      const b = await backfillHistory(there, DEMO_DEVICES, {
+        ...opts,
+        thread: true,
+        onProgress: (done) => progress.push(done),
+      });
+      expect(b).toEqual(a);
+      expect([...kinds]).toEqual(['columns']);
+      expect(b.readings).toBe(2 * 1440 * DEMO_DEVICES.length);
+      expect(progress.at(-1)).toBe(b.readings);
+      await here.refreshRollups(to);
+      await there.refreshRollups(to);
+      for (const d of DEMO_DEVICES) {
+        const raw = { deviceKey: d.deviceKey, from, to, limit: 3000 };
+        expect((await there.readRaw(raw)).items).toEqual((await here.readRaw(raw)).items);
+        expect(await there.latest(d.deviceKey)).toEqual(await here.latest(d.deviceKey));
+      }
+      const energy = {
+        deviceKey: byKind('three-phase').deviceKey,
+        counters: ['eai1', 'eai2', 'eai3'],
+        from,
+        to,
+        interval: '1h',
+        tz: 'Europe/Warsaw',
+      } as const;
+      const e = await there.energy(energy);
+      expect(e.energy.eai1!.reduce<number>((s, y) => s + (y ?? 0), 0)).toBeGreaterThan(0);
+      expect(e).toEqual(await here.energy(energy));
+    } finally {
+      await here.close();
+      await there.close();
+    }
+  });
 });

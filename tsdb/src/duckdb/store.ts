@@ -119,6 +119,16 @@ const CHECKPOINT_BYTES = 16 * 1024 * 1024;
 const MAX_PAGE = 10_000;
 /** Readings the journal takes while a checkpoint runs; past it, writes wait for DuckDB (backpressure). */
 const MAX_PARKED_ROWS = 200_000;
+/**
+ * History per rollup-refresh window (whole hours): 30 days of a 1-minute meter are ~43,000 readings, so
+ * a refresh of a year holds a few of those in memory at once, not the year.
+ */
+const REFRESH_WINDOW_MS = 30 * 86_400_000;
+/** How far before a refresh's start the counters' seeds are looked for first (see `seeds`). */
+const SEED_LOOKBACK_MS = 2 * 86_400_000;
+/** Devices of the same kind refreshed in one statement (see `refreshGroups`). */
+const REFRESH_GROUP = 4;
+const COUNTER_SET: ReadonlySet<string> = new Set(COUNTERS);
 /** Rows per bulk-load transaction: above DuckDB's row-group size (122,880). */
 const BULK_ROWS = 250_000;
 
@@ -166,6 +176,8 @@ export class DuckDbStore implements TelemetryStore {
   private latestChanged = false;
   /** Device ids with a `rollup_state` row. */
   private readonly stateRow = new Set<number>();
+  /** Device ids a bulk load is writing (count of loads): the rollup refresh leaves them for after it. */
+  private readonly bulkLoading = new Map<number, number>();
   /** Connection of `writeBulk` (opened on first use). */
   private bulkConn: DuckDBConnection | null = null;
   /**
@@ -840,11 +852,13 @@ export class DuckDbStore implements TelemetryStore {
    * write connection registers new devices and the rollup dirty mark before, and the dirty mark again
    * and the newest values after; a crash in between leaves at most a dirty mark with nothing behind it.
    */
-  async writeBulk(batches: AsyncIterable<readonly Reading[]>): Promise<WriteResult> {
+  async writeBulk(batches: AsyncIterable<readonly Reading[] | ColumnBatch>): Promise<WriteResult> {
     this.assertOpen();
     this.bulkConn ??= await this.instance.connect();
     const conn = this.bulkConn;
     const staging = new Map<string, string>();
+    /** Devices this load writes: the rollup refresh leaves them until it is over. */
+    const loading = new Set<number>();
     let written = 0;
     let group: { stg: string; sig: string; cols: number[]; rows: number; batches: ColumnBatch[] } | null =
       null;
@@ -855,10 +869,18 @@ export class DuckDbStore implements TelemetryStore {
       await this.bulkCommit(conn, g.stg, g.cols, g.batches);
     };
     try {
-      for await (const readings of batches) {
+      for await (const item of batches) {
         this.assertOpen();
-        const b = columnize(readings);
-        written += readings.length;
+        // Readings, or readings already laid out in columns (in another thread).
+        let b: ColumnBatch;
+        if (Array.isArray(item)) {
+          b = columnize(item as readonly Reading[]);
+          written += item.length;
+        } else {
+          b = item as ColumnBatch;
+          checkBatch(b);
+          written += b.rows;
+        }
         if (b.rows === 0) continue;
         const sig = b.cols.join(',');
         if (group && group.sig !== sig) await flush();
@@ -875,6 +897,11 @@ export class DuckDbStore implements TelemetryStore {
           group = { stg, sig, cols: b.cols, rows: 0, batches: [] };
         }
         const ids = await this.lock.run(() => this.registerDevices(b.keys));
+        for (const id of ids) {
+          if (loading.has(id)) continue;
+          loading.add(id);
+          this.bulkLoading.set(id, (this.bulkLoading.get(id) ?? 0) + 1);
+        }
         const rowIds = new Int32Array(b.rows);
         for (let r = 0; r < b.rows; r++) rowIds[r] = ids[b.dev[r]!]!;
         await this.stage(group.stg, b, rowIds, conn);
@@ -888,6 +915,12 @@ export class DuckDbStore implements TelemetryStore {
       await conn.run('ROLLBACK').catch(() => undefined);
       if (e instanceof StoreError) throw e;
       throw new StoreError(`bulk write failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
+    } finally {
+      for (const id of loading) {
+        const n = (this.bulkLoading.get(id) ?? 1) - 1;
+        if (n > 0) this.bulkLoading.set(id, n);
+        else this.bulkLoading.delete(id);
+      }
     }
     return { written };
   }
@@ -1048,28 +1081,67 @@ export class DuckDbStore implements TelemetryStore {
   // ---------------------------------------------------------------- rollups
 
   /**
-   * Refreshes device by device, each in its own turn on the write connection and its own transaction,
-   * so writes (ingest acknowledgements) wait for one device's refresh at most, never for a whole run.
+   * Refreshes every dirty device together (one statement per step for all of them, so the counter-step
+   * query is planned once, not once per device), in windows of `REFRESH_WINDOW_MS` of history, each in
+   * its own turn on the write connection and its own transaction: writes (ingest acknowledgements) wait
+   * for one window at most, and a year of history is never held in one transaction's memory. Devices a
+   * bulk load is writing are left for the refresh after it (their marks stay).
    */
   async refreshRollups(now: number = Date.now()): Promise<RollupRunResult> {
     this.assertOpen();
-    const dirty = await this.lock.run(() =>
-      this.rows(this.w, 'SELECT device FROM rollup_state WHERE dirty_from IS NOT NULL ORDER BY device'),
-    );
-    let buckets = 0;
-    for (const [dev] of dirty) {
-      buckets += await this.lock.run(async () => {
-        if (this.closed) return 0;
-        // Re-read: a write since the list was taken may have moved the mark earlier.
-        const [row] = await this.rows(
-          this.w,
-          `SELECT dirty_from::DOUBLE FROM rollup_state WHERE device = ${dev} AND dirty_from IS NOT NULL`,
-        );
-        if (!row) return 0;
+    // The marks being refreshed: taken off the in-memory map (the file keeps them until the refresh has
+    // passed them), so a write meanwhile shows up there again and is left dirty for the next refresh.
+    const run = await this.lock.run(async () => {
+      const rows = await this.rows(
+        this.w,
+        'SELECT device, dirty_from::DOUBLE FROM rollup_state WHERE dirty_from IS NOT NULL ORDER BY device',
+      );
+      const devs: { dev: number; start: number }[] = [];
+      for (const [dev, from] of rows) {
+        const id = dev as number;
+        if (this.bulkLoading.has(id)) continue;
+        this.dirty.delete(id);
         // The earliest bucket the write touches: a counter reading closes the quarter before it
         // ((start, end]), which starts no later than the quarter a gauge sample falls in.
-        return this.refreshDevice(dev as number, counterBucketStart(row[0] as number, STEP_15M));
-      });
+        devs.push({ dev: id, start: counterBucketStart(from as number, STEP_15M) });
+      }
+      return devs;
+    });
+    let buckets = 0;
+    if (run.length > 0) {
+      const first = Math.min(...run.map((d) => d.start));
+      const last = Math.max(...run.map((d) => this.newest.get(d.dev) ?? d.start));
+      let progress = first;
+      try {
+        for (let a = fixedBucketStart(first, REFRESH_WINDOW_MS); ; a += REFRESH_WINDOW_MS) {
+          const b = a + REFRESH_WINDOW_MS;
+          // The last window is open-ended: it takes whatever was written after the list was taken.
+          const end = b > last ? null : b;
+          const part = run
+            .filter((d) => d.start < b && (this.newest.get(d.dev) ?? Number.NEGATIVE_INFINITY) >= a)
+            .map((d) => ({ dev: d.dev, start: Math.max(d.start, a) }));
+          const groups = this.refreshGroups(part);
+          for (const group of groups) {
+            buckets += await this.lock.run(async () => {
+              if (this.closed) return 0;
+              return this.refreshWindow(group, end);
+            });
+          }
+          await this.lock.run(async () => {
+            if (this.closed) return;
+            await this.markProgress(run, end);
+            progress = end ?? Number.POSITIVE_INFINITY;
+          });
+          if (end === null || this.closed) break;
+        }
+      } finally {
+        // What is not refreshed yet (a failure, a shutdown) stays dirty in memory as it is in the file.
+        for (const { dev } of run) {
+          if (progress === Number.POSITIVE_INFINITY) continue;
+          const mark = this.dirty.get(dev);
+          if (!(progress >= (mark ?? Number.NaN))) this.dirty.set(dev, progress);
+        }
+      }
     }
     const watermark = fixedBucketStart(now, STEP_15M);
     await this.lock.run(async () => {
@@ -1079,28 +1151,104 @@ export class DuckDbStore implements TelemetryStore {
   }
 
   /**
-   * Baseline and last register value per counter at the end of the rolled-up history before `start`: the
-   * counter buckets before it hold the readings up to and including `start` (`(start, end]`).
+   * Devices refreshed together: those reporting the same parameters (the counter-step query computes
+   * every counter of the group for every row, so devices of different kinds go apart), at most
+   * `REFRESH_GROUP` at a time.
    */
-  private seedsSql(dev: number, start: number, counters: readonly string[]): string {
-    const s = `(SELECT param AS counter, max(last_ts) AS ts, arg_max(base, last_ts) AS b, arg_max(last, last_ts) AS l
-      FROM rollup_15m WHERE device = ${dev} AND bucket < ${start} AND last_ts IS NOT NULL
-        AND param IN (${counters.map((c) => `'${c}'`).join(', ')})
-      GROUP BY param)`;
-    return `SELECT ${dev} AS device, counter, ts, b AS v, 0 AS ord FROM ${s}
-      UNION ALL SELECT ${dev} AS device, counter, ts, l AS v, 1 AS ord FROM ${s}`;
+  private refreshGroups<T extends { dev: number }>(part: readonly T[]): T[][] {
+    const bySig = new Map<string, T[][]>();
+    for (const p of part) {
+      const l = this.latestOf.get(p.dev);
+      const sig = l ? STORED.filter((_, c) => !Number.isNaN(l.ts[c]!)).join(',') : '';
+      const chunks = bySig.get(sig) ?? [];
+      const lastChunk = chunks.at(-1);
+      if (lastChunk && lastChunk.length < REFRESH_GROUP) lastChunk.push(p);
+      else chunks.push([p]);
+      bySig.set(sig, chunks);
+    }
+    return [...bySig.values()].flat();
   }
 
-  private async refreshDevice(dev: number, start: number): Promise<number> {
-    // Gauges fill the buckets from `start` with readings in [start, …); counters with the steps of the
-    // readings after it, each in the bucket it closes (core `counterInstant`).
-    const where = `device = ${dev} AND ts >= ${start}`;
-    const counterWhere = `device = ${dev} AND ts > ${start}`;
+  /**
+   * The file's dirty marks once history before `upTo` is refreshed (null: all of it), keeping what a write
+   * since the refresh began marked.
+   */
+  private async markProgress(run: readonly { dev: number }[], upTo: number | null): Promise<void> {
+    const mark = (dev: number) => {
+      const m = this.dirty.get(dev);
+      return upTo === null ? (m ?? 'NULL::BIGINT') : Math.min(upTo, m ?? upTo);
+    };
+    await this.exec(
+      `UPDATE rollup_state SET dirty_from = v.m FROM (VALUES ${run
+        .map(({ dev }) => `(${dev}, ${mark(dev)})`)
+        .join(', ')}) v(d, m) WHERE device = v.d`,
+    );
+  }
+
+  /**
+   * Baseline and last register value per (device, counter) at the end of the rolled-up history before
+   * each device's start (the counter buckets before it hold the readings up to and including it), into
+   * the temp table `seeds`. The last `SEED_LOOKBACK_MS` are looked at first; only a counter not found
+   * there (a new device, a long gap) makes the scan go back further.
+   */
+  private async seeds(
+    part: readonly { dev: number; start: number }[],
+    counters: readonly string[],
+    expected: number,
+  ): Promise<void> {
+    const list = counters.map((c) => `'${c}'`).join(', ');
+    const scan = (bounded: boolean, missing: string) => `SELECT device, param AS counter, max(last_ts) AS ts,
+        arg_max(base, last_ts) AS b, arg_max(last, last_ts) AS l
+      FROM rollup_15m WHERE (${part
+        .map(
+          ({ dev, start }) =>
+            `(device = ${dev} AND bucket < ${start}${bounded ? ` AND bucket >= ${start - SEED_LOOKBACK_MS}` : ''})`,
+        )
+        .join(' OR ')}) AND last_ts IS NOT NULL AND param IN (${list})${missing}
+      GROUP BY device, param`;
+    await this.exec(`CREATE OR REPLACE TEMP TABLE seeds AS ${scan(true, '')}`);
+    const [found] = await this.rows(this.w, 'SELECT count(*)::DOUBLE FROM seeds');
+    if (Number(found?.[0]) < expected) {
+      await this.exec(
+        `INSERT INTO seeds ${scan(
+          false,
+          ' AND NOT EXISTS (SELECT 1 FROM seeds s WHERE s.device = rollup_15m.device AND s.counter = rollup_15m.param)',
+        )}`,
+      );
+    }
+  }
+
+  /**
+   * One window of the refresh for several devices: each from its own start (a 15-minute bucket start) to
+   * `end` (a whole hour; null: no end). Gauges fill the buckets with readings in [start, end); counters
+   * with the steps of the readings in (start, end], each in the bucket it closes (core `counterInstant`).
+   */
+  private async refreshWindow(
+    part: readonly { dev: number; start: number }[],
+    end: number | null,
+  ): Promise<number> {
+    const each = (f: (dev: number, start: number) => string) =>
+      `(${part.map(({ dev, start }) => `(${f(dev, start)})`).join(' OR ')})`;
+    const lo = Math.min(...part.map((p) => p.start));
+    const upTo = (col: string, incl: boolean) =>
+      end === null ? '' : ` AND ${col} ${incl ? '<=' : '<'} ${end}`;
+    const where = `ts >= ${lo}${upTo('ts', false)} AND ${each((d, s) => `device = ${d} AND ts >= ${s}`)}`;
+    const counterWhere = `ts > ${lo}${upTo('ts', true)} AND ${each((d, s) => `device = ${d} AND ts > ${s}`)}`;
     const counterBucket = `${counterInstantSql('ts')} // ${STEP_15M} * ${STEP_15M}`;
-    // Parameters the device has ever reported (kept at write time): no scan of the range to find them;
-    // one absent from the range only yields empty aggregates, which are left out.
-    const l = this.latestOf.get(dev);
-    const present = new Set(STORED.filter((_, c) => l && !Number.isNaN(l.ts[c]!)));
+    // Parameters the devices have ever reported (kept at write time): no scan of the range to find them;
+    // one absent from the range (or from one of the devices) only yields empty aggregates, left out.
+    const present = new Set<string>();
+    /** (device, counter) pairs the devices have: the seeds expected. */
+    let pairs = 0;
+    for (const { dev } of part) {
+      const l = this.latestOf.get(dev);
+      if (!l) continue;
+      STORED.forEach((p, c) => {
+        if (Number.isNaN(l.ts[c]!)) return;
+        present.add(p);
+        if (COUNTER_SET.has(p)) pairs++;
+      });
+    }
     const aggNames = AGG_NAMES.filter((n) => {
       const comb = combinedParamDef(n);
       return comb ? comb.of.some((p) => present.has(p)) : present.has(n);
@@ -1109,8 +1257,12 @@ export class DuckDbStore implements TelemetryStore {
     let n = 0;
     await this.exec('BEGIN TRANSACTION');
     try {
-      await this.exec(`DELETE FROM rollup_15m WHERE device = ${dev} AND bucket >= ${start}`);
-      await this.exec(`DELETE FROM counter_events WHERE device = ${dev} AND at_ts > ${start}`);
+      await this.exec(
+        `DELETE FROM rollup_15m WHERE bucket >= ${lo} AND ${each((d, s) => `device = ${d} AND bucket >= ${s}`)}${upTo('bucket', false)}`,
+      );
+      await this.exec(
+        `DELETE FROM counter_events WHERE at_ts > ${lo} AND ${each((d, s) => `device = ${d} AND at_ts > ${s}`)}${upTo('at_ts', true)}`,
+      );
       if (aggNames.length > 0) {
         // Aggregate wide (one pass over the readings), then unpivot the few aggregated rows.
         const wide = `SELECT device, ts // ${STEP_15M} * ${STEP_15M} AS bucket, ${aggNames
@@ -1124,11 +1276,13 @@ export class DuckDbStore implements TelemetryStore {
           .join(', ')} INTO NAME param VALUE sum, cnt, min, max) WHERE cnt > 0`;
         let sql: string;
         if (counters.length > 0) {
+          await this.seeds(part, counters, pairs);
           const steps = counterStepsSql({
             where: counterWhere,
             counters,
             rules: this.rulesOf,
-            seeds: this.seedsSql(dev, start, counters),
+            seeds: `SELECT device, counter, ts, b AS v, 0 AS ord FROM seeds
+              UNION ALL SELECT device, counter, ts, l AS v, 1 AS ord FROM seeds`,
           });
           await this.exec(`CREATE OR REPLACE TEMP TABLE steps AS ${steps}`);
           sql = `
@@ -1144,10 +1298,10 @@ export class DuckDbStore implements TelemetryStore {
               coalesce(g.bucket, c.bucket) AS b, g.sum, g.cnt, g.min, g.max,
               c.e, c.first, c.first_ts, c.last, c.last_ts, c.base, c.resets, c.impl
             FROM g FULL JOIN c ON g.device = c.device AND g.param = c.param AND g.bucket = c.bucket
-            ORDER BY p, b`;
+            ORDER BY d, p, b`;
         } else {
           sql = `SELECT device, param, bucket, sum, cnt, min, max, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-            FROM (${g}) ORDER BY param, bucket`;
+            FROM (${g}) ORDER BY device, param, bucket`;
         }
         const ins = await this.w.run(`INSERT INTO rollup_15m ${sql}`);
         n += Number(ins.rowsChanged);
@@ -1156,7 +1310,7 @@ export class DuckDbStore implements TelemetryStore {
             `INSERT INTO counter_events SELECT device, counter, kind, ts, pts, v - pb FROM steps
              WHERE seed = 0 AND kind IN ('reset', 'implausible')`,
           );
-          await this.exec('DROP TABLE steps');
+          await this.exec('DROP TABLE steps; DROP TABLE seeds');
         }
       }
       // 30m from 15m, 1h from 30m (each half the rows of the finer one).
@@ -1165,20 +1319,18 @@ export class DuckDbStore implements TelemetryStore {
         ['1h', '30m'],
       ] as const) {
         const step = ROLLUP_STEP_MS[iv];
-        const s = fixedBucketStart(start, step);
-        await this.exec(`DELETE FROM rollup_${iv} WHERE device = ${dev} AND bucket >= ${s}`);
+        const from = each((d, s) => `device = ${d} AND bucket >= ${fixedBucketStart(s, step)}`);
+        await this.exec(`DELETE FROM rollup_${iv} WHERE ${from}${upTo('bucket', false)}`);
         const res = await this.w.run(`
           INSERT INTO rollup_${iv}
           SELECT device, param, bucket // ${step} * ${step} AS b,
             sum(sum), sum(cnt), min(min), max(max),
             sum(e), arg_min(first, first_ts), min(first_ts), arg_max(last, last_ts), max(last_ts),
             arg_max(base, last_ts), sum(resets), sum(impl)
-          FROM rollup_${finer} WHERE device = ${dev} AND bucket >= ${s} GROUP BY device, param, b ORDER BY param, b`);
+          FROM rollup_${finer} WHERE ${from}${upTo('bucket', false)} GROUP BY device, param, b ORDER BY device, param, b`);
         n += Number(res.rowsChanged);
       }
-      await this.exec(`UPDATE rollup_state SET dirty_from = NULL WHERE device = ${dev}`);
       await this.exec('COMMIT');
-      this.dirty.delete(dev);
     } catch (e) {
       await this.w.run('ROLLBACK').catch(() => undefined);
       throw new StoreError(`rollup refresh failed: ${(e as Error).message}`, true, 'internal', { cause: e });
