@@ -130,7 +130,9 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     await page.getByTestId('edit-name').fill(newName);
     await page.getByTestId('edit-location').click();
     await page.getByRole('option', { name: target.name, exact: true }).click();
+    // Typed as a day (ISO is read in every language); the calendar below the field closes when it is left.
     await page.getByTestId('edit-billing-start').fill('2026-01-01');
+    await page.getByTestId('edit-billing-start').blur();
     await page.getByTestId('edit-save').click();
     await page.getByText(en['msg.saved']).first().waitFor();
     await page.waitForURL((u) => !u.pathname.startsWith('/edit-device'));

@@ -1,20 +1,11 @@
 import type { Device } from '@kilowatch/core';
-import {
-  Alert,
-  Card,
-  Group,
-  Loader,
-  MultiSelect,
-  SegmentedControl,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-} from '@mantine/core';
+import { Alert, Card, Group, Loader, MultiSelect, SegmentedControl, Stack, Table, Text } from '@mantine/core';
 import { type ReactNode, useMemo } from 'react';
 import { type ConsumptionInterval, useConsumption } from '../../api/analytics/get-consumption.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
+import { DateField } from '../../ranges/DateField.tsx';
+import { todayIn } from '../../ranges/RangeControl.tsx';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { bucketLabel, buildConsumptionTable, formatKwh, tableRangeTooLong } from './consumptionTable.ts';
 import { lastDays, rangeOfDays } from './dates.ts';
@@ -39,11 +30,12 @@ export function ConsumptionSection({
   devices: readonly Device[];
   exportSlot?: (deviceIds: number[]) => ReactNode;
 }) {
-  const { t } = useT();
+  const { t, locale } = useT();
   const tz = displayTimeZone();
   const [search, setSearch] = useAnalyticsSearch();
   const ids = selectedDeviceIds(search, devices);
   const interval: ConsumptionInterval = search.interval ?? '1d';
+  const today = todayIn(tz);
   const defaults = useMemo(() => lastDays(30, tz), [tz]);
   const days = { from: search.cfrom ?? defaults.from, to: search.cto ?? defaults.to };
   const range = rangeOfDays(days, tz);
@@ -79,18 +71,20 @@ export function ConsumptionSection({
             w={{ base: '100%', sm: 360 }}
             data-testid="consumption-devices"
           />
-          <TextInput
-            type="date"
+          <DateField
             label={t('analytics.from')}
             value={days.from}
-            onChange={(e) => setSearch({ cfrom: e.currentTarget.value })}
+            onChange={(cfrom) => setSearch({ cfrom })}
             error={range ? undefined : t('val.dateRange')}
+            maxDate={today}
+            testId="consumption-from"
           />
-          <TextInput
-            type="date"
+          <DateField
             label={t('analytics.to')}
             value={days.to}
-            onChange={(e) => setSearch({ cto: e.currentTarget.value })}
+            onChange={(cto) => setSearch({ cto })}
+            maxDate={today}
+            testId="consumption-to"
           />
         </Group>
         <Group mt="sm" justify="space-between" wrap="wrap">
@@ -175,13 +169,13 @@ export function ConsumptionSection({
                     <Table.Td>{bucketLabel(r.bucket, interval, tz)}</Table.Td>
                     {table.deviceIds.flatMap((id, i) => [
                       <Table.Td key={`${id}-i`} ta="right">
-                        {formatKwh(r.cells[i]?.import)}
+                        {formatKwh(r.cells[i]?.import, locale)}
                       </Table.Td>,
                       <Table.Td key={`${id}-e`} ta="right">
-                        {formatKwh(r.cells[i]?.export)}
+                        {formatKwh(r.cells[i]?.export, locale)}
                       </Table.Td>,
                       <Table.Td key={`${id}-b`} ta="right">
-                        {formatKwh(r.cells[i]?.balance)}
+                        {formatKwh(r.cells[i]?.balance, locale)}
                       </Table.Td>,
                     ])}
                   </Table.Tr>
@@ -192,13 +186,13 @@ export function ConsumptionSection({
                   <Table.Th scope="row">{t('analytics.total')}</Table.Th>
                   {table.deviceIds.flatMap((id, i) => [
                     <Table.Td key={`${id}-i`} ta="right" data-testid={`total-${id}-import`}>
-                      {formatKwh(table.totals[i]?.import)}
+                      {formatKwh(table.totals[i]?.import, locale)}
                     </Table.Td>,
                     <Table.Td key={`${id}-e`} ta="right" data-testid={`total-${id}-export`}>
-                      {formatKwh(table.totals[i]?.export)}
+                      {formatKwh(table.totals[i]?.export, locale)}
                     </Table.Td>,
                     <Table.Td key={`${id}-b`} ta="right" data-testid={`total-${id}-balance`}>
-                      {formatKwh(table.totals[i]?.balance)}
+                      {formatKwh(table.totals[i]?.balance, locale)}
                     </Table.Td>,
                   ])}
                 </Table.Tr>

@@ -1,15 +1,5 @@
 import { type Device, detailsPageFor } from '@kilowatch/core';
-import {
-  Alert,
-  Card,
-  Group,
-  SegmentedControl,
-  Select,
-  Skeleton,
-  Stack,
-  Text,
-  TextInput,
-} from '@mantine/core';
+import { Alert, Card, Group, SegmentedControl, Select, Skeleton, Stack, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useMemo } from 'react';
 import { type HeatmapKind, useHeatmap } from '../../api/analytics/get-heatmap.ts';
@@ -17,6 +7,8 @@ import { latestQueryOptions } from '../../api/telemetry/get-latest.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { useT } from '../../i18n/i18n.ts';
+import { DateField } from '../../ranges/DateField.tsx';
+import { todayIn } from '../../ranges/RangeControl.tsx';
 import { ownParams } from '../../shared/devices/logParams.ts';
 import { paramName, paramSelectData, paramUnit } from '../../shared/devices/paramNames.ts';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
@@ -40,6 +32,7 @@ export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
   const available = useMemo(() => heatmapParamsFor(ownParams(latest.data?.values)), [latest.data]);
   const solar = device !== undefined && detailsPageFor(device.typeCode, device.phases ?? 3) === 'solar';
   const param = search.param ?? defaultHeatmapParam(available, solar);
+  const today = todayIn(tz);
   const defaults = useMemo(() => lastDays(HEATMAP_DEFAULT_DAYS[kind], tz), [kind, tz]);
   const days = { from: search.from ?? defaults.from, to: search.to ?? defaults.to };
   const range = rangeOfDays(days, tz);
@@ -81,20 +74,20 @@ export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
             w={{ base: '100%', xs: 220 }}
             data-testid="heatmap-param"
           />
-          <TextInput
-            type="date"
+          <DateField
             label={t('analytics.from')}
             value={days.from}
-            onChange={(e) => setSearch({ from: e.currentTarget.value })}
+            onChange={(from) => setSearch({ from })}
             error={range ? undefined : t('val.dateRange')}
-            data-testid="heatmap-from"
+            maxDate={today}
+            testId="heatmap-from"
           />
-          <TextInput
-            type="date"
+          <DateField
             label={t('analytics.to')}
             value={days.to}
-            onChange={(e) => setSearch({ to: e.currentTarget.value })}
-            data-testid="heatmap-to"
+            onChange={(to) => setSearch({ to })}
+            maxDate={today}
+            testId="heatmap-to"
           />
         </Group>
         <Stack gap={4} mt="sm">

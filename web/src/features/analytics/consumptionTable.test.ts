@@ -87,6 +87,13 @@ describe('formatKwh', () => {
   ])('$v → $text', ({ v, text }) => {
     expect(formatKwh(v)).toBe(text);
   });
+
+  it('writes the decimal separator of the interface language', () => {
+    expect(formatKwh(1.23456, 'pl')).toBe('1,235');
+    expect(formatKwh(-2.5, 'tr')).toBe('-2,500');
+    expect(formatKwh(-0.0001, 'pl')).toBe('0,000');
+    expect(formatKwh(12345.6, 'tr')).toBe('12345,600');
+  });
 });
 
 describe('bucketLabel', () => {

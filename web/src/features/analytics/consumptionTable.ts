@@ -71,12 +71,21 @@ export function buildConsumptionTable(
   };
 }
 
-/** kWh with three decimals (watt-hour resolution); a dash for no data. */
-export function formatKwh(v: number | null | undefined): string {
+const NUMBER_LOCALES: Record<string, string> = { en: 'en-US', pl: 'pl-PL', tr: 'tr-TR' };
+
+/**
+ * kWh with three decimals (watt-hour resolution) and the interface language's decimal separator
+ * (1.235 in en, 1,235 in pl and tr); a dash for no data.
+ */
+export function formatKwh(v: number | null | undefined, locale = 'en'): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
   // Rounding can leave -0.000 for a tiny negative balance.
-  const text = v.toFixed(3);
-  return text === '-0.000' ? '0.000' : text;
+  const rounded = Math.round(v * 1000) / 1000 || 0;
+  return rounded.toLocaleString(NUMBER_LOCALES[locale] ?? 'en-US', {
+    minimumFractionDigits: 3,
+    maximumFractionDigits: 3,
+    useGrouping: false,
+  });
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   legendGradient,
   legendTicks,
   NO_DATA_COLORS,
+  partialCell,
   position,
   rowHeight,
   thinTicks,
@@ -198,5 +199,58 @@ describe('colorDomain', () => {
   it('ignores null cells', () => {
     const values = [...Array.from({ length: 150 }, () => null), ...Array.from({ length: 120 }, (_, i) => i)];
     expect(colorDomain(rowsOf(values))).toEqual({ min: 0, max: 119, clipped: false });
+  });
+});
+
+describe('the cell still filling (today so far)', () => {
+  const TZ = 'Europe/Warsaw';
+  // 2026-03-10 10:30 in Warsaw (UTC+1), a Tuesday.
+  const now = Date.UTC(2026, 2, 10, 9, 30);
+  const month = [
+    {
+      id: '2026-03',
+      data: Array.from({ length: 31 }, (_, i) => ({ x: i + 1, y: i < 9 ? 24 + i : i === 9 ? 10 : null })),
+    },
+  ];
+
+  it('is today’s day of a monthly or yearly heatmap and the current hour of a daily one', () => {
+    expect(partialCell('monthly', month, TZ, now)).toEqual({ row: '2026-03', x: 10 });
+    const week = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].map((id) => ({
+      id,
+      data: [
+        { x: '2026-03-02', y: 30 },
+        { x: '2026-03-09', y: id === 'Tue' ? 12 : null },
+      ],
+    }));
+    expect(partialCell('yearly', week, TZ, now)).toEqual({ row: 'Tue', x: '2026-03-09' });
+    const days = [
+      { id: '2026-03-10', data: Array.from({ length: 24 }, (_, h) => ({ x: h, y: h <= 10 ? 1 : null })) },
+    ];
+    expect(partialCell('daily', days, TZ, now)).toEqual({ row: '2026-03-10', x: 10 });
+    // Local time decides: 23:30 UTC on the 10th is already the 11th in Warsaw.
+    const eleventh = month.map((r) => ({
+      ...r,
+      data: r.data.map((c) => (c.x === 11 ? { x: 11, y: 1 } : c)),
+    }));
+    expect(partialCell('monthly', eleventh, TZ, Date.UTC(2026, 2, 10, 23, 30))).toEqual({
+      row: '2026-03',
+      x: 11,
+    });
+  });
+
+  it('is none for a weekly heatmap, a range that ends before today, or a today without a value yet', () => {
+    expect(partialCell('weekly', [{ id: 'Tue', data: [{ x: 10, y: 1 }] }], TZ, now)).toBeNull();
+    expect(partialCell('monthly', [{ id: '2026-02', data: [{ x: 10, y: 1 }] }], TZ, now)).toBeNull();
+    // A range of 1–9 March still has the month's 31 cells; the 10th holds nothing.
+    const toNinth = month.map((r) => ({
+      ...r,
+      data: r.data.map((c) => (c.x === 10 ? { x: 10, y: null } : c)),
+    }));
+    expect(partialCell('monthly', toNinth, TZ, now)).toBeNull();
+  });
+
+  it('is left out of the colour scale, so a half-day does not set its low end', () => {
+    expect(colorDomain(month)).toEqual({ min: 10, max: 32, clipped: false });
+    expect(colorDomain(month, 0.99, { row: '2026-03', x: 10 })).toEqual({ min: 24, max: 32, clipped: false });
   });
 });

@@ -13,19 +13,67 @@ import { dayjs } from '../../lib/time.ts';
  * `clipped` says the top colour then means "this much or more".
  */
 export function colorDomain(
-  rows: readonly { data: readonly { y: number | null }[] }[],
+  rows: readonly { id?: string; data: readonly { x?: string | number; y: number | null }[] }[],
   quantile = 0.99,
+  /** A cell still filling (today so far): left out of the scale, its low value is not a low day. */
+  partial: PartialCell | null = null,
 ): (Domain & { clipped: boolean }) | null {
-  const full = valueDomain(rows);
+  const counted = partial ? withoutCell(rows, partial) : rows;
+  const full = valueDomain(counted);
   if (!full) return null;
   const values: number[] = [];
-  for (const r of rows) for (const c of r.data) if (c.y !== null && Number.isFinite(c.y)) values.push(c.y);
+  for (const r of counted) for (const c of r.data) if (c.y !== null && Number.isFinite(c.y)) values.push(c.y);
   if (values.length < 10) return { ...full, clipped: false };
   values.sort((a, b) => a - b);
   const top = values[Math.floor(quantile * (values.length - 1))]!;
   // Clip only when the outliers stretch the scale noticeably (beyond 1.5 × the quantile's span).
   if (top <= full.min || full.max - full.min <= 1.5 * (top - full.min)) return { ...full, clipped: false };
   return { min: full.min, max: top, clipped: true };
+}
+
+/** A heatmap cell by its row id and x, as the API's rows name it. */
+export interface PartialCell {
+  row: string;
+  x: string | number;
+}
+
+function withoutCell(
+  rows: readonly { id?: string; data: readonly { x?: string | number; y: number | null }[] }[],
+  cell: PartialCell,
+): { data: readonly { y: number | null }[] }[] {
+  return rows.map((r) =>
+    r.id === cell.row ? { data: r.data.map((c) => (c.x === cell.x ? { y: null } : c)) } : r,
+  );
+}
+
+/**
+ * The cell still filling at `now` in the device location's zone: the current hour of a daily heatmap,
+ * today's day of a monthly or yearly one. A weekly heatmap averages whole weeks and has none. Null when
+ * that cell holds no value (a range ending before today, nothing measured yet today): it then shows as
+ * "no data", not as a low value.
+ */
+export function partialCell(
+  kind: HeatmapKind,
+  rows: readonly { id: string; data: readonly { x: string | number; y?: number | null }[] }[],
+  deviceTz: string,
+  now: number,
+): PartialCell | null {
+  const local = dayjs(now).tz(deviceTz);
+  const day = local.format('YYYY-MM-DD');
+  let cell: PartialCell | null = null;
+  if (kind === 'daily') cell = { row: day, x: local.hour() };
+  else if (kind === 'monthly') cell = { row: day.slice(0, 7), x: local.date() };
+  else if (kind === 'yearly') {
+    const [y, m, d] = day.split('-').map(Number) as [number, number, number];
+    const wd = (new Date(Date.UTC(y, m - 1, d)).getUTCDay() + 6) % 7;
+    cell = { row: WEEKDAYS[wd]!, x: new Date(Date.UTC(y, m - 1, d - wd)).toISOString().slice(0, 10) };
+  }
+  if (!cell) return null;
+  const found = cell;
+  const held = rows.some(
+    (r) => r.id === found.row && r.data.some((c) => c.x === found.x && c.y !== null && c.y !== undefined),
+  );
+  return held ? cell : null;
 }
 
 /** Low to high. Light: pale yellow to deep red; dark: muted blue to bright yellow (high reads brightest). */

@@ -11,6 +11,7 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notifyOutcome } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
+import { DateField } from '../../ranges/DateField.tsx';
 import { parseLocalDate } from '../../ranges/ranges.ts';
 import { detailsPath } from '../../shared/devices/paths.ts';
 import { RoutePending } from '../../shared/ui/RouteStates.tsx';
@@ -164,17 +165,17 @@ function EditForm({ device }: { device: DeviceOverview }) {
           error={errors.tariffId}
           data-testid="edit-tariff"
         />
-        <TextInput
-          type="date"
+        <DateField
           label={t('edit.billingStart')}
           value={billingStart}
-          onChange={(e) => {
-            setBillingStart(e.currentTarget.value);
+          onChange={(day) => {
+            setBillingStart(day);
             clearServer('billingStart');
           }}
           onBlur={blur('billingStart')}
           error={errors.billingStart}
-          data-testid="edit-billing-start"
+          clearable
+          testId="edit-billing-start"
         />
         <NumberInput
           label={t('edit.billingMonths')}

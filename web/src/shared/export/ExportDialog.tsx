@@ -29,6 +29,7 @@ import { useExportEvents } from '../../hub/exports.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { dayjs } from '../../lib/time.ts';
+import { DateField } from '../../ranges/DateField.tsx';
 import { exportableParams } from './params.ts';
 import { applyNews, type ExportProgress, isTerminal, percent, scheduled } from './progress.ts';
 import {
@@ -294,25 +295,23 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
                 </Text>
               )}
               <Group grow align="flex-start" wrap="wrap">
-                <TextInput
-                  type="date"
+                <DateField
                   label={t('export.from')}
                   value={form.from}
-                  onChange={(e) => set('from', e.currentTarget.value)}
+                  onChange={(day) => set('from', day)}
                   error={errors.range ? t(errors.range) : undefined}
                   withAsterisk
-                  miw={140}
-                  data-testid="export-from"
+                  clearable
+                  testId="export-from"
                 />
-                <TextInput
-                  type="date"
+                <DateField
                   label={t('export.to')}
                   value={form.to}
-                  onChange={(e) => set('to', e.currentTarget.value)}
+                  onChange={(day) => set('to', day)}
                   error={errors.range ? true : undefined}
                   withAsterisk
-                  miw={140}
-                  data-testid="export-to"
+                  clearable
+                  testId="export-to"
                 />
               </Group>
               <TextInput
