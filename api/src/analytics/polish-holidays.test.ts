@@ -1,8 +1,9 @@
 import { createTariffCalendar, type TariffGroup, type Zone, zonedTimeToUtc } from '@kilowatch/core';
 import { describe, expect, it } from 'vitest';
-import { polishHolidays } from './polish-holidays.ts';
+import { POLISH_HOLIDAYS } from './tariffs.ts';
 
-const holidays = polishHolidays();
+/** The calendar tariff pricing uses (its worker-thread path reads the same library data). */
+const holidays = POLISH_HOLIDAYS;
 const WAW = 'Europe/Warsaw';
 
 describe('Polish public holidays', () => {
