@@ -41,6 +41,21 @@ module.exports = {
   forbidden: [
     ...directionRules,
     {
+      name: 'testkit-dev-only',
+      comment:
+        "The test kit is dev-only: only tests, a package's testing entry (src/testing.ts, src/testing/) and the benches import it",
+      severity: 'error',
+      from: { path: `^(${pkgs})/`, pathNot: ['\\.test\\.ts$', '^[^/]+/src/testing(\\.ts$|/)', '^bench/'] },
+      to: { path: '^testkit/' },
+    },
+    {
+      name: 'testkit-imports-nothing-of-ours',
+      comment: 'The test kit stands alone: no Kilowatch package below it',
+      severity: 'error',
+      from: { path: '^testkit/' },
+      to: { path: `^(${pkgs})/` },
+    },
+    {
       name: 'not-to-unresolvable',
       comment: 'An import of a package that is not declared in package.json (or a missing file)',
       severity: 'error',

@@ -21,10 +21,10 @@ import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kil
 import {
   findDynsecPlugin,
   findServerBinary,
-  freePort,
   type MosquittoServer,
   startMosquitto,
 } from '@kilowatch/ingest/testing';
+import { freePort } from '@kilowatch/testkit';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';

@@ -32,12 +32,8 @@ import {
   startEmbeddedBroker,
   startIngest,
 } from '@kilowatch/ingest';
-import {
-  findServerBinary,
-  freePort,
-  runStoreOutageScenario,
-  startMosquitto,
-} from '@kilowatch/ingest/testing';
+import { findServerBinary, runStoreOutageScenario, startMosquitto } from '@kilowatch/ingest/testing';
+import { freePort } from '@kilowatch/testkit';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt from 'mqtt';
 import { memoryLimitArg } from './memory.ts';

@@ -5,9 +5,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { freePort } from '@kilowatch/testkit';
 import { ident, literal } from './lineProtocol.ts';
 
 export interface InfluxTestServer {
@@ -49,19 +49,6 @@ export function influxdPath(): string | null {
 export function influxSkipReason(): string | null {
   if (influxdPath() || process.env.CI === 'true') return null;
   return 'influxd not installed (apt-get install -y influxdb): InfluxDB tests skipped';
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function config(dir: string, rpcPort: number, httpPort: number, auth: boolean, maxRowLimit: number): string {

@@ -8,9 +8,10 @@ import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@kilowatch/testkit';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import mqtt from 'mqtt';
 import { startIngest } from './bridge.ts';
@@ -34,16 +35,6 @@ export const TEST_SERVICE = {
   username: 'kilowatch-test-service',
   password: 'test-service-password',
 } as const;
-
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const address = srv.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 async function waitForPort(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

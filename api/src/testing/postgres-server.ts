@@ -6,9 +6,9 @@
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from '@kilowatch/testkit';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -21,17 +21,6 @@ declare module 'vitest' {
 }
 
 const BIN = process.env.KW_PG_BIN ?? '/usr/lib/postgresql/15/bin';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** initdb in WASM takes seconds; do it once per run and let every test file load the result. */
 async function pgliteTemplate(): Promise<{ file: string; remove(): void }> {
