@@ -213,8 +213,9 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
       await billing.waitFor();
       expect(await billing.inputValue()).toBe(day);
 
-      // The export dialog: the last seven days up to the page's today.
+      // The device page: the meter value's time, and the export dialog's last seven days up to today.
       await page.goto(`${api.url}/device-details/${meter.id}`);
+      expect(await page.getByTestId('meter-value-at').textContent()).toMatch(/^10\.03\.2026 \d{2}:30$/);
       await page.getByTestId('export-button').click();
       const dialog = page.getByRole('dialog');
       await dialog.getByTestId('export-from').waitFor();

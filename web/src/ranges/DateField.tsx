@@ -12,6 +12,7 @@ import { parseTypedDay } from './typedDay.ts';
 
 export function DateField(props: {
   label: string;
+  description?: ReactNode;
   value: string;
   onChange: (day: string) => void;
   onBlur?: () => void;
@@ -28,6 +29,7 @@ export function DateField(props: {
     <LocalDates>
       <DateInput
         label={props.label}
+        description={props.description}
         value={props.value || null}
         onChange={(v) => props.onChange(v ? String(v).slice(0, 10) : '')}
         onBlur={props.onBlur}

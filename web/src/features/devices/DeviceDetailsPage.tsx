@@ -438,7 +438,8 @@ export default function DeviceDetailsPage() {
       <Title order={2} fz="lg" mt="md">
         {t('details.settings')}
       </Title>
-      <SimpleGrid cols={{ base: 1, md: 2 }}>
+      {/* A lone settings card takes the whole row rather than half of it beside nothing. */}
+      <SimpleGrid cols={{ base: 1, md: hasVoltage && hasEnergy(kind) ? 2 : 1 }}>
         {hasVoltage && <LimitsForm deviceId={id} />}
         {hasEnergy(kind) && <MeterValueForm deviceId={id} />}
       </SimpleGrid>

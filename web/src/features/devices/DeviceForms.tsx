@@ -10,6 +10,7 @@ import {
   TextInput,
   Title,
 } from '@mantine/core';
+import { DateTimePicker } from '@mantine/dates';
 import { useDisclosure } from '@mantine/hooks';
 import { useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
@@ -21,6 +22,7 @@ import { useLatest } from '../../api/telemetry/get-latest.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify, notifyOutcome } from '../../lib/notify.ts';
 import { dayjs } from '../../lib/time.ts';
+import { LocalDates } from '../../ranges/RangeControl.tsx';
 import { ownParams } from '../../shared/devices/logParams.ts';
 import { paramLabel } from '../../shared/devices/paramNames.ts';
 import { type LimitErrors, type LimitInput, validateLimits } from './limits.ts';
@@ -134,7 +136,7 @@ export function MeterValueForm({ deviceId }: { deviceId: string }) {
   const param = picked !== null && registers.includes(picked) ? picked : (registers[0] ?? null);
   const [serverError, setServerError] = useState<string | undefined>();
   const [value, setValue] = useState<string | number>('');
-  const [at, setAt] = useState(() => dayjs().format('YYYY-MM-DDTHH:mm'));
+  const [at, setAt] = useState(() => dayjs().format('YYYY-MM-DD HH:mm:ss'));
   const [touched, setTouched] = useState(false);
   const numeric = typeof value === 'number' ? value : Number(value);
   const valueError = !touched
@@ -208,14 +210,20 @@ export function MeterValueForm({ deviceId }: { deviceId: string }) {
           min={0}
           decimalScale={3}
         />
-        <TextInput
-          type="datetime-local"
-          label={t('details.at')}
-          value={at}
-          onChange={(e) => setAt(e.currentTarget.value)}
-          onBlur={() => setTouched(true)}
-          error={atError}
-        />
+        <LocalDates>
+          <DateTimePicker
+            label={t('details.at')}
+            value={at || null}
+            onChange={(v) => {
+              setAt(v ? String(v) : '');
+              setTouched(true);
+            }}
+            valueFormat="L HH:mm"
+            maxDate={dayjs().format('YYYY-MM-DD HH:mm:ss')}
+            error={atError}
+            data-testid="meter-value-at"
+          />
+        </LocalDates>
       </Stack>
       <Group justify="flex-end" mt="sm">
         <Button type="submit" size="xs" loading={provide.isPending}>
