@@ -120,10 +120,13 @@ const MAX_PAGE = 10_000;
 /** Readings the journal takes while a checkpoint runs; past it, writes wait for DuckDB (backpressure). */
 const MAX_PARKED_ROWS = 200_000;
 /**
- * History per rollup-refresh window (whole hours): 30 days of a 1-minute meter are ~43,000 readings, so
- * a refresh of a year holds a few of those in memory at once, not the year.
+ * History per rollup-refresh window (whole hours). Each window costs a counter-step statement per group
+ * of devices, so short windows are paid for in CPU: the demo year's refresh took 105.6 CPU-s in 30-day
+ * windows and 67.8 CPU-s in one window, at the same peak RSS (1.68 vs 1.73 GB, the bulk load's own peak;
+ * `pnpm bench backfill --loader --days 365`, bench/results/backfill.md). A year per window keeps the
+ * per-window dirty marks and transactions for longer histories without that cost.
  */
-const REFRESH_WINDOW_MS = 30 * 86_400_000;
+const REFRESH_WINDOW_MS = 366 * 86_400_000;
 /** How far before a refresh's start the counters' seeds are looked for first (see `seeds`). */
 const SEED_LOOKBACK_MS = 2 * 86_400_000;
 /** Devices of the same kind refreshed in one statement (see `refreshGroups`). */
