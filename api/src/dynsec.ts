@@ -191,8 +191,12 @@ async function ensureRole(
   }
 }
 
-/** Whether `credentials` log in on the broker now. */
-async function logsIn(mqttUrl: string, credentials: { username: string; password: string }) {
+/**
+ * Whether the broker refuses `credentials` now. Only its answer counts (CONNACK 4/5, or MQTT 5's 0x86/0x87):
+ * a check that times out on a busy broker says nothing, and setting the password again on it would
+ * disconnect every service client for no reason.
+ */
+async function refusesLogin(mqttUrl: string, credentials: { username: string; password: string }) {
   try {
     const c = await mqtt.connectAsync(mqttUrl, {
       ...credentials,
@@ -201,9 +205,10 @@ async function logsIn(mqttUrl: string, credentials: { username: string; password
       connectTimeout: 5000,
     });
     await c.endAsync(true);
-    return true;
-  } catch {
     return false;
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    return code === 4 || code === 5 || code === 0x86 || code === 0x87;
   }
 }
 
@@ -245,7 +250,7 @@ export async function ensureServiceAccount(
   // Changing an account disconnects its clients: only what is missing or wrong is changed.
   if (!existing.roles?.some((r) => r.rolename === SERVICE_ROLE))
     await control.run('addClientRole', { username: service.username, rolename: SERVICE_ROLE, priority: 0 });
-  if (!(await logsIn(mqttUrl, service)))
+  if (await refusesLogin(mqttUrl, service))
     await control.run('setClientPassword', { username: service.username, password: service.password });
 }
 
