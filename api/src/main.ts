@@ -3,6 +3,9 @@
  * process: MQTT broker (aedes), ingest, meter simulator with a year of demo history, DuckDB telemetry,
  * PGlite metadata and the API + built web client on http://127.0.0.1:8080. Environment variables
  * (docs/configuration.md) swap in external servers; KW_ROLE=api|ingest runs one side alone.
+ *
+ * Over 500 lines on purpose: it is the composition root, the one place that wires the parts of each role
+ * together and orders their start and stop; the parts themselves live in their own modules.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
