@@ -1,0 +1,129 @@
+/** Writing readings, reading them back raw (pages and stream), the newest values and deleting a device. */
+import { HOUR_MS, MINUTE_MS, type Reading } from '@kilowatch/core';
+import { expect, it } from 'vitest';
+import { type Conformance, collect, DAY, expectClose, newKey } from './context.ts';
+
+export function writeCases(ctx: Conformance): void {
+  const { T0, refresh } = ctx;
+
+  it('writes idempotently on (device, ts); a partial re-write replaces only the values it carries', async () => {
+    const dev = newKey();
+    expect(await ctx.store.write([{ deviceKey: dev, ts: T0, values: { vave1: 230, iave1: 5 } }])).toEqual({
+      written: 1,
+    });
+    await ctx.store.write([{ deviceKey: dev, ts: T0, values: { vave1: 230, iave1: 5 } }]);
+    await ctx.store.write([{ deviceKey: dev, ts: T0, values: { vave1: 231.5 } }]);
+    // Duplicates within one batch merge as well; the later value wins.
+    await ctx.store.write([
+      { deviceKey: dev, ts: T0 + MINUTE_MS, values: { vave1: 1, iave1: 2 } },
+      { deviceKey: dev, ts: T0 + MINUTE_MS, values: { vave1: 3 } },
+    ]);
+    const page = await ctx.store.readRaw({ deviceKey: dev, from: T0, to: T0 + HOUR_MS, limit: 100 });
+    expect(page.items).toEqual([
+      { ts: T0, values: { vave1: 231.5, iave1: 5 } },
+      { ts: T0 + MINUTE_MS, values: { vave1: 3, iave1: 2 } },
+    ]);
+    expect(page.nextCursor).toBeNull();
+    expect(await ctx.store.devices()).toContain(dev);
+  });
+
+  it('reads raw readings in pages with a cursor and as a stream, in time order', async () => {
+    const dev = newKey();
+    const readings: Reading[] = Array.from({ length: 25 }, (_, i) => ({
+      deviceKey: dev,
+      ts: T0 + i * MINUTE_MS,
+      values: { vave1: 200 + i, iave1: i },
+    }));
+    // Written out of order on purpose.
+    await ctx.store.write(readings.slice(10));
+    await ctx.store.write(readings.slice(0, 10));
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    const sizes: number[] = [];
+    for (let guard = 0; guard < 10; guard++) {
+      const page = await ctx.store.readRaw({
+        deviceKey: dev,
+        from: T0,
+        to: T0 + DAY,
+        limit: 10,
+        params: ['vave1'],
+        cursor,
+      });
+      sizes.push(page.items.length);
+      for (const row of page.items) {
+        expect(row.values).toEqual({ vave1: 200 + (row.ts - T0) / MINUTE_MS });
+        seen.push(row.ts);
+      }
+      cursor = page.nextCursor;
+      if (!cursor) break;
+    }
+    expect(sizes).toEqual([10, 10, 5]);
+    expect(seen).toEqual(readings.map((r) => r.ts));
+    const pages = await collect(
+      ctx.store.streamRaw({ deviceKey: dev, from: T0 + 5 * MINUTE_MS, to: T0 + DAY, pageSize: 7 }),
+    );
+    expect(pages.map((p) => p.length)).toEqual([7, 7, 6]);
+    expect(pages.flat().map((r) => r.ts)).toEqual(readings.slice(5).map((r) => r.ts));
+    expect(pages[0]![0]!.values).toEqual({ vave1: 205, iave1: 5 });
+  });
+
+  it('returns the newest value of every parameter', async () => {
+    const dev = newKey();
+    expect(await ctx.store.latest(dev)).toBeNull();
+    await ctx.store.write([
+      { deviceKey: dev, ts: T0, values: { vave1: 1, iave1: 2 } },
+      { deviceKey: dev, ts: T0 + 2 * MINUTE_MS, values: { vave1: 3 } },
+      { deviceKey: dev, ts: T0 + MINUTE_MS, values: { iave1: 4, eai1: 7 } },
+    ]);
+    expect(await ctx.store.latest(dev)).toEqual({
+      ts: T0 + 2 * MINUTE_MS,
+      values: { vave1: 3, iave1: 4, eai1: 7 },
+    });
+  });
+
+  it('deletes every reading and rollup of one device and keeps the others', async () => {
+    const gone = newKey();
+    const kept = newKey();
+    for (const dev of [gone, kept]) {
+      await ctx.store.write([
+        { deviceKey: dev, ts: T0, values: { vave1: 230, eai1: 1 } },
+        { deviceKey: dev, ts: T0 + MINUTE_MS, values: { vave1: 231, eai1: 2 } },
+      ]);
+    }
+    await refresh();
+    await ctx.store.deleteDevice(gone);
+    await refresh();
+    expect(await ctx.store.latest(gone)).toBeNull();
+    expect(
+      (await ctx.store.readRaw({ deviceKey: gone, from: T0, to: T0 + HOUR_MS, limit: 10 })).items,
+    ).toEqual([]);
+    const s = await ctx.store.series({
+      deviceKey: gone,
+      params: ['vave1'],
+      from: T0,
+      to: T0 + HOUR_MS,
+      interval: '1h',
+      stats: ['avg'],
+    });
+    expect(s.series.vave1!.avg).toEqual([null]);
+    const e = await ctx.store.energy({
+      deviceKey: gone,
+      counters: ['eai1'],
+      from: T0,
+      to: T0 + HOUR_MS,
+      interval: '1h',
+    });
+    expect(e.energy.eai1).toEqual([null]);
+    const devices = await ctx.store.devices();
+    expect(devices).not.toContain(gone);
+    expect(devices).toContain(kept);
+    const k = await ctx.store.energy({
+      deviceKey: kept,
+      counters: ['eai1'],
+      from: T0,
+      to: T0 + HOUR_MS,
+      interval: '1h',
+    });
+    expectClose(k.energy.eai1, [1]);
+  });
+}
