@@ -55,7 +55,7 @@ const STATS: readonly Stat[] = ['avg', 'min', 'max'];
 const COMBINED = new Map(COMBINED_PARAMS.map((c) => [c.name, c]));
 
 function reject(msg: string): StoreError {
-  return new StoreError(msg, false, 'rejected');
+  return new StoreError(msg, 'rejected');
 }
 
 /** The port's range check (`from == to` is an empty range) and a device key. */

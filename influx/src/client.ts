@@ -164,11 +164,11 @@ export class InfluxClient {
     try {
       u = new URL(options.url);
     } catch {
-      throw new StoreError(`INFLUX_URL is not a URL: ${options.url}`, false, 'configuration');
+      throw new StoreError(`INFLUX_URL is not a URL: ${options.url}`, 'configuration');
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:')
-      throw new StoreError(`INFLUX_URL must be http(s): ${options.url}`, false, 'configuration');
-    if (!options.database) throw new StoreError('InfluxDB database name is required', false, 'configuration');
+      throw new StoreError(`INFLUX_URL must be http(s): ${options.url}`, 'configuration');
+    if (!options.database) throw new StoreError('InfluxDB database name is required', 'configuration');
     this.base = options.url.replace(/\/+$/, '');
     if (options.token) this.headers.authorization = `Token ${options.token}`;
     else if (options.username !== undefined)
@@ -276,19 +276,11 @@ export class InfluxClient {
     this.stats.failures++;
     const text = `InfluxDB ${op} failed (${status}): ${msg}`;
     if (/database not found/i.test(msg) || status === 404)
-      return new StoreError(
-        `${text} — create the database (or a DBRP mapping) first`,
-        false,
-        'configuration',
-      );
+      return new StoreError(`${text} — create the database (or a DBRP mapping) first`, 'configuration');
     if (status === 401 || status === 403 || /authorization failed|unable to parse authentication/i.test(msg))
-      return new StoreError(
-        `${text} — check INFLUX_TOKEN or INFLUX_USER/INFLUX_PASSWORD`,
-        false,
-        'configuration',
-      );
-    if (RETRYABLE.has(status)) return new StoreError(text, true, 'unavailable');
-    return new StoreError(text, false, 'rejected');
+      return new StoreError(`${text} — check INFLUX_TOKEN or INFLUX_USER/INFLUX_PASSWORD`, 'configuration');
+    if (RETRYABLE.has(status)) return new StoreError(text, 'unavailable');
+    return new StoreError(text, 'rejected');
   }
 
   private async send(path: string, init: () => RequestInit, budget = this.writeBudget): Promise<Response> {
@@ -319,7 +311,6 @@ export class InfluxClient {
         const what = status ? `HTTP ${status}: ${reason}` : reason;
         throw new StoreError(
           `InfluxDB at ${this.base} unavailable after ${attempt} attempts (${what})`,
-          true,
           'unavailable',
         );
       }

@@ -314,7 +314,7 @@ export class RollupMaintainer {
     for (let i = 0; i < lines.length; i += this.batchLines) {
       const res = await this.client.write(lines.slice(i, i + this.batchLines).join('\n'));
       if (res.dropped > 0 || res.reason)
-        throw new StoreError(`rollup write dropped ${res.dropped} points: ${res.reason}`, false, 'internal');
+        throw new StoreError(`rollup write dropped ${res.dropped} points: ${res.reason}`, 'internal');
     }
   }
 

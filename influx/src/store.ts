@@ -63,7 +63,7 @@ export interface InfluxTelemetryStore extends TelemetryStore {
 }
 
 function reject(msg: string): StoreError {
-  return new StoreError(msg, false, 'rejected');
+  return new StoreError(msg, 'rejected');
 }
 
 /** Checks one reading; returns why it cannot be stored, or null. */
@@ -129,11 +129,11 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
   });
   const batchSize = options.batchSize ?? 5000;
   if (!Number.isInteger(batchSize) || batchSize < 1)
-    throw new StoreError(`batchSize must be a positive integer, got ${batchSize}`, false, 'configuration');
+    throw new StoreError(`batchSize must be a positive integer, got ${batchSize}`, 'configuration');
   const dayZones = [...new Set(options.dayZones ?? [DEFAULT_TIMEZONE])];
   for (const z of dayZones)
     if (typeof z !== 'string' || !isValidTimeZone(z))
-      throw new StoreError(`dayZones: unknown time zone ${String(z)}`, false, 'configuration');
+      throw new StoreError(`dayZones: unknown time zone ${String(z)}`, 'configuration');
   const rollups = new RollupMaintainer(client, randomBytes(4).toString('hex'), batchSize, dayZones);
   const days: DayRollups = {
     dayRollupsReady: (tz) => rollups.dayRollupsReady(tz),
@@ -142,7 +142,7 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
   let rejectedReadings = 0;
   let closed = false;
   const open = (): void => {
-    if (closed) throw new StoreError('the InfluxDB store is closed', false, 'unavailable');
+    if (closed) throw new StoreError('the InfluxDB store is closed', 'unavailable');
   };
 
   async function writeChunk(chunk: readonly Reading[]): Promise<number> {

@@ -197,7 +197,7 @@ describe.each([
 
   it('retries a failed write with backoff and loses nothing', async () => {
     const store = await memoryStore();
-    const flaky = flakyStore(store, 3, () => new StoreError('connection refused', true));
+    const flaky = flakyStore(store, 3, () => new StoreError('connection refused', 'unavailable'));
     const runtime = await ingest(flaky, { clientId: 'it-retry' });
     const now = NOW - 60_000;
     for (let i = 0; i < 20; i++)
@@ -215,8 +215,7 @@ describe.each([
 
   it('holds readings unacknowledged while the store is misconfigured, and stores them once it is fixed', async () => {
     const store = await memoryStore();
-    const missing = () =>
-      new StoreError('InfluxDB write failed (404): database not found', false, 'configuration');
+    const missing = () => new StoreError('InfluxDB write failed (404): database not found', 'configuration');
     const flaky = flakyStore(store, 4, missing);
     const runtime = await ingest(flaky, { clientId: 'it-config' });
     const now = NOW - 60_000;
@@ -240,7 +239,7 @@ describe.each([
 
   it('dead-letters a batch the store refuses for good, after two more tries', async () => {
     const store = await memoryStore();
-    const refused = () => new StoreError('InfluxDB write failed (400): unable to parse', false, 'rejected');
+    const refused = () => new StoreError('InfluxDB write failed (400): unable to parse', 'rejected');
     const runtime = await ingest(flakyStore(store, 3, refused), { clientId: 'it-refused' });
     const now = NOW - 60_000;
     await publisher.publishAsync(`kilowatch/meters/${KEY}/readings`, reading(now, 1), { qos: 1 });

@@ -165,7 +165,10 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
   it('a store outage mid-stream loses nothing, keeps the buffer within the window, and catches up', async () => {
     const inner = await createDuckDbStore();
     try {
-      const { store, outage } = switchableStore(inner, () => new StoreError('connect ECONNREFUSED', true));
+      const { store, outage } = switchableStore(
+        inner,
+        () => new StoreError('connect ECONNREFUSED', 'unavailable'),
+      );
       const result = await runStoreOutageScenario({
         store,
         mqttUrl: broker.url,

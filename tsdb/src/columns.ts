@@ -14,7 +14,7 @@ export type { ColumnBatch } from './port.ts';
 const COLUMN_OF = new Map<string, number>(STORED.map((name, i) => [name, i]));
 
 function rejected(message: string): StoreError {
-  return new StoreError(message, false, 'rejected');
+  return new StoreError(message, 'rejected');
 }
 
 /**

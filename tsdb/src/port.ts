@@ -125,24 +125,32 @@ export interface StoreHealth {
   detail?: string;
 }
 
-/** A store error says whether retrying can help. */
+/**
+ * What went wrong, which decides the answer: `unavailable` — the store cannot be reached or is closed
+ * (503; trying again later can succeed); `configuration` — the deployment is wrong (missing database,
+ * refused credentials, a bad option; 503 until an operator fixes it); `rejected` — the call itself is
+ * invalid (400); `internal` — a fault in the store (500).
+ */
+export type StoreErrorKind = 'unavailable' | 'configuration' | 'rejected' | 'internal';
+
+/** A store error. Its kind alone says whether retrying can help: only while the store is unavailable. */
 export class StoreError extends Error {
   override readonly name = 'StoreError';
+  /** `kind === 'unavailable'`; kept as a field so it shows in logged errors. */
+  readonly retryable: boolean;
   constructor(
     message: string,
-    readonly retryable: boolean,
-    readonly kind: 'unavailable' | 'configuration' | 'rejected' | 'internal' = retryable
-      ? 'unavailable'
-      : 'internal',
+    readonly kind: StoreErrorKind,
     options?: ErrorOptions,
   ) {
     super(message, options);
+    this.retryable = kind === 'unavailable';
   }
 }
 
 /** A query the store refuses as asked (400 at the API): the same for every engine. */
 export function rejectedQuery(message: string): StoreError {
-  return new StoreError(message, false, 'rejected');
+  return new StoreError(message, 'rejected');
 }
 
 /**

@@ -16,7 +16,7 @@ function downStore(): TelemetryStore {
     engine: 'influxdb',
     health: async () => ({ ok: false, engine: 'influxdb', detail: 'connect ECONNREFUSED 127.0.0.1:8086' }),
     latest: async () => {
-      throw new StoreError('connect ECONNREFUSED', true, 'unavailable');
+      throw new StoreError('connect ECONNREFUSED', 'unavailable');
     },
   };
 }

@@ -37,7 +37,7 @@ export function duckDbStore(): Promise<TelemetryStore> {
 /** A store that answers nothing: for suites that never touch telemetry (accounts, locations). */
 export function noTelemetryStore(): TelemetryStore {
   const fail = async (): Promise<never> => {
-    throw new StoreError('no telemetry store in this test', false, 'configuration');
+    throw new StoreError('no telemetry store in this test', 'configuration');
   };
   return {
     engine: 'duckdb',

@@ -78,7 +78,7 @@ export function rejectionCases(ctx: Conformance): void {
   it('a closed store refuses every call as unavailable (503), not as a fault', async () => {
     const other = await open();
     await other.close();
-    const unavailable = { name: 'StoreError', kind: 'unavailable' };
+    const unavailable = { name: 'StoreError', kind: 'unavailable', retryable: true };
     await expect(
       other.series({
         deviceKey: newKey(),

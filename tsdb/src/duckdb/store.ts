@@ -146,7 +146,7 @@ interface Parked {
 const APPLY_READINGS = 20_000;
 
 function rejected(message: string): StoreError {
-  return new StoreError(message, false, 'rejected');
+  return new StoreError(message, 'rejected');
 }
 
 function asNum(v: DuckDBValue): number | null {
@@ -225,7 +225,6 @@ export class DuckDbStore implements TelemetryStore {
     if (limit !== undefined && !isMemorySize(limit)) {
       throw new StoreError(
         `the DuckDB memory limit must be a size such as 512MB or 2GB, got "${opts.memoryLimit}"`,
-        false,
         'configuration',
       );
     }
@@ -238,7 +237,6 @@ export class DuckDbStore implements TelemetryStore {
     } catch (e) {
       throw new StoreError(
         `cannot open DuckDB at ${opts.path ?? ':memory:'}: ${(e as Error).message}`,
-        false,
         'configuration',
         {
           cause: e,
@@ -270,7 +268,6 @@ export class DuckDbStore implements TelemetryStore {
       instance.closeSync();
       throw new StoreError(
         `${opts.path} holds schema version ${version}; this build reads version ${SCHEMA_VERSION}`,
-        false,
         'configuration',
       );
     }
@@ -414,7 +411,7 @@ export class DuckDbStore implements TelemetryStore {
       this.latestChanged = false;
     } catch (e) {
       await this.w.run('ROLLBACK').catch(() => undefined);
-      throw new StoreError(`latest-values snapshot failed: ${(e as Error).message}`, true, 'unavailable', {
+      throw new StoreError(`latest-values snapshot failed: ${(e as Error).message}`, 'unavailable', {
         cause: e,
       });
     }
@@ -425,7 +422,7 @@ export class DuckDbStore implements TelemetryStore {
       const reader = await conn.runAndReadAll(sql);
       return reader.getRows();
     } catch (e) {
-      throw new StoreError(`DuckDB query failed: ${(e as Error).message}`, false, 'internal', { cause: e });
+      throw new StoreError(`DuckDB query failed: ${(e as Error).message}`, 'internal', { cause: e });
     }
   }
 
@@ -439,7 +436,7 @@ export class DuckDbStore implements TelemetryStore {
     try {
       result = await conn.run(sql);
     } catch (e) {
-      throw new StoreError(`DuckDB query failed: ${(e as Error).message}`, false, 'internal', { cause: e });
+      throw new StoreError(`DuckDB query failed: ${(e as Error).message}`, 'internal', { cause: e });
     }
     assertDoubleColumns(
       Array.from({ length: result.columnCount }, (_, j) => result.columnTypeId(j)),
@@ -463,7 +460,7 @@ export class DuckDbStore implements TelemetryStore {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new StoreError('the store is closed', false, 'unavailable');
+    if (this.closed) throw new StoreError('the store is closed', 'unavailable');
   }
 
   // ---------------------------------------------------------------- writes
@@ -504,7 +501,7 @@ export class DuckDbStore implements TelemetryStore {
         await this.writeLocked(batch);
       } catch (e) {
         if (e instanceof StoreError) throw e;
-        throw new StoreError(`write failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
+        throw new StoreError(`write failed: ${(e as Error).message}`, 'unavailable', { cause: e });
       }
     });
   }
@@ -517,7 +514,6 @@ export class DuckDbStore implements TelemetryStore {
     } catch (e) {
       throw new StoreError(
         `cannot open the write journal ${path}: ${(e as Error).message}`,
-        false,
         'configuration',
         {
           cause: e,
@@ -547,7 +543,7 @@ export class DuckDbStore implements TelemetryStore {
         this.parked.splice(i, 1);
         this.parkedRows -= batch.rows;
       }
-      throw new StoreError(`write journal failed: ${(e as Error).message}`, true, 'unavailable', {
+      throw new StoreError(`write journal failed: ${(e as Error).message}`, 'unavailable', {
         cause: e,
       });
     }
@@ -817,7 +813,7 @@ export class DuckDbStore implements TelemetryStore {
       await this.exec(sql.join(';\n'));
     } catch (e) {
       await this.w.run('ROLLBACK').catch(() => undefined);
-      throw new StoreError(`write failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
+      throw new StoreError(`write failed: ${(e as Error).message}`, 'unavailable', { cause: e });
     }
     for (const [key, id] of newKeys) {
       this.ids.set(key, id);
@@ -917,7 +913,7 @@ export class DuckDbStore implements TelemetryStore {
     } catch (e) {
       await conn.run('ROLLBACK').catch(() => undefined);
       if (e instanceof StoreError) throw e;
-      throw new StoreError(`bulk write failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
+      throw new StoreError(`bulk write failed: ${(e as Error).message}`, 'unavailable', { cause: e });
     } finally {
       for (const id of loading) {
         const n = (this.bulkLoading.get(id) ?? 1) - 1;
@@ -1336,7 +1332,7 @@ export class DuckDbStore implements TelemetryStore {
       await this.exec('COMMIT');
     } catch (e) {
       await this.w.run('ROLLBACK').catch(() => undefined);
-      throw new StoreError(`rollup refresh failed: ${(e as Error).message}`, true, 'internal', { cause: e });
+      throw new StoreError(`rollup refresh failed: ${(e as Error).message}`, 'internal', { cause: e });
     }
     return n;
   }
@@ -1866,7 +1862,7 @@ export class DuckDbStore implements TelemetryStore {
         await this.exec('COMMIT');
       } catch (e) {
         await this.w.run('ROLLBACK').catch(() => undefined);
-        throw new StoreError(`delete failed: ${(e as Error).message}`, true, 'unavailable', { cause: e });
+        throw new StoreError(`delete failed: ${(e as Error).message}`, 'unavailable', { cause: e });
       }
       this.newest.delete(dev);
       this.stateRow.delete(dev);

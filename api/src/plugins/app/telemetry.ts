@@ -75,7 +75,10 @@ export function withQueryBudget(store: TelemetryStore, budgetMs: number): Teleme
         let timer: NodeJS.Timeout | undefined;
         const over = new Promise<never>((_, reject) => {
           timer = setTimeout(
-            () => reject(new StoreError(`${String(prop)} took longer than its ${budgetMs} ms budget`, true)),
+            () =>
+              reject(
+                new StoreError(`${String(prop)} took longer than its ${budgetMs} ms budget`, 'unavailable'),
+              ),
             budgetMs,
           );
         });
