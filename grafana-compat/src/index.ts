@@ -1,7 +1,6 @@
 /** @kilowatch/grafana: Kilowatch as a Grafana data source, and the dashboards provisioned with it. */
 export * from './metrics.ts';
 export {
-  BadGrafanaRequest,
   DEFAULT_MAX_DATA_POINTS,
   type GrafanaPluginOptions,
   grafanaPlugin,
@@ -10,5 +9,6 @@ export {
   VARIABLE_TARGETS,
 } from './plugin.ts';
 export * from './protocol.ts';
+export { BadGrafanaRequest } from './request.ts';
 export * from './resolution.ts';
 export type * from './source.ts';
