@@ -46,6 +46,18 @@ interface Proc {
   output: string;
 }
 
+/** Sorted integers as compact runs: "3-7, 9". */
+function runs(xs: number[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < xs.length; ) {
+    let j = i;
+    while (j + 1 < xs.length && xs[j + 1] === xs[j]! + 1) j++;
+    out.push(i === j ? String(xs[i]) : `${xs[i]}-${xs[j]}`);
+    i = j + 1;
+  }
+  return out.join(', ');
+}
+
 async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -112,7 +124,7 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
         ...(role === 'api'
           ? { KW_MQTT_ADMIN_USERNAME: MQTT_ADMIN.username, KW_MQTT_ADMIN_PASSWORD: MQTT_ADMIN.password }
           : {}),
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: 'info',
         ...extra,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -268,7 +280,23 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
       // Both hubs delivered the live readings committed while their sockets were open.
       await until(() => live.every((s) => s.size >= N - 10), 20_000, 'live readings on both hubs').catch(
         (e: Error) => {
-          throw new Error(`${e.message}: ${live.map((s) => s.size).join(', ')}`);
+          // Which readings each hub missed, and what the processes said about their broker connections.
+          const missing = live.map((s) =>
+            runs(Array.from({ length: N }, (_, i) => i).filter((i) => !s.has(i))),
+          );
+          const said = procs
+            .map(
+              (p) =>
+                `${p.name}:\n${p.output
+                  .split('\n')
+                  .filter((l) => /mqtt|broker|dynsec|live|hub|reconnect|clos/i.test(l))
+                  .slice(-40)
+                  .join('\n')}`,
+            )
+            .join('\n');
+          throw new Error(
+            `${e.message}: ${live.map((s) => s.size).join(', ')}; missing ${missing.join(' | ')}\n${said}`,
+          );
         },
       );
       // One voltage drop, one notification (the recovery follows it).

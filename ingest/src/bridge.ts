@@ -19,6 +19,7 @@ import { DeviceStates, type Rejection } from './bridge/deviceStates.ts';
 import { LivePublisher } from './bridge/livePublisher.ts';
 import { consoleLogger, type IngestLogger, sleep } from './bridge/logger.ts';
 import { attachBroker, connectMqtt, type Transport } from './bridge/transport.ts';
+import type { Unit } from './bridge/units.ts';
 import type { EmbeddedBroker, SinkPacket } from './broker.ts';
 import { DeadLetterStore } from './deadLetters.ts';
 import { type DeviceState, type LiveBus, LocalLiveBus } from './liveBus.ts';
@@ -141,6 +142,16 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   // Set once connected; the writer asks it only for what arrived through it.
   let transport: Transport | null = null;
   let live: LivePublisher | null = null;
+  /**
+   * What the writer finished before the transport was wired: a broker delivers a persistent session's
+   * queued messages right after CONNACK, and a batch of them can commit before the subscription is
+   * confirmed. Their live publication and acknowledgements run, in order, once it is.
+   */
+  const early: (() => void)[] = [];
+  const acknowledge = (batch: readonly Unit[]) =>
+    transport?.acknowledge(() => {
+      for (const u of batch) for (const a of u.acks) a();
+    });
   const writer = new BatchWriter({
     store,
     writeColumns,
@@ -148,11 +159,8 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     flushIntervalMs: opts.flushIntervalMs ?? 20,
     maxInFlight: opts.maxInFlight ?? 20_000,
     noCompany: () => transport?.noCompany() ?? false,
-    committed: (batch) => live?.committed(batch),
-    acknowledge: (batch) =>
-      transport?.acknowledge(() => {
-        for (const u of batch) for (const a of u.acks) a();
-      }),
+    committed: (batch) => (live ? live.committed(batch) : early.push(() => live?.committed(batch))),
+    acknowledge: (batch) => (transport ? acknowledge(batch) : early.push(() => acknowledge(batch))),
     metrics,
     deadLetters,
     log,
@@ -165,7 +173,8 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     log,
     now,
     ...(opts.timeZoneOf ? { timeZoneOf: opts.timeZoneOf } : {}),
-    rejected: (key, rejection) => live?.rejected(key, rejection),
+    rejected: (key, rejection) =>
+      live ? live.rejected(key, rejection) : early.push(() => live?.rejected(key, rejection)),
     thread: opts.decodeThread !== false && writeColumns !== null,
   });
 
@@ -202,6 +211,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
       )
     : await attachBroker(opts.broker as EmbeddedBroker, take, log);
   live = new LivePublisher(bus, states, opts.publishLive ? transport.outlet : null);
+  for (const f of early.splice(0)) f();
 
   let lastRollupFailure = { at: -Infinity, message: '' };
   const rollups =

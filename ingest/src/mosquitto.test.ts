@@ -13,7 +13,7 @@ import { createDuckDbStore, StoreError, type TelemetryStore } from '@kilowatch/t
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
-import { gatedStore, metricValue, switchableStore, waitFor } from './test/helpers.ts';
+import { gatedStore, metricValue, slowSubackRelay, switchableStore, waitFor } from './test/helpers.ts';
 import { findServerBinary, type MosquittoServer, runStoreOutageScenario, startMosquitto } from './testing.ts';
 
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
@@ -229,7 +229,19 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
       await publishRange(N / 2, N);
       await new Promise((r) => setTimeout(r, 300));
 
-      const second = await startIngest({ ...options, store });
+      // API processes watch the committed readings go live. The broker hands the session's queue over
+      // right after CONNACK: what commits before the subscription is confirmed goes live and is
+      // acknowledged all the same.
+      const watcher = await mqtt.connectAsync(broker.url, { clientId: 'kw-redelivery-live' });
+      const live = new Set<number>();
+      watcher.on('message', (_t, payload) => {
+        const r = JSON.parse(String(payload)) as { deviceKey: string; values: { eai1: number } };
+        if (r.deviceKey === key) live.add(r.values.eai1);
+      });
+      await watcher.subscribeAsync('kilowatch/live/+', { qos: 0 });
+      // Its SUBACK is held back: the queued messages commit before the subscription is confirmed.
+      const relay = await slowSubackRelay(broker.port, 1500);
+      const second = await startIngest({ ...options, mqttUrl: relay.url, store, publishLive: true });
       try {
         const stored = () => metricValue(second.metricsText(), 'kilowatch_ingest_readings_stored_total');
         await waitFor(() => stored() >= N, 60_000, `all ${N} readings committed`);
@@ -241,8 +253,21 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
         const batches = metricValue(second.metricsText(), 'kilowatch_ingest_batches_total');
         expect(batches).toBeGreaterThan(0);
         expect(batches).toBeLessThanOrEqual(N / 50);
+        await waitFor(() => live.size >= N, 20_000, `all ${N} readings live`).catch((e: Error) => {
+          throw new Error(`${e.message}: ${live.size}`);
+        });
       } finally {
         await second.stop();
+        await watcher.endAsync();
+        relay.close();
+      }
+      // Every one of them was acknowledged: the session has nothing left to hand over.
+      const third = await startIngest({ ...options, store });
+      try {
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(metricValue(third.metricsText(), 'kilowatch_ingest_messages_received_total')).toBe(0);
+      } finally {
+        await third.stop();
       }
       const rows: number[] = [];
       for await (const page of store.streamRaw({

@@ -1,3 +1,4 @@
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import type { TelemetryStore, WriteResult } from '@kilowatch/tsdb';
 
 export async function waitFor(
@@ -105,4 +106,57 @@ export function countedStore(inner: TelemetryStore): { store: TelemetryStore; wr
     writes++;
   });
   return { store, writes: () => writes };
+}
+
+/**
+ * A loopback TCP relay to an MQTT broker that holds the broker's SUBACKs back by `ms`, as a slow link
+ * or a busy broker may: whatever the broker sends right after CONNACK (a persistent session's queue)
+ * reaches the client before its subscription is confirmed. Other packets pass in order.
+ */
+export async function slowSubackRelay(
+  brokerPort: number,
+  ms: number,
+): Promise<{ url: string; close(): void }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(brokerPort, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    client.pipe(upstream);
+    let pending = Buffer.alloc(0);
+    upstream.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      // Whole MQTT packets: a fixed-header byte, the remaining length (variable-length integer), the rest.
+      for (;;) {
+        let len = 0;
+        let mul = 1;
+        let i = 1;
+        for (; i < pending.length && i <= 4; i++) {
+          const b = pending[i]!;
+          len += (b & 0x7f) * mul;
+          mul *= 128;
+          if ((b & 0x80) === 0) break;
+        }
+        if (i >= pending.length || pending.length < i + 1 + len) return;
+        const packet = pending.subarray(0, i + 1 + len);
+        pending = pending.subarray(i + 1 + len);
+        if (packet[0]! >> 4 === 9) setTimeout(() => client.write(packet), ms);
+        else client.write(packet);
+      }
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `mqtt://127.0.0.1:${port}`,
+    close() {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
 }
