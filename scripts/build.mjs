@@ -10,6 +10,7 @@
 //   node scripts/build.mjs [server|web]... (both by default)
 //   node scripts/build.mjs server --outdir api/dist/x   (the server elsewhere under api/, e.g. for a test)
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
@@ -51,6 +52,8 @@ export async function buildServer(outdir = SERVER_OUT) {
       main: 'api/src/main.ts',
       decodeWorker: 'ingest/src/decodeWorker.ts',
       backfillWorker: 'ingest/src/simulator/backfillWorker.ts',
+      // Run once here, never by the server: makes the metadata database a first start loads.
+      pgliteTemplate: 'api/src/db/pglite-template.ts',
     },
     outdir,
     bundle: true,
@@ -76,30 +79,30 @@ export async function buildServer(outdir = SERVER_OUT) {
         'add them there (the compiled server resolves its packages from api/node_modules)',
     );
   }
-  await dumpPgliteTemplate();
+  await dumpPgliteTemplate(outdir);
   return performance.now() - started;
 }
 
 /**
- * A freshly initialised PGlite data directory, dumped beside the bundle (api/src/plugins/app/metadata.ts
- * loads it at a first start instead of running initdb). Made with the PGlite the server imports, so the
- * two always match; kept while that version is the one installed.
+ * A PGlite data directory, initialised and migrated, dumped beside the bundle
+ * (api/src/db/pglite-template.ts; api/src/plugins/app/metadata.ts loads it at a first start instead of
+ * running initdb and the migrations). Made with the PGlite the server imports and the migrations the
+ * bundle holds, so it matches both; made again when either changes.
  */
-async function dumpPgliteTemplate() {
+async function dumpPgliteTemplate(outdir) {
   const apiRequire = createRequire(path.join(root, 'api', 'package.json'));
   const entry = apiRequire.resolve('@electric-sql/pglite');
   let dir = path.dirname(entry);
   while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
   const version = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
-  const file = path.join(SERVER_OUT, 'pglite-initdb.tar.gz');
+  const maker = path.join(outdir, 'pgliteTemplate.js');
+  const stampOf = `${version} ${createHash('sha256').update(readFileSync(maker)).digest('hex')}`;
+  const file = path.join(outdir, 'pglite-initdb.tar.gz');
   const stamp = `${file}.version`;
-  if (existsSync(file) && existsSync(stamp) && readFileSync(stamp, 'utf8') === version) return;
-  const { PGlite } = await import(pathToFileURL(entry).href);
-  const db = await PGlite.create();
-  const dump = await db.dumpDataDir('gzip');
-  await db.close();
-  writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
-  writeFileSync(stamp, version);
+  if (existsSync(file) && existsSync(stamp) && readFileSync(stamp, 'utf8') === stampOf) return;
+  const { migratedPgliteDump } = await import(pathToFileURL(maker).href);
+  writeFileSync(file, await migratedPgliteDump());
+  writeFileSync(stamp, stampOf);
 }
 
 export function buildWeb() {

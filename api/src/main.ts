@@ -45,6 +45,7 @@ import {
 import { hashMeterPassword } from './plugins/app/meter-credentials.ts';
 import { within } from './routes/health.ts';
 import type { Dependency } from './routes/options.ts';
+import { answerWhileStarting } from './starting.ts';
 
 const DAY_MS = 86_400_000;
 const RECENT_HISTORY_MS = 2 * DAY_MS;
@@ -178,6 +179,8 @@ async function main(): Promise<void> {
   const stops: (() => Promise<unknown>)[] = [];
   /** Set once a shutdown starts. */
   let stopping = false;
+  // The port answers at once ("starting", starting.ts) and is handed to the API below, when it is ready.
+  const starting = config.port === 0 ? undefined : await answerWhileStarting(config.port, config.host);
   const store = await openStore();
   stops.unshift(() => store.close());
 
@@ -489,6 +492,7 @@ async function main(): Promise<void> {
     }
   }
   stops.unshift(() => http.close());
+  starting?.close();
   await http.listen({ port: config.port, host: config.host });
   if (config.role !== 'ingest') process.stdout.write(`${welcomeLine()}\n`);
   // The demo history is written once the server answers, so its first requests do not wait on it.
