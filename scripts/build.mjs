@@ -1,7 +1,8 @@
 // `pnpm build`: the server compiled to plain JavaScript and the web client built, so `pnpm start` (and a
 // container) runs `node api/dist/main.js` without compiling TypeScript at every start.
 //
-// The server is one ES module bundle of api/src/main.ts with Kilowatch's own packages inside it and every
+// The server is an ES module bundle of api/src/main.ts (server.js, loaded by the small entry main.js that
+// answers on the port while it loads: api/src/entry.ts) with Kilowatch's own packages inside it and every
 // other package left to node_modules (native DuckDB, PGlite's WebAssembly, Fastify's plugins load files of
 // their own), plus the bodies of the ingest decode thread and of the demo history's generation thread
 // beside it. Development and tests keep running the TypeScript sources (tsx, vitest); this file runs
@@ -49,7 +50,9 @@ export async function buildServer(outdir = SERVER_OUT) {
   await build({
     absWorkingDir: root,
     entryPoints: {
-      main: 'api/src/main.ts',
+      // A small entry that answers on the port at once, then loads the server beside it (api/src/entry.ts).
+      main: 'api/src/entry.ts',
+      server: 'api/src/main.ts',
       decodeWorker: 'ingest/src/decodeWorker.ts',
       backfillWorker: 'ingest/src/simulator/backfillWorker.ts',
       // Run once here, never by the server: makes the metadata database a first start loads.

@@ -45,7 +45,7 @@ import {
 import { hashMeterPassword } from './plugins/app/meter-credentials.ts';
 import { within } from './routes/health.ts';
 import type { Dependency } from './routes/options.ts';
-import { answerWhileStarting } from './starting.ts';
+import { answerWhileStarting, takeHandedOver } from './starting.ts';
 
 const DAY_MS = 86_400_000;
 const RECENT_HISTORY_MS = 2 * DAY_MS;
@@ -179,8 +179,10 @@ async function main(): Promise<void> {
   const stops: (() => Promise<unknown>)[] = [];
   /** Set once a shutdown starts. */
   let stopping = false;
-  // The port answers at once ("starting", starting.ts) and is handed to the API below, when it is ready.
-  const starting = config.port === 0 ? undefined : await answerWhileStarting(config.port, config.host);
+  // The port answers at once ("starting", starting.ts; the compiled entry opened it before this module
+  // loaded) and is handed to the API below, when it is ready.
+  const starting =
+    takeHandedOver() ?? (config.port === 0 ? undefined : await answerWhileStarting(config.port, config.host));
   const store = await openStore();
   stops.unshift(() => store.close());
 

@@ -65,3 +65,22 @@ export function answerWhileStarting(port: number, host: string): Promise<Startin
     });
   });
 }
+
+/**
+ * The listener the compiled entry (entry.ts) started, for the server to take over. Kept on `globalThis`:
+ * the entry and the server are separate bundles, each with its own copy of this module.
+ */
+const HANDED = Symbol.for('kilowatch.startingListener');
+type WithListener = { [HANDED]?: StartingListener };
+
+export function keepForHandOver(listener: StartingListener): void {
+  (globalThis as WithListener)[HANDED] = listener;
+}
+
+/** The listener the entry started, once (undefined when the server was started some other way). */
+export function takeHandedOver(): StartingListener | undefined {
+  const g = globalThis as WithListener;
+  const listener = g[HANDED];
+  delete g[HANDED];
+  return listener;
+}

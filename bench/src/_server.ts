@@ -17,7 +17,9 @@ export interface RunningServer {
   pid: number;
   base: string;
   dataDir: string;
-  /** Milliseconds from spawn to the first answer of /api/health. */
+  /** Milliseconds from spawn to the port's first answer (503 "starting" while the server loads). */
+  firstAnswerMs: number;
+  /** Milliseconds from spawn to the first answer of /api/health from the API itself (not "starting"). */
   readyMs: number;
   output(): string;
   stop(): Promise<void>;
@@ -61,6 +63,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const base = `http://127.0.0.1:${port}`;
   let readyMs = Number.NaN;
+  let firstAnswerMs = Number.NaN;
   for (;;) {
     if (child.exitCode !== null) {
       rmSync(dataDir, { recursive: true, force: true });
@@ -68,18 +71,23 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
     }
     try {
       const res = await fetch(`${base}/api/health`);
-      await res.arrayBuffer();
-      readyMs = performance.now() - t0;
-      break;
+      const body = (await res.json().catch(() => ({}))) as { status?: string };
+      if (Number.isNaN(firstAnswerMs)) firstAnswerMs = performance.now() - t0;
+      if (body.status !== 'starting') {
+        readyMs = performance.now() - t0;
+        break;
+      }
     } catch {
-      await new Promise((r) => setTimeout(r, 20));
+      // Not listening yet.
     }
+    await new Promise((r) => setTimeout(r, 20));
     if (performance.now() - t0 > 180_000) throw new Error(`the server did not answer in 3 minutes:\n${out}`);
   }
   return {
     pid: child.pid!,
     base,
     dataDir,
+    firstAnswerMs,
     readyMs,
     output: () => out,
     async stop() {

@@ -1,0 +1,81 @@
+/**
+ * The server's entry (`api/src/entry.ts`, compiled to `api/dist/main.js`): it answers on the port before
+ * the server has loaded, and the server then takes the same port over and serves.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '@kilowatch/testkit';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function start(env: Record<string, string>) {
+  let output = '';
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'api/src/entry.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', KW_DEMO: 'off', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d) => {
+    output += String(d);
+  });
+  child.stderr?.on('data', (d) => {
+    output += String(d);
+  });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, exited, output: () => output };
+}
+
+describe('the server entry', () => {
+  const dirs: string[] = [];
+  const children: ChildProcess[] = [];
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+    await sleep(500);
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  });
+
+  it('hands its port to the server, which then serves on it', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'kw-entry-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const s = start({ PORT: String(port), KW_MQTT_PORT: String(await freePort()), KW_DATA_DIR: dataDir });
+    children.push(s.child);
+    const statuses = new Set<string>();
+    for (;;) {
+      if (s.child.exitCode !== null) throw new Error(`exited: ${s.output()}`);
+      const res = await fetch(`${base}/api/health`).catch(() => null);
+      if (res) {
+        const body = (await res.json()) as { status: string };
+        statuses.add(body.status);
+        if (body.status === 'ok') break;
+      }
+      await sleep(100);
+    }
+    // Everything the port answered was "starting" or the API's own answer: it was never handed to
+    // anything else, and the server did not fail to listen.
+    expect([...statuses].every((st) => st === 'starting' || st === 'ok')).toBe(true);
+    expect((await fetch(`${base}/api/health/ready`)).status).toBe(200);
+    const login = await fetch(`${base}/api/account/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'nobody@example.com', password: 'Wrong-password-1' }),
+    });
+    expect(login.status).toBe(400);
+    expect(s.output()).toContain(`Kilowatch is ready at http://127.0.0.1:${port}`);
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+  }, 180_000);
+
+  it('stops with the configuration error, before anything starts, on a wrong PORT', async () => {
+    const s = start({ PORT: 'eighty' });
+    children.push(s.child);
+    expect(await s.exited).toBe(1);
+    expect(s.output()).toMatch(/PORT/);
+  }, 60_000);
+});
