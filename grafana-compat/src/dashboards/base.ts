@@ -1,0 +1,24 @@
+/** What every provisioned dashboard shares: its tags, the three phases, the EN 50160 band and its settings. */
+import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import { EN50160_BAND_PERCENT, voltageBand } from '@kilowatch/core';
+
+export const TAGS = ['kilowatch'];
+export const PHASES = [1, 2, 3] as const;
+export const en50160 = voltageBand(EN50160_BAND_PERCENT);
+
+export function base(
+  uid: string,
+  title: string,
+  description: string,
+  from = 'now-7d',
+): dashboard.DashboardBuilder {
+  return new dashboard.DashboardBuilder(title)
+    .uid(uid)
+    .description(description)
+    .tags(TAGS)
+    .timezone('browser')
+    .time({ from, to: 'now' })
+    .tooltip(dashboard.DashboardCursorSync.Crosshair)
+    .refresh('1m')
+    .readonly();
+}
