@@ -19,13 +19,8 @@ import type { TelemetryStore } from '@kilowatch/tsdb';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrokerLogWatch, watchBrokerLog, withBrokerLog } from './broker-log.ts';
-import {
-  connectDynsec,
-  type DynsecMeterAccess,
-  meterRole,
-  startManagedBroker,
-  UNKNOWN_PASSWORD,
-} from './dynsec.ts';
+import { type DynsecMeterAccess, meterRole, startManagedBroker, UNKNOWN_PASSWORD } from './dynsec.ts';
+import { connectDynsec } from './dynsec-control.ts';
 import { type Account, as, buildTestApp, duckDbStore, signUp, type TestApp } from './testing/helper.ts';
 
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
