@@ -86,7 +86,11 @@ describe('the embedded demo: rotating a demo meter', () => {
     const { token } = (await login.json()) as { token: string };
     const api = (url: string, init: RequestInit = {}) =>
       fetch(`${base}${url}`, { ...init, headers: { authorization: `Bearer ${token}` } });
-    const devices = (await (await api('/api/devices')).json()) as { id: number }[];
+    const list = await api('/api/devices');
+    const devices = (await list.json()) as { id: number }[];
+    // The workspace is a copy of the demo template: its meters are there from the first sign-in on.
+    expect(list.status, JSON.stringify(devices)).toBe(200);
+    expect(devices, `${JSON.stringify(devices)}\n${output}`).not.toHaveLength(0);
     const id = devices[0]!.id;
     const connection = async () =>
       (await (await api(`/api/devices/${id}/connection`)).json()) as {
