@@ -17,18 +17,22 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedBucketStart, HOUR_MS } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
-import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
 import {
   findDynsecPlugin,
   findServerBinary,
+  freePort,
+  type InfluxTestServer,
+  influxSkipReason,
   type MosquittoServer,
+  type PostgresServer,
+  postgresInstalled,
+  startInfluxServer,
   startMosquitto,
-} from '@kilowatch/ingest/testing';
-import { freePort } from '@kilowatch/testkit';
+  startPostgresServer,
+} from '@kilowatch/testkit';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type PostgresServer, postgresInstalled, startPostgresServer } from './testing/postgres-server.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);

@@ -10,7 +10,7 @@ import type { Reading } from '@kilowatch/core';
 import type { TimeSeriesAnswer } from '@kilowatch/grafana';
 import { DASHBOARDS, type InfluxQlQuery } from '@kilowatch/grafana/testing';
 import { createInfluxStore } from '@kilowatch/influx';
-import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
+import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimMeter, iso, locationOf, type Meter } from './analytics/testing.ts';
 import { type Account, as, buildTestApp, signUp, type TestApp } from './testing/helper.ts';

@@ -9,12 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { type IngestRuntime, startIngest } from '@kilowatch/ingest';
 import { type MeterAccessHarness, meterAccessSuite, tryConnect } from '@kilowatch/ingest/conformance';
-import {
-  findDynsecPlugin,
-  findServerBinary,
-  type MosquittoServer,
-  startMosquitto,
-} from '@kilowatch/ingest/testing';
+import { findDynsecPlugin, findServerBinary, type MosquittoServer, startMosquitto } from '@kilowatch/testkit';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

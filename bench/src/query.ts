@@ -22,7 +22,7 @@ import { Worker } from 'node:worker_threads';
 import { buildApp, createPgliteSql } from '@kilowatch/api';
 import type { Reading } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
-import { type InfluxTestServer, startInfluxServer } from '@kilowatch/influx/testing';
+import { type InfluxTestServer, startInfluxServer } from '@kilowatch/testkit';
 import { createDuckDbStore, type DuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { memoryLimitArg } from './memory.ts';
 

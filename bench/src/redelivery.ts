@@ -17,8 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { meterOutbox, startEmbeddedBroker, startIngest } from '@kilowatch/ingest';
-import { TEST_SERVICE } from '@kilowatch/ingest/testing';
-import { freePort } from '@kilowatch/testkit';
+import { freePort, TEST_SERVICE } from '@kilowatch/testkit';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 

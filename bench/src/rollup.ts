@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DAY_MS, MINUTE_MS, type Reading } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
-import { type InfluxTestServer, startInfluxServer } from '@kilowatch/influx/testing';
+import { type InfluxTestServer, startInfluxServer } from '@kilowatch/testkit';
 import { createDuckDbStore, type QuerySource, type TelemetryStore } from '@kilowatch/tsdb';
 import { memoryLimitArg } from './memory.ts';
 

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Reading } from '@kilowatch/core';
+import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/testkit';
 import { StoreError } from '@kilowatch/tsdb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InfluxClient, parseRetryAfter, type RetryInfo } from './client.ts';
 import { createInfluxStore } from './store.ts';
-import { type InfluxTestServer, influxSkipReason, startInfluxServer } from './testing.ts';
 
 const skip = influxSkipReason();
 const T0 = Date.UTC(2025, 0, 6);

@@ -1,7 +1,7 @@
+import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/testkit';
 import { describeTelemetryStoreConformance } from '@kilowatch/tsdb/conformance';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { createInfluxStore } from './store.ts';
-import { type InfluxTestServer, influxSkipReason, startInfluxServer } from './testing.ts';
 
 const skip = influxSkipReason();
 if (skip) console.warn(skip);

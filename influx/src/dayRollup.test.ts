@@ -14,13 +14,13 @@ import {
   type Reading,
   zonedTimeToUtc,
 } from '@kilowatch/core';
+import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/testkit';
 import { type EnergyQuery, StoreError } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InfluxClient } from './client.ts';
 import { DayEnergy, decodeEvents, QUARTER_MS, quarterBuckets } from './rollup.ts';
 import { ROLLUP_DAY, rowsOf } from './schema.ts';
 import { createInfluxStore, type InfluxTelemetryStore } from './store.ts';
-import { type InfluxTestServer, influxSkipReason, startInfluxServer } from './testing.ts';
 
 const MIN = 60_000;
 const WARSAW = 'Europe/Warsaw';

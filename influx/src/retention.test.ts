@@ -3,10 +3,10 @@
  * rollups and markers there and reads them back from there; the default policy stays empty.
  */
 import { HOUR_MS, type Reading } from '@kilowatch/core';
+import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InfluxClient } from './client.ts';
 import { createInfluxStore, type InfluxTelemetryStore } from './store.ts';
-import { type InfluxTestServer, influxSkipReason, startInfluxServer } from './testing.ts';
 
 const skip = influxSkipReason();
 if (skip) console.warn(skip);

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { addLocalDays, HOUR_MS, type Reading, zonedTimeToUtc } from '@kilowatch/core';
+import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/testkit';
 import { StoreError } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InfluxClient } from './client.ts';
 import { createInfluxStore, type InfluxTelemetryStore } from './store.ts';
-import { type InfluxTestServer, influxSkipReason, startInfluxServer } from './testing.ts';
 
 const skip = influxSkipReason();
 if (skip) console.warn(skip);

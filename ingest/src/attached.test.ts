@@ -3,14 +3,13 @@
  * until the store has committed the reading (at-least-once up to the meter itself).
  */
 import type { Reading } from '@kilowatch/core';
-import { freePort } from '@kilowatch/testkit';
+import { freePort, TEST_SERVICE } from '@kilowatch/testkit';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt from 'mqtt';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
 import { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
 import { gatedStore, metricValue, waitFor } from './test/helpers.ts';
-import { TEST_SERVICE } from './testing.ts';
 
 const KEY = 'b4cf12b3c4d5';
 const quiet = { info() {}, warn() {}, error() {} };

@@ -1,11 +1,11 @@
 import type { Reading } from '@kilowatch/core';
+import { TEST_SERVICE } from '@kilowatch/testkit';
 import { createDuckDbStore, StoreError, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
 import { type EmbeddedBroker, startEmbeddedBroker } from './broker.ts';
 import { flakyStore, gatedStore, metricValue, waitFor } from './test/helpers.ts';
-import { TEST_SERVICE } from './testing.ts';
 
 /** The bridge's clock in these tests: readings are stamped around it, whatever the machine's date. */
 const NOW = Date.parse('2026-11-03T12:00:00Z');

@@ -1,8 +1,8 @@
+import { TEST_SERVICE } from '@kilowatch/testkit';
 import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
 import { describe, expect, it } from 'vitest';
 import { startEmbeddedBroker } from './broker.ts';
 import { waitFor } from './test/helpers.ts';
-import { TEST_SERVICE } from './testing.ts';
 
 describe('embedded broker', () => {
   it('listens on loopback and keeps a persistent session: unacknowledged and offline messages are redelivered in order', async () => {

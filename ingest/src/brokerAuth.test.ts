@@ -1,3 +1,4 @@
+import { TEST_SERVICE } from '@kilowatch/testkit';
 import { createDuckDbStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,7 +15,6 @@ import { createMemoryMeterAuth } from './meterAuth.ts';
 import { DEMO_DEVICES } from './simulator/devices.ts';
 import { startSimulator } from './simulator/live.ts';
 import { waitFor } from './test/helpers.ts';
-import { TEST_SERVICE } from './testing.ts';
 
 const quiet = { info() {}, warn() {}, error() {} };
 const cleanups: (() => Promise<unknown>)[] = [];

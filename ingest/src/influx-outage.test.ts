@@ -6,9 +6,9 @@
  * Test-only composition: ingest's code never imports the InfluxDB engine; this test wires the two.
  */
 import { createInfluxStore } from '@kilowatch/influx';
-import { influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
+import { findServerBinary, influxSkipReason, startInfluxServer, startMosquitto } from '@kilowatch/testkit';
 import { describe, expect, it } from 'vitest';
-import { findServerBinary, runStoreOutageScenario, startMosquitto } from './testing.ts';
+import { runStoreOutageScenario } from './testing.ts';
 
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
 const skip = influxSkipReason() ?? (mosquittoBin ? null : 'mosquitto is not installed');

@@ -1,4 +1,5 @@
 import type { Reading } from '@kilowatch/core';
+import { TEST_SERVICE } from '@kilowatch/testkit';
 import { createDuckDbStore } from '@kilowatch/tsdb';
 import mqtt from 'mqtt';
 import { expect, it } from 'vitest';
@@ -7,7 +8,6 @@ import { startEmbeddedBroker } from './broker.ts';
 import type { DeviceState } from './liveBus.ts';
 import { startLiveSubscriber } from './liveSubscriber.ts';
 import { waitFor } from './test/helpers.ts';
-import { TEST_SERVICE } from './testing.ts';
 
 it('an api replica sees committed readings published live by ingest, and device status', async () => {
   const broker = await startEmbeddedBroker({ port: 0, services: [TEST_SERVICE] });

@@ -3,12 +3,13 @@
  * gracefully leaves the group (MQTT 5, session expiry 0 at its disconnect), so the broker queues nothing
  * for it and the remaining one takes every reading, even when the leaver never comes back under its id.
  */
+
+import { findServerBinary, type MosquittoServer, startMosquitto } from '@kilowatch/testkit';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type IngestRuntime, startIngest } from './bridge.ts';
 import { metricValue, waitFor } from './test/helpers.ts';
-import { findServerBinary, type MosquittoServer, startMosquitto } from './testing.ts';
 
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
 const quiet = { info() {}, warn() {}, error() {} };

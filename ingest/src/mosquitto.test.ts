@@ -8,13 +8,13 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@kilowatch/testkit';
+import { findServerBinary, freePort, type MosquittoServer, startMosquitto } from '@kilowatch/testkit';
 import { createDuckDbStore, StoreError, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIngest } from './bridge.ts';
 import { gatedStore, metricValue, slowSubackRelay, switchableStore, waitFor } from './test/helpers.ts';
-import { findServerBinary, type MosquittoServer, runStoreOutageScenario, startMosquitto } from './testing.ts';
+import { runStoreOutageScenario } from './testing.ts';
 
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
 if (!mosquittoBin)

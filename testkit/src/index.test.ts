@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
-import { freePort, parseCsv } from './index.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { findServerBinary, freePort, parseCsv, serverMissing } from './index.ts';
 
 describe('parseCsv', () => {
   it('reads quoted cells, doubled quotes and CRLF or LF records', () => {
@@ -23,5 +23,27 @@ describe('freePort', () => {
       srv.listen(port, '127.0.0.1', ok);
     });
     await new Promise<void>((ok) => srv.close(() => ok()));
+  });
+});
+
+describe('a server the machine lacks', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('skips its tests locally (null) and fails them under CI=true', () => {
+    vi.stubEnv('CI', '');
+    expect(serverMissing('kw-no-such-server', 'apt-get install kw')).toBeNull();
+    expect(findServerBinary('kw-no-such-server')).toBeNull();
+    vi.stubEnv('CI', 'true');
+    expect(() => serverMissing('kw-no-such-server', 'apt-get install kw')).toThrow(
+      'kw-no-such-server is not installed (apt-get install kw); CI requires it',
+    );
+    expect(() => findServerBinary('kw-no-such-server')).toThrow(/CI requires it/);
+  });
+
+  it('finds an installed binary under CI=true too', () => {
+    vi.stubEnv('CI', 'true');
+    expect(findServerBinary('sh')).toMatch(/\/sh$/);
   });
 });

@@ -1,7 +1,30 @@
 /**
  * Test tooling shared by the packages' suites and the benches. Dev-only: production code never imports
- * it (a dependency-cruiser rule). The real-server harnesses stay with the package that owns the server's
- * protocol (PostgreSQL in api, InfluxDB in influx, Mosquitto in ingest) and take their ports from here.
+ * it (a dependency-cruiser rule). Real servers on free loopback ports (Mosquitto, InfluxDB 1.x,
+ * PostgreSQL), with one rule for a server the machine lacks (`serverMissing`: skip locally, fail under
+ * CI=true), free ports and a CSV reader.
  */
 export { parseCsv } from './csv.ts';
+export {
+  type InfluxTestServer,
+  type InfluxTestServerOptions,
+  influxdPath,
+  influxSkipReason,
+  startInfluxServer,
+} from './influxd.ts';
+export {
+  findDynsecPlugin,
+  type MosquittoOptions,
+  type MosquittoServer,
+  startMosquitto,
+  TEST_SERVICE,
+} from './mosquitto.ts';
 export { freePort } from './ports.ts';
+export {
+  POSTGRES_BIN,
+  type PostgresServer,
+  postgresInstalled,
+  removeWhenGone,
+  startPostgresServer,
+} from './postgres.ts';
+export { findServerBinary, lookUpBinary, serverMissing } from './servers.ts';

@@ -1,5 +1,5 @@
 /** The shared alert subscription against a real Mosquitto: each live reading reaches exactly one of two API processes. */
-import { findServerBinary, type MosquittoServer, startMosquitto } from '@kilowatch/ingest/testing';
+import { findServerBinary, type MosquittoServer, startMosquitto } from '@kilowatch/testkit';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SharedAlertSource, startSharedAlertSource } from './shared-source.ts';

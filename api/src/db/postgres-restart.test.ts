@@ -5,11 +5,11 @@
  * once: the second waits for the first and applies nothing twice.
  */
 import { randomBytes } from 'node:crypto';
+import { type PostgresServer, postgresInstalled, startPostgresServer } from '@kilowatch/testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from '../app.ts';
 import { UnavailableError } from '../errors.ts';
 import { as, noTelemetryStore, signUp, TEST_CONFIG, uniqueEmail } from '../testing/helper.ts';
-import { type PostgresServer, postgresInstalled, startPostgresServer } from '../testing/postgres-server.ts';
 import { MIGRATIONS, migrate } from './migrations.ts';
 import { createPostgresSql, type Sql } from './sql.ts';
 

@@ -3,7 +3,7 @@
  * gets the notifications and export progress raised in the other, and closes at once when the user logs
  * out through the other.
  */
-import { findServerBinary, type MosquittoServer, startMosquitto } from '@kilowatch/ingest/testing';
+import { findServerBinary, type MosquittoServer, startMosquitto } from '@kilowatch/testkit';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

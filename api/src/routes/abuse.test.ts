@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInfluxStore } from '@kilowatch/influx';
-import { influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
+import { influxSkipReason, startInfluxServer } from '@kilowatch/testkit';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimMeter, type Meter, userWithMeter } from '../analytics/testing.ts';

@@ -1,6 +1,6 @@
 /** The two telemetry engines the analytics suites answer from: DuckDB in memory and a real InfluxDB. */
 import { createInfluxStore } from '@kilowatch/influx';
-import { influxSkipReason, startInfluxServer } from '@kilowatch/influx/testing';
+import { influxSkipReason, startInfluxServer } from '@kilowatch/testkit';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 
 export interface EngineCase {

@@ -8,10 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { influxdPath, startInfluxServer } from '@kilowatch/influx/testing';
 import { simulatedReading } from '@kilowatch/ingest';
-import { findServerBinary, startMosquitto } from '@kilowatch/ingest/testing';
-import { freePort } from '@kilowatch/testkit';
+import {
+  findServerBinary,
+  freePort,
+  influxdPath,
+  startInfluxServer,
+  startMosquitto,
+} from '@kilowatch/testkit';
 import mqtt from 'mqtt';
 import { quantile } from './case.ts';
 import { arg, log } from './cli.ts';

@@ -2,14 +2,13 @@
  * Readings a meter measured while the embedded deployment restarted reach the store in batches: all of
  * them, each once, in far fewer commits than messages.
  */
-import { freePort } from '@kilowatch/testkit';
+import { freePort, TEST_SERVICE } from '@kilowatch/testkit';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startIngest } from '../bridge.ts';
 import { startEmbeddedBroker } from '../broker.ts';
 import { countedStore, metricValue, waitFor } from '../test/helpers.ts';
-import { TEST_SERVICE } from '../testing.ts';
 import { meterOutbox } from './outbox.ts';
 
 const KEY = 'b4cf12b3c4d5';

@@ -3,12 +3,11 @@
  * temp dir, listening on free loopback ports only. Never a mock.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { freePort } from '@kilowatch/testkit';
-import { ident, literal } from './lineProtocol.ts';
+import { join } from 'node:path';
+import { freePort } from './ports.ts';
+import { lookUpBinary, serverMissing } from './servers.ts';
 
 export interface InfluxTestServer {
   url: string;
@@ -33,23 +32,19 @@ export interface InfluxTestServerOptions {
 
 /** Path of the `influxd` binary, or null when it is not installed. */
 export function influxdPath(): string | null {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/bin', '/usr/sbin', '/usr/local/bin'];
-  for (const d of dirs) {
-    if (!d) continue;
-    const p = join(d, 'influxd');
-    if (existsSync(p)) return p;
-  }
-  return null;
+  return lookUpBinary('influxd');
 }
 
-/**
- * Why InfluxDB tests should be skipped, or null to run them. Under `CI=true` a missing binary never
- * skips: the suite runs and `startInfluxServer` fails it.
- */
+/** Why InfluxDB tests should be skipped, or null to run them (`serverMissing`'s rule: CI never skips). */
 export function influxSkipReason(): string | null {
-  if (influxdPath() || process.env.CI === 'true') return null;
+  if (influxdPath()) return null;
+  serverMissing('influxd', 'apt-get install -y influxdb');
   return 'influxd not installed (apt-get install -y influxdb): InfluxDB tests skipped';
 }
+
+/** InfluxQL identifier and string literal, for the setup statements. */
+const ident = (name: string) => `"${name.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+const literal = (value: string) => `'${value.replace(/[\\']/g, (c) => `\\${c}`)}'`;
 
 function config(dir: string, rpcPort: number, httpPort: number, auth: boolean, maxRowLimit: number): string {
   return `reporting-disabled = true
