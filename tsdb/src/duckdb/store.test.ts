@@ -655,6 +655,47 @@ describe('DuckDB engine', () => {
     await store.close();
   });
 
+  it("leaves the caller's batches as they were: readings, column batches, bulk loads, new and stored devices", async () => {
+    const store = await createDuckDbStore({ path: join(dir, 'untouched.duckdb') });
+    const devs = ['a11ce0000001', 'a11ce0000002'];
+    const readings = (from: number, n: number, dev = devs[0]!): Reading[] =>
+      Array.from({ length: n }, (_, i) => ({
+        deviceKey: dev,
+        ts: T0 + (from + i) * MIN,
+        values: { vave1: 230 + i, eai1: from + i },
+      }));
+    const unchanged = async (write: () => Promise<unknown>, batch: unknown) => {
+      const before = structuredClone(batch);
+      await write();
+      expect(batch).toStrictEqual(before);
+    };
+    // New devices (ids assigned), then a batch after what is stored, then one overlapping it (merged).
+    const first = readings(0, 50);
+    await unchanged(() => store.write(first), first);
+    const cols = columnize([...readings(50, 50), ...readings(0, 50, devs[1])]);
+    await unchanged(() => store.writeColumns(cols), cols);
+    const overlap = columnize(readings(25, 50));
+    await unchanged(() => store.writeColumns(overlap), overlap);
+    // A bulk load of readings and of column batches, for a stored device and a new one.
+    const bulkReadings = readings(1000, 200);
+    const bulkCols = columnize(readings(2000, 200, 'a11ce0000003'));
+    await unchanged(async () => {
+      await store.writeBulk!(
+        (async function* () {
+          yield bulkReadings;
+          yield bulkCols;
+        })(),
+      );
+    }, [bulkReadings, bulkCols]);
+    // What was written is stored.
+    expect(await store.devices()).toEqual([...devs, 'a11ce0000003']);
+    expect(await store.latest('a11ce0000003')).toEqual({
+      ts: T0 + 2199 * MIN,
+      values: { vave1: 429, eai1: 2199 },
+    });
+    await store.close();
+  });
+
   it('stores device keys holding quotes as they are', async () => {
     const store = await createDuckDbStore();
     const dev = "meter'); DROP TABLE readings; --";
