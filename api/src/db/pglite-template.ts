@@ -6,9 +6,10 @@
  * were most of a first start (15 s and 14 s of 57 s on the shared 2-core machine). `migrate` at start
  * then finds nothing to do, and still applies migrations added after the dump.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { migrate } from './migrations.ts';
 import { createPgliteSql } from './sql.ts';
 
@@ -26,4 +27,43 @@ export async function migratedPgliteDump(): Promise<Uint8Array> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Unpacks a `migratedPgliteDump` (a gzipped tar of files and directories) into the data directory `dir`,
+ * natively. PGlite's own `loadDataDir` writes each file through its WebAssembly file system: on the busy
+ * 2-core machine that was 15 s of a first start against 3.7 s to open an unpacked directory. Unpacked
+ * beside `dir` and renamed into place, so an interrupted unpack leaves no half data directory.
+ */
+export async function unpackPgliteDump(gz: Uint8Array, dir: string): Promise<void> {
+  const tar = gunzipSync(gz);
+  const tmp = `${dir}.unpacking`;
+  await rm(tmp, { recursive: true, force: true });
+  await mkdir(tmp, { recursive: true });
+  const text = (block: Uint8Array, from: number, to: number) => {
+    const field = block.subarray(from, to);
+    const end = field.indexOf(0);
+    return Buffer.from(end < 0 ? field : field.subarray(0, end)).toString('utf8');
+  };
+  let off = 0;
+  while (off + 512 <= tar.length) {
+    const header = tar.subarray(off, off + 512);
+    if (header.every((b) => b === 0)) break;
+    const prefix = text(header, 345, 500);
+    const name = text(header, 0, 100);
+    const size = Number.parseInt(text(header, 124, 136).trim() || '0', 8);
+    const type = text(header, 156, 157) || '0';
+    const target = path.resolve(tmp, `${prefix ? `${prefix}/` : ''}${name}`.replace(/^\/+/, ''));
+    if (target !== tmp && !target.startsWith(`${tmp}${path.sep}`)) {
+      throw new Error(`the PGlite template names a path outside its directory: ${name}`);
+    }
+    off += 512;
+    if (type === '5') await mkdir(target, { recursive: true });
+    else if (type === '0') {
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, tar.subarray(off, off + size));
+    } else throw new Error(`the PGlite template holds an entry of tar type "${type}" (${name})`);
+    off += Math.ceil(size / 512) * 512;
+  }
+  await rename(tmp, dir);
 }

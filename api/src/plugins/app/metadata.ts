@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { migrate } from '../../db/migrations.ts';
+import { unpackPgliteDump } from '../../db/pglite-template.ts';
 import { createPgliteSql, createPostgresSql, type Sql } from '../../db/sql.ts';
 
 declare module 'fastify' {
@@ -23,7 +24,8 @@ export async function openMetadataStore(config: {
   await mkdir(config.dataDir, { recursive: true });
   const dataDir = path.join(config.dataDir, 'meta');
   const template = existsSync(dataDir) ? undefined : pgliteTemplate();
-  return createPgliteSql({ dataDir, ...(template ? { loadDataDir: template } : {}) });
+  if (template) await unpackPgliteDump(template, dataDir);
+  return createPgliteSql({ dataDir });
 }
 
 /**
@@ -31,11 +33,12 @@ export async function openMetadataStore(config: {
  * (`api/dist/pglite-initdb.tar.gz`, scripts/build.mjs, db/pglite-template.ts). A first start loads it
  * instead of running initdb in WebAssembly (10–85 s, and ~400 MB of its memory left resident) and the
  * migrations (14 s of a 57 s first start on the busy 2-core machine). Absent when the server runs from
- * its TypeScript sources: PGlite then runs initdb and the migrations as before.
+ * its TypeScript sources: PGlite then runs initdb and the migrations as before. Unpacked natively
+ * (`unpackPgliteDump`), not through PGlite's `loadDataDir`.
  */
-function pgliteTemplate(): Blob | undefined {
+function pgliteTemplate(): Uint8Array | undefined {
   const file = path.join(path.dirname(fileURLToPath(import.meta.url)), PGLITE_TEMPLATE);
-  return existsSync(file) ? new Blob([readFileSync(file)]) : undefined;
+  return existsSync(file) ? readFileSync(file) : undefined;
 }
 
 /** The template's file name beside the compiled server (scripts/build.mjs writes it). */
