@@ -7,6 +7,7 @@
  * - In pl and tr, the date fields of the heatmap, the consumption table, the edit-device form and the export
  *   dialog show and take days as dd.mm.yyyy (their calendars name the month in the language), and numbers
  *   use the decimal comma.
+ * - So do a tariff's validity days (saved as the days they name) and the tariff price comparison's range.
  * - On the heatmap, today (10 March, ten and a half hours of it) is left out of the colour scale and drawn
  *   hatched, its tooltip saying "today so far".
  */
@@ -60,6 +61,7 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
   let context: BrowserContext;
   let page: Page;
   let meter: ApiDevice;
+  let homeId: number;
   const consoleErrors: string[] = [];
   explainFailures(() => ({ page, api, notes: () => consoleErrors }));
 
@@ -100,6 +102,7 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
     await page.waitForURL(/\/dashboard/);
     const home = await call<{ id: number }>('POST', '/locations', { name: 'Kraków flat', timezone: TZ });
     expect(home.status).toBe(201);
+    homeId = home.body.id;
     const claimed = await call<ApiDevice & { mac: string; mqtt: { username: string; password: string } }>(
       'POST',
       '/devices',
@@ -224,6 +227,58 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
       await dialog.getByTestId('export-to').click();
       await page.getByRole('button', { name: march }).first().waitFor();
       await page.keyboard.press('Escape');
+
+      // A new tariff: its validity opens on today, both days typed as dd.mm.yyyy and saved as the days they name.
+      await page.goto(`${api.url}/location/tariff-edit/${homeId}/new`);
+      const validFrom = page.getByTestId('tariff-validFrom');
+      await validFrom.waitFor();
+      expect(await validFrom.inputValue()).toBe('10.03.2026');
+      const tariffName = `Taryfa ${lang}`;
+      await page.getByTestId('tariff-name').fill(tariffName);
+      await page.getByTestId('tariff-zone1Price').fill('0,9');
+      const [from, to] = lang === 'pl' ? ['01.02.2026', '31.12.2026'] : ['15.02.2026', '30.11.2026'];
+      await validFrom.fill(from);
+      await validFrom.blur();
+      await page.getByTestId('tariff-validTo').click();
+      await page.getByRole('button', { name: march }).first().waitFor();
+      await page.getByTestId('tariff-validTo').fill(to);
+      await page.getByTestId('tariff-validTo').blur();
+      expect(await validFrom.inputValue()).toBe(from);
+      expect(await page.getByTestId('tariff-validTo').inputValue()).toBe(to);
+      await page.getByTestId('save-tariff').click();
+      await page.waitForURL((u) => u.pathname === `/location/view/${homeId}`);
+      const tariffs = (
+        await call<{ id: number; name: string; validFrom: string; validTo: string | null }[]>(
+          'GET',
+          `/locations/${homeId}/tariffs`,
+        )
+      ).body;
+      const tariff = tariffs.find((x) => x.name === tariffName);
+      expect({ validFrom: tariff?.validFrom, validTo: tariff?.validTo }).toEqual(
+        lang === 'pl'
+          ? { validFrom: '2026-02-01', validTo: '2026-12-31' }
+          : { validFrom: '2026-02-15', validTo: '2026-11-30' },
+      );
+      await page.goto(`${api.url}/location/tariff-edit/${homeId}/${tariff!.id}`);
+      await validFrom.waitFor();
+      expect(await validFrom.inputValue()).toBe(from);
+      expect(await page.getByTestId('tariff-validTo').inputValue()).toBe(to);
+
+      // Its price comparison: the range shown as dd.mm.yyyy, and a typed first day asked from its local midnight.
+      await page.goto(`${api.url}/stats/tariff/${tariff!.id}`);
+      const statsFrom = page.getByTestId('stats-from');
+      await statsFrom.waitFor();
+      expect(await statsFrom.inputValue()).toBe('01.01.2026');
+      expect(await page.getByTestId('stats-to').inputValue()).toBe('10.03.2026');
+      const statsAsked = page.waitForResponse(
+        (r) =>
+          r.url().includes(`/api/tariffs/${tariff!.id}/stats`) &&
+          new URL(r.url()).searchParams.get('from') === '2026-03-01T23:00:00.000Z',
+      );
+      await statsFrom.fill('02.03.2026');
+      await statsFrom.blur();
+      expect((await statsAsked).ok()).toBe(true);
+      expect(await statsFrom.inputValue()).toBe('02.03.2026');
     });
   }
 

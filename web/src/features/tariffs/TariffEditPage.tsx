@@ -23,6 +23,7 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { formatInZone } from '../../lib/time.ts';
+import { DateField } from '../../ranges/DateField.tsx';
 import type { FieldError } from '../../shared/forms/fields.ts';
 import { ErrorState, RoutePending } from '../../shared/ui/RouteStates.tsx';
 import { ScheduleGrid } from './ScheduleGrid.tsx';
@@ -90,6 +91,15 @@ function TariffForm({ location, tariff }: { location: Location; tariff: Tariff |
     onBlur: blur(k),
     error: err(k),
     'data-testid': `tariff-${k}`,
+  });
+
+  // Validity days typed or picked in the interface language's format, kept as `YYYY-MM-DD`.
+  const dateField = (k: 'validFrom' | 'validTo') => ({
+    value: values[k],
+    onChange: (day: string) => set(k, day),
+    onBlur: blur(k),
+    error: err(k),
+    testId: `tariff-${k}`,
   });
 
   const submit = async (e: FormEvent) => {
@@ -171,12 +181,12 @@ function TariffForm({ location, tariff }: { location: Location; tariff: Tariff |
           />
         </SimpleGrid>
         <SimpleGrid cols={{ base: 1, xs: 2 }} spacing="sm">
-          <TextInput type="date" label={t('places.tariff.validFrom')} required {...field('validFrom')} />
-          <TextInput
-            type="date"
+          <DateField label={t('places.tariff.validFrom')} withAsterisk {...dateField('validFrom')} />
+          <DateField
             label={t('places.tariff.validTo')}
             description={t('places.tariff.validToHint')}
-            {...field('validTo')}
+            clearable
+            {...dateField('validTo')}
           />
         </SimpleGrid>
         <ScheduleGrid grid={grid} holiday={holiday} />

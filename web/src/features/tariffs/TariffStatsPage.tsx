@@ -11,7 +11,6 @@ import {
   Stack,
   Table,
   Text,
-  TextInput,
   Title,
   useComputedColorScheme,
 } from '@mantine/core';
@@ -26,6 +25,7 @@ import {
 } from '../../api/tariffs/get-tariff-stats.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
+import { DateField } from '../../ranges/DateField.tsx';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
 import { formatKwh, formatMoney } from './format.ts';
@@ -259,20 +259,18 @@ export default function TariffStatsPage() {
             disabled={devices.isPending}
             data-testid="stats-device"
           />
-          <TextInput
-            type="date"
+          <DateField
             label={t('log.from')}
             value={range.from}
-            onChange={(e) => setRange((r) => ({ ...r, from: e.currentTarget.value }))}
+            onChange={(from) => setRange((r) => ({ ...r, from }))}
             error={error ? t(error.id, error.values) : undefined}
-            data-testid="stats-from"
+            testId="stats-from"
           />
-          <TextInput
-            type="date"
+          <DateField
             label={t('log.to')}
             value={range.to}
-            onChange={(e) => setRange((r) => ({ ...r, to: e.currentTarget.value }))}
-            data-testid="stats-to"
+            onChange={(to) => setRange((r) => ({ ...r, to }))}
+            testId="stats-to"
           />
         </SimpleGrid>
       </Card>
