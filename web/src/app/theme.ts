@@ -1,4 +1,4 @@
-import { type CSSVariablesResolver, createTheme, localStorageColorSchemeManager } from '@mantine/core';
+import { Badge, type CSSVariablesResolver, createTheme, localStorageColorSchemeManager } from '@mantine/core';
 import { STORAGE_KEYS } from '../lib/storage.ts';
 
 /** Primary colour orange (docs/spec.md §9); 576 px is the mobile breakpoint. */
@@ -24,6 +24,10 @@ export const theme = createTheme({
   defaultRadius: 'md',
   fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif',
   breakpoints: { xs: '36em', sm: '48em', md: '62em', lg: '75em', xl: '88em' },
+  components: {
+    // A badge's word is never cut to "ON…": in a narrow table cell or row the badge keeps its own width.
+    Badge: Badge.extend({ styles: { root: { minWidth: 'max-content', flexShrink: 0 } } }),
+  },
 });
 
 /** Light, dark or system ("auto"), stored locally under the theme-mode key; default system. */

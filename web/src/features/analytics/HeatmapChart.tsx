@@ -6,6 +6,7 @@
  */
 import type { Heatmap } from '@kilowatch/core';
 import { Box, Group, Paper, Stack, Text } from '@mantine/core';
+import { useElementSize } from '@mantine/hooks';
 import { type CellCanvasRendererProps, ResponsiveHeatMapCanvas, type TooltipProps } from '@nivo/heatmap';
 import { memo, useCallback, useMemo } from 'react';
 import { formatValue } from '../../charts/options.ts';
@@ -15,6 +16,7 @@ import {
   cellLabel,
   colorDomain,
   colorScale,
+  fitTicks,
   legendGradient,
   legendTicks,
   NO_DATA_COLORS,
@@ -24,6 +26,9 @@ import {
   thinTicks,
   weekdayName,
 } from './heatmapScale.ts';
+
+/** Width of a top-axis label in px (11 px digits), with room between two labels. */
+const labelPx = (text: string) => text.length * 6.6 + 10;
 
 type Datum = { x: string | number; y: number | null };
 
@@ -95,14 +100,19 @@ function HeatmapChartImpl({ heatmap, theme, userTz, label, now }: HeatmapChartPr
   const xs = useMemo(() => (data[0]?.data ?? []).map((c) => c.x), [data]);
   const ids = useMemo(() => data.map((r) => r.id), [data]);
 
+  // The top axis names as many columns as fit the chart's width without their labels touching.
+  const { ref: boxRef, width } = useElementSize();
+  const formatX = useCallback(
+    (x: string | number) => (kind === 'yearly' ? String(x).slice(5) : String(x)),
+    [kind],
+  );
+  const xTicks = useMemo(() => {
+    const widest = Math.max(0, ...xs.map((x) => labelPx(formatX(x))));
+    return fitTicks(xs, kind === 'yearly' ? 8 : 12, width - MARGIN.left - MARGIN.right, widest);
+  }, [xs, kind, width, formatX]);
   const axisTop = useMemo(
-    () => ({
-      tickSize: 0,
-      tickPadding: 6,
-      tickValues: thinTicks(xs, kind === 'yearly' ? 8 : 12),
-      format: (x: string | number) => (kind === 'yearly' ? String(x).slice(5) : String(x)),
-    }),
-    [xs, kind],
+    () => ({ tickSize: 0, tickPadding: 6, tickValues: xTicks, format: formatX }),
+    [xTicks, formatX],
   );
   const axisLeft = useMemo(
     () => ({
@@ -150,11 +160,14 @@ function HeatmapChartImpl({ heatmap, theme, userTz, label, now }: HeatmapChartPr
   return (
     <Stack gap="xs">
       <Box
+        ref={boxRef}
         h={height}
         role="img"
         aria-label={label}
         data-testid="heatmap-canvas"
         data-partial={partial ? `${partial.row}|${partial.x}` : undefined}
+        data-columns={xs.length}
+        data-x-ticks={JSON.stringify(xTicks.map((x) => [xs.indexOf(x), formatX(x)]))}
         style={{ width: '100%', minWidth: 0 }}
       >
         <ResponsiveHeatMapCanvas<Datum, object>

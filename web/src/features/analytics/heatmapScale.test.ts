@@ -4,6 +4,7 @@ import {
   colorAt,
   colorDomain,
   colorScale,
+  fitTicks,
   HEAT_PALETTES,
   HEATMAP_PARAMS,
   legendGradient,
@@ -155,6 +156,20 @@ describe('layout', () => {
     );
     expect(out).toEqual(kept);
     expect(out.length).toBeLessThanOrEqual(max);
+  });
+
+  it('fits the ticks to the width: a phone names fewer weeks of a year, each a label apart', () => {
+    const weeks = Array.from({ length: 53 }, (_, i) => i);
+    // Wide: the eight asked for, seven weeks apart.
+    expect(fitTicks(weeks, 8, 1100, 43)).toEqual([0, 7, 14, 21, 28, 35, 42, 49]);
+    // 250 px for 53 weeks (4.7 px each): a 43 px label needs 10 weeks between two ticks.
+    const phone = fitTicks(weeks, 8, 250, 43);
+    expect(phone).toEqual([0, 10, 20, 30, 40, 50]);
+    for (let i = 1; i < phone.length; i++)
+      expect(((phone[i]! - phone[i - 1]!) * 250) / 53).toBeGreaterThanOrEqual(43);
+    // Unmeasured (width 0): as thinTicks; few values that fit: all of them.
+    expect(fitTicks(weeks, 8, 0, 43)).toEqual(thinTicks(weeks, 8));
+    expect(fitTicks([1, 2, 3], 12, 300, 20)).toEqual([1, 2, 3]);
   });
 
   it('offers energy parameters first, each once', () => {

@@ -230,6 +230,19 @@ export function rowHeight(rows: number): number {
 }
 
 /** At most `max` evenly spaced values (the first always kept), for axis ticks that do not overlap. */
+/**
+ * At most `max` ticks, and no closer than a label's width: `width` is the axis length in px and `labelPx`
+ * the widest label's, so a phone's yearly heatmap names fewer weeks instead of running them together.
+ */
+export function fitTicks<T>(values: readonly T[], max: number, width: number, labelPx: number): T[] {
+  if (width <= 0 || values.length === 0) return thinTicks(values, max);
+  const perValue = width / values.length;
+  const fit = Math.max(1, Math.floor(width / Math.max(1, labelPx)));
+  const step = Math.max(Math.ceil(values.length / Math.max(1, max)), Math.ceil(labelPx / perValue), 1);
+  if (values.length <= Math.min(max, fit)) return [...values];
+  return values.filter((_, i) => i % step === 0);
+}
+
 export function thinTicks<T>(values: readonly T[], max: number): T[] {
   if (values.length <= max || max < 1) return [...values];
   const step = Math.ceil(values.length / max);

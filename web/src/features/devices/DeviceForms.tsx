@@ -19,9 +19,10 @@ import { useDeleteDevice } from '../../api/devices/delete-device.ts';
 import { useLimits, useSaveLimits } from '../../api/devices/limits.ts';
 import { useProvideMeterValue } from '../../api/devices/meter-value.ts';
 import { useLatest } from '../../api/telemetry/get-latest.ts';
+import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify, notifyOutcome } from '../../lib/notify.ts';
-import { dayjs } from '../../lib/time.ts';
+import { dayjs, formatInZone } from '../../lib/time.ts';
 import { LocalDates } from '../../ranges/RangeControl.tsx';
 import { ownParams } from '../../shared/devices/logParams.ts';
 import { paramLabel } from '../../shared/devices/paramNames.ts';
@@ -136,7 +137,9 @@ export function MeterValueForm({ deviceId }: { deviceId: string }) {
   const param = picked !== null && registers.includes(picked) ? picked : (registers[0] ?? null);
   const [serverError, setServerError] = useState<string | undefined>();
   const [value, setValue] = useState<string | number>('');
-  const [at, setAt] = useState(() => dayjs().format('YYYY-MM-DD HH:mm:ss'));
+  // The time is read and typed in the user's zone, as every other time on the page is shown.
+  const tz = displayTimeZone();
+  const [at, setAt] = useState(() => formatInZone(Date.now(), tz, 'YYYY-MM-DD HH:mm:ss'));
   const [touched, setTouched] = useState(false);
   const numeric = typeof value === 'number' ? value : Number(value);
   const valueError = !touched
@@ -157,7 +160,7 @@ export function MeterValueForm({ deviceId }: { deviceId: string }) {
     if (param === null) return;
     if (value === '' || !Number.isFinite(numeric) || numeric < 0 || !dayjs(at).isValid()) return;
     try {
-      await provide.mutateAsync({ param, value: numeric, at: dayjs(at).toISOString() });
+      await provide.mutateAsync({ param, value: numeric, at: dayjs.tz(at, tz).toISOString() });
       notifyOutcome('meter-value', true, t('msg.saved'));
     } catch (err) {
       // The API refuses a time before the register's first reading: said on the time field, in words.
@@ -219,7 +222,7 @@ export function MeterValueForm({ deviceId }: { deviceId: string }) {
               setTouched(true);
             }}
             valueFormat="L HH:mm"
-            maxDate={dayjs().format('YYYY-MM-DD HH:mm:ss')}
+            maxDate={formatInZone(Date.now(), tz, 'YYYY-MM-DD HH:mm:ss')}
             error={atError}
             data-testid="meter-value-at"
           />
