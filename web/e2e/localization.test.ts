@@ -17,6 +17,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatKwh } from '../src/features/analytics/consumptionTable.ts';
 import { analyticsEn } from '../src/i18n/locales/analytics/en.ts';
+import { devicesPl } from '../src/i18n/locales/devices/pl.ts';
+import { devicesTr } from '../src/i18n/locales/devices/tr.ts';
 import {
   apiUnavailable,
   chromiumUnavailable,
@@ -43,8 +45,8 @@ const rateOn = (ts: number) => {
 };
 
 const LANGS = [
-  { lang: 'pl', name: 'Polski', march: 'marzec 2026' },
-  { lang: 'tr', name: 'Türkçe', march: 'Mart 2026' },
+  { lang: 'pl', name: 'Polski', march: 'marzec 2026', threePhase: devicesPl['devtype.1'] },
+  { lang: 'tr', name: 'Türkçe', march: 'Mart 2026', threePhase: devicesTr['devtype.1'] },
 ] as const;
 
 interface ApiDevice {
@@ -160,7 +162,7 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
   const heatmapUrl = () =>
     `${api.url}/analytics?tab=heatmap&device=${meter.id}&param=energy3phases_import&kind=monthly&from=2026-03-01&to=2026-03-10`;
 
-  for (const { lang, name, march } of LANGS) {
+  for (const { lang, name, march, threePhase } of LANGS) {
     it(`shows and takes dates as dd.mm.yyyy and numbers with a decimal comma in ${lang}`, {
       timeout: 120_000,
     }, async () => {
@@ -219,6 +221,8 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
       // The device page: the meter value's time, and the export dialog's last seven days up to today.
       await page.goto(`${api.url}/device-details/${meter.id}`);
       expect(await page.getByTestId('meter-value-at').textContent()).toMatch(/^10\.03\.2026 \d{2}:30$/);
+      // The device's type is named in the language too.
+      await page.getByText(`${threePhase} · `).first().waitFor();
       await page.getByTestId('export-button').click();
       const dialog = page.getByRole('dialog');
       await dialog.getByTestId('export-from').waitFor();
