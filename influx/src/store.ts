@@ -15,8 +15,9 @@ import {
   type TelemetryStore,
   type WriteResult,
 } from '@kilowatch/tsdb';
-import { checkRange, DayRollupReader, type DayRollups, energy, series } from './answers.ts';
+import { checkRange, energy, series } from './answers.ts';
 import { type ClientStats, InfluxClient, type InfluxClientOptions, type RetryOptions } from './client.ts';
+import { DayRollupReader, type DayRollups } from './dayRollupReader.ts';
 import { encodeLine, ident, literal } from './lineProtocol.ts';
 import { type DirtyRange, RollupMaintainer } from './refresh.ts';
 import { deviceWhere, fieldList, READINGS, type Row, rowsOf, toRawRows } from './schema.ts';
