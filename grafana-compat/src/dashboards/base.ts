@@ -1,5 +1,7 @@
 /** What every provisioned dashboard shares: its tags, the three phases, the EN 50160 band and its settings. */
+import * as common from '@grafana/grafana-foundation-sdk/common';
 import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import type * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
 import { EN50160_BAND_PERCENT, voltageBand } from '@kilowatch/core';
 
 export const TAGS = ['kilowatch'];
@@ -21,4 +23,19 @@ export function base(
     .tooltip(dashboard.DashboardCursorSync.Crosshair)
     .refresh('1m')
     .readonly();
+}
+
+/** A time series panel's thresholds drawn as the EN 50160 voltage band (dashed, red outside). */
+export function en50160Band(panel: timeseries.PanelBuilder): timeseries.PanelBuilder {
+  return panel
+    .thresholds(
+      new dashboard.ThresholdsConfigBuilder().mode(dashboard.ThresholdsMode.Absolute).steps([
+        { value: null, color: 'red' },
+        { value: en50160.low, color: 'transparent' },
+        { value: en50160.high, color: 'red' },
+      ]),
+    )
+    .thresholdsStyle(
+      new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed),
+    );
 }

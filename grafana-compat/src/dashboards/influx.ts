@@ -7,7 +7,7 @@ import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import * as stat from '@grafana/grafana-foundation-sdk/stat';
 import * as table from '@grafana/grafana-foundation-sdk/table';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import { base, en50160, PHASES } from './base.ts';
+import { base, en50160, en50160Band, PHASES } from './base.ts';
 import { INFLUXDB, InfluxQlQueryBuilder } from './queries.ts';
 
 /** Server deployments: Grafana's own InfluxDB data source on the rollups Kilowatch writes. */
@@ -19,61 +19,36 @@ export function influxDirect(): dashboard.Dashboard {
     `"eae${p}_e" AS "L${p} export"`,
   ]).join(', ');
   const stacked = new common.StackingConfigBuilder().mode(common.StackingMode.Normal).group('energy');
+  const stackedBars = (title: string, fromWhere: string) =>
+    new timeseries.PanelBuilder()
+      .title(title)
+      .datasource(INFLUXDB)
+      .unit('kwatth')
+      .stacking(stacked)
+      .drawStyle(common.GraphDrawStyle.Bars)
+      .fillOpacity(70)
+      .withTarget(new InfluxQlQueryBuilder('A', `SELECT ${phaseFields} FROM ${fromWhere}`))
+      .height(9)
+      .span(24);
   return base(
     'kilowatch-influxdb-direct',
     'Kilowatch · InfluxDB direct',
     'Reads the InfluxDB that Kilowatch writes (server deployments): energy per local day from rollup_1d, per hour from rollup_1h, voltages from rollup_15m. Devices are their MAC keys.',
     'now-7d',
   )
-    .withVariable(
-      new dashboard.QueryVariableBuilder('device')
-        .label('Device (MAC)')
-        .datasource(INFLUXDB)
-        .query('SHOW TAG VALUES FROM "readings" WITH KEY = "device"')
-        .definition('SHOW TAG VALUES FROM "readings" WITH KEY = "device"')
-        .refresh(dashboard.VariableRefresh.OnDashboardLoad),
-    )
-    .withVariable(
-      new dashboard.QueryVariableBuilder('tz')
-        .label('Time zone of the days')
-        .datasource(INFLUXDB)
-        .query('SHOW TAG VALUES FROM "rollup_1d" WITH KEY = "tz"')
-        .definition('SHOW TAG VALUES FROM "rollup_1d" WITH KEY = "tz"')
-        .refresh(dashboard.VariableRefresh.OnDashboardLoad),
+    .withVariable(influxDeviceVariable(false))
+    .withVariable(influxTzVariable())
+    .withPanel(
+      stackedBars(
+        'Energy per local day, phases stacked',
+        `"rollup_1d" WHERE "device" = '$device' AND "tz" = '$tz' AND $timeFilter`,
+      ),
     )
     .withPanel(
-      new timeseries.PanelBuilder()
-        .title('Energy per local day, phases stacked')
-        .datasource(INFLUXDB)
-        .unit('kwatth')
-        .stacking(stacked)
-        .drawStyle(common.GraphDrawStyle.Bars)
-        .fillOpacity(70)
-        .withTarget(
-          new InfluxQlQueryBuilder(
-            'A',
-            `SELECT ${phaseFields} FROM "rollup_1d" WHERE "device" = '$device' AND "tz" = '$tz' AND $timeFilter`,
-          ),
-        )
-        .height(9)
-        .span(24),
-    )
-    .withPanel(
-      new timeseries.PanelBuilder()
-        .title('Energy per hour, phases stacked')
-        .datasource(INFLUXDB)
-        .unit('kwatth')
-        .stacking(stacked)
-        .drawStyle(common.GraphDrawStyle.Bars)
-        .fillOpacity(70)
-        .withTarget(
-          new InfluxQlQueryBuilder(
-            'A',
-            `SELECT ${phaseFields} FROM "rollup_1h" WHERE "device" = '$device' AND $timeFilter`,
-          ),
-        )
-        .height(9)
-        .span(24),
+      stackedBars(
+        'Energy per hour, phases stacked',
+        `"rollup_1h" WHERE "device" = '$device' AND $timeFilter`,
+      ),
     )
     .withPanel(
       new timeseries.PanelBuilder()
@@ -155,17 +130,7 @@ export function influxPowerQuality(): dashboard.Dashboard {
   )
     .withVariable(influxDeviceVariable(false))
     .withPanel(
-      influxPhasePanel('Voltage per phase (bucket means), EN 50160 band', 'vave', 'volt')
-        .thresholds(
-          new dashboard.ThresholdsConfigBuilder().mode(dashboard.ThresholdsMode.Absolute).steps([
-            { value: null, color: 'red' },
-            { value: en50160.low, color: 'transparent' },
-            { value: en50160.high, color: 'red' },
-          ]),
-        )
-        .thresholdsStyle(
-          new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed),
-        )
+      en50160Band(influxPhasePanel('Voltage per phase (bucket means), EN 50160 band', 'vave', 'volt'))
         .height(10)
         .span(24),
     )

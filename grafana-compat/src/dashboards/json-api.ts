@@ -7,7 +7,7 @@ import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import * as stat from '@grafana/grafana-foundation-sdk/stat';
 import * as table from '@grafana/grafana-foundation-sdk/table';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import { base, en50160, PHASES } from './base.ts';
+import { base, en50160Band, PHASES } from './base.ts';
 import { JSON_API, JsonApiQueryBuilder } from './queries.ts';
 
 /** The user's devices (`POST /variable` with "devices"), one or several. */
@@ -40,6 +40,20 @@ function energyBars(title: string, interval: '1h' | '1d' | '1mo', device: string
     .withTarget(new JsonApiQueryBuilder('C', 'energy.balance').device(device).interval(interval));
 }
 
+/** One device's energy summed over the dashboard's range, as a single number. */
+function rangeTotal(title: string, metric: string): stat.PanelBuilder {
+  return new stat.PanelBuilder()
+    .title(title)
+    .datasource(JSON_API)
+    .unit('kwatth')
+    .decimals(1)
+    .reduceOptions(new common.ReduceDataOptionsBuilder().calcs(['sum']))
+    .graphMode(common.BigValueGraphMode.None)
+    .withTarget(new JsonApiQueryBuilder('A', metric).device('$device').interval('1d'))
+    .height(5)
+    .span(8);
+}
+
 export function householdEnergy(): dashboard.Dashboard {
   return base(
     'kilowatch-household-energy',
@@ -49,42 +63,9 @@ export function householdEnergy(): dashboard.Dashboard {
   )
     .withVariable(deviceVariable(false))
     .withVariable(adhocFilters())
-    .withPanel(
-      new stat.PanelBuilder()
-        .title('Imported in the range')
-        .datasource(JSON_API)
-        .unit('kwatth')
-        .decimals(1)
-        .reduceOptions(new common.ReduceDataOptionsBuilder().calcs(['sum']))
-        .graphMode(common.BigValueGraphMode.None)
-        .withTarget(new JsonApiQueryBuilder('A', 'energy.import').device('$device').interval('1d'))
-        .height(5)
-        .span(8),
-    )
-    .withPanel(
-      new stat.PanelBuilder()
-        .title('Exported in the range')
-        .datasource(JSON_API)
-        .unit('kwatth')
-        .decimals(1)
-        .reduceOptions(new common.ReduceDataOptionsBuilder().calcs(['sum']))
-        .graphMode(common.BigValueGraphMode.None)
-        .withTarget(new JsonApiQueryBuilder('A', 'energy.export').device('$device').interval('1d'))
-        .height(5)
-        .span(8),
-    )
-    .withPanel(
-      new stat.PanelBuilder()
-        .title('Balance in the range')
-        .datasource(JSON_API)
-        .unit('kwatth')
-        .decimals(1)
-        .reduceOptions(new common.ReduceDataOptionsBuilder().calcs(['sum']))
-        .graphMode(common.BigValueGraphMode.None)
-        .withTarget(new JsonApiQueryBuilder('A', 'energy.balance').device('$device').interval('1d'))
-        .height(5)
-        .span(8),
-    )
+    .withPanel(rangeTotal('Imported in the range', 'energy.import'))
+    .withPanel(rangeTotal('Exported in the range', 'energy.export'))
+    .withPanel(rangeTotal('Balance in the range', 'energy.balance'))
     .withPanel(energyBars('Energy per local day', '1d', '$device').height(9).span(24))
     .withPanel(energyBars('Energy per hour', '1h', '$device').height(9).span(24))
     .withPanel(
@@ -149,22 +130,14 @@ export function powerQuality(): dashboard.Dashboard {
     .withVariable(deviceVariable(false))
     .withVariable(adhocFilters())
     .withPanel(
-      phasePanel('Voltage per phase, with the limit bands', 'vave', 'volt')
-        .withTarget(new JsonApiQueryBuilder('D', 'voltage.bands').device('$device'))
-        .overrideByRegexp('/(warning|critical) (low|high)$/', [
-          { id: 'custom.lineStyle', value: { fill: 'dash', dash: [10, 10] } },
-          { id: 'color', value: { mode: 'fixed', fixedColor: 'orange' } },
-        ])
-        .thresholds(
-          new dashboard.ThresholdsConfigBuilder().mode(dashboard.ThresholdsMode.Absolute).steps([
-            { value: null, color: 'red' },
-            { value: en50160.low, color: 'transparent' },
-            { value: en50160.high, color: 'red' },
+      en50160Band(
+        phasePanel('Voltage per phase, with the limit bands', 'vave', 'volt')
+          .withTarget(new JsonApiQueryBuilder('D', 'voltage.bands').device('$device'))
+          .overrideByRegexp('/(warning|critical) (low|high)$/', [
+            { id: 'custom.lineStyle', value: { fill: 'dash', dash: [10, 10] } },
+            { id: 'color', value: { mode: 'fixed', fixedColor: 'orange' } },
           ]),
-        )
-        .thresholdsStyle(
-          new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed),
-        )
+      )
         .height(10)
         .span(24),
     )
