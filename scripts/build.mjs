@@ -100,10 +100,13 @@ async function dumpPgliteTemplate(outdir) {
   const version = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
   const maker = path.join(outdir, 'pgliteTemplate.js');
   const stampOf = `${version} ${createHash('sha256').update(readFileSync(maker)).digest('hex')}`;
-  const file = path.join(outdir, 'pglite-initdb.tar.gz');
+  // Always api/dist's (made once, kept while the stamp matches), as before: a server built elsewhere
+  // (--outdir, the deployment test on PostgreSQL) does not wait for a dump of its own.
+  const file = path.join(SERVER_OUT, 'pglite-initdb.tar.gz');
   const stamp = `${file}.version`;
   if (existsSync(file) && existsSync(stamp) && readFileSync(stamp, 'utf8') === stampOf) return;
   const { migratedPgliteDump } = await import(pathToFileURL(maker).href);
+  mkdirSync(SERVER_OUT, { recursive: true });
   writeFileSync(file, await migratedPgliteDump());
   writeFileSync(stamp, stampOf);
 }
