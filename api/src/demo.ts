@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { DEFAULT_LIMITS, DEFAULT_NOTIFICATION_SETTINGS } from '@kilowatch/core';
 import type { FastifyInstance } from 'fastify';
 import { DEMO_EMAIL } from './plugins/app/demo-workspaces.ts';
+import { notificationValues } from './plugins/app/devices-repository.ts';
 import { hashPassword } from './plugins/app/passwords.ts';
 import { macOf } from './routes/devices.ts';
 
@@ -105,16 +106,7 @@ export async function ensureDemoAccount(
   await sql.query(
     `update notification_settings set enabled = $2, voltage_drop = $3, voltage_rise = $4, total_consumption = $5,
        disable_at_night = $6, interval_minutes = $7, mute_all = $8 where device_id in (${mine})`,
-    [
-      userId,
-      n.enabled,
-      n.voltageDrop,
-      n.voltageRise,
-      n.totalConsumption,
-      n.disableAtNight,
-      n.interval,
-      n.muteAll,
-    ],
+    [userId, ...notificationValues(n)],
   );
   await sql.query(`update device_limits set warning = $2, critical = $3 where device_id in (${mine})`, [
     userId,

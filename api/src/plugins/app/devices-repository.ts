@@ -158,6 +158,19 @@ export function notificationSettingsFromRow(r: NotificationRow): NotificationSet
   };
 }
 
+/** Notification settings as SQL parameters, in the column order of notificationSettingsFromRow. */
+export function notificationValues(n: NotificationSettings): unknown[] {
+  return [
+    n.enabled,
+    n.voltageDrop,
+    n.voltageRise,
+    n.totalConsumption,
+    n.disableAtNight,
+    n.interval,
+    n.muteAll,
+  ];
+}
+
 export function createDevicesRepository(sql: Sql, now: () => number) {
   return {
     async list(userId: number): Promise<DeviceRecord[]> {
@@ -207,16 +220,7 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
           await tx.query(
             `insert into notification_settings (device_id, enabled, voltage_drop, voltage_rise, total_consumption,
                disable_at_night, interval_minutes, mute_all) values ($1, $2, $3, $4, $5, $6, $7, $8)`,
-            [
-              id,
-              n.enabled,
-              n.voltageDrop,
-              n.voltageRise,
-              n.totalConsumption,
-              n.disableAtNight,
-              n.interval,
-              n.muteAll,
-            ],
+            [id, ...notificationValues(n)],
           );
           await tx.query('insert into device_limits (device_id, warning, critical) values ($1, $2, $3)', [
             id,
@@ -317,17 +321,7 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
         `update notification_settings set enabled = $3, voltage_drop = $4, voltage_rise = $5, total_consumption = $6,
            disable_at_night = $7, interval_minutes = $8, mute_all = $9
          where device_id = (select id from devices where user_id = $1 and id = $2)`,
-        [
-          userId,
-          id,
-          n.enabled,
-          n.voltageDrop,
-          n.voltageRise,
-          n.totalConsumption,
-          n.disableAtNight,
-          n.interval,
-          n.muteAll,
-        ],
+        [userId, id, ...notificationValues(n)],
       );
       return r.rowCount > 0;
     },

@@ -68,6 +68,24 @@ const LOCATION_COLUMNS = 'id, name, code, address, city, timezone, tariff_id';
 const TARIFF_COLUMNS =
   'id, location_id, name, tariff_group, operator, zone1_price, zone2_price, zone3_price, fixed_price, currency, valid_from, valid_to, clock_basis, schedule';
 
+/** A tariff's columns from name to schedule, in the order both the insert and the update list them. */
+function tariffValues(t: TariffInput): unknown[] {
+  return [
+    t.name,
+    t.group,
+    t.operator,
+    t.zone1Price,
+    t.zone2Price,
+    t.zone3Price,
+    t.fixedPrice,
+    t.currency,
+    t.validFrom,
+    t.validTo,
+    t.clockBasis,
+    t.schedule === null ? null : JSON.stringify(t.schedule),
+  ];
+}
+
 export function createLocationsRepository(sql: Sql, now: () => number) {
   return {
     async list(userId: number): Promise<Location[]> {
@@ -131,23 +149,7 @@ export function createLocationsRepository(sql: Sql, now: () => number) {
         `insert into tariffs (location_id, user_id, name, tariff_group, operator, zone1_price, zone2_price, zone3_price,
            fixed_price, currency, valid_from, valid_to, clock_basis, schedule, created_at, updated_at)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) returning ${TARIFF_COLUMNS}`,
-        [
-          locationId,
-          userId,
-          t.name,
-          t.group,
-          t.operator,
-          t.zone1Price,
-          t.zone2Price,
-          t.zone3Price,
-          t.fixedPrice,
-          t.currency,
-          t.validFrom,
-          t.validTo,
-          t.clockBasis,
-          t.schedule === null ? null : JSON.stringify(t.schedule),
-          now(),
-        ],
+        [locationId, userId, ...tariffValues(t), now()],
       );
       return toTariff(rows[0]!);
     },
@@ -163,24 +165,7 @@ export function createLocationsRepository(sql: Sql, now: () => number) {
            zone3_price = $9, fixed_price = $10, currency = $11, valid_from = $12, valid_to = $13, clock_basis = $14,
            schedule = $15, updated_at = $16
          where user_id = $1 and location_id = $2 and id = $3 returning ${TARIFF_COLUMNS}`,
-        [
-          userId,
-          locationId,
-          tariffId,
-          t.name,
-          t.group,
-          t.operator,
-          t.zone1Price,
-          t.zone2Price,
-          t.zone3Price,
-          t.fixedPrice,
-          t.currency,
-          t.validFrom,
-          t.validTo,
-          t.clockBasis,
-          t.schedule === null ? null : JSON.stringify(t.schedule),
-          now(),
-        ],
+        [userId, locationId, tariffId, ...tariffValues(t), now()],
       );
       return rows[0] ? toTariff(rows[0]) : null;
     },
