@@ -19,6 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { backfillHistory, DEMO_DEVICES } from '@kilowatch/ingest';
 import { createDuckDbStore } from '@kilowatch/tsdb';
+import { arg } from './_args.ts';
 import {
   buildServer,
   cpuSecondsOf,
@@ -33,12 +34,6 @@ import {
 import { memoryLimitArg } from './memory.ts';
 
 const log = (msg: string) => process.stderr.write(`[backfill bench] ${msg}\n`);
-
-function arg(args: string[], name: string, dflt: number): number {
-  const i = args.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(args[i + 1]) : Number.NaN;
-  return Number.isFinite(v) ? v : dflt;
-}
 
 export default async function (args: string[]): Promise<object> {
   return args.includes('--loader') ? loader(args) : firstMinutes(args);

@@ -23,9 +23,10 @@ import { startEmbeddedBroker } from '@kilowatch/ingest';
 import { runStoreOutageScenario } from '@kilowatch/ingest/testing';
 import { findServerBinary, influxdPath, startInfluxServer, startMosquitto } from '@kilowatch/testkit';
 import { createDuckDbStore } from '@kilowatch/tsdb';
+import { arg, strArg } from './_args.ts';
 import { authCompare } from './ingest/auth-compare.ts';
 import { type CaseResult, runCase } from './ingest/case.ts';
-import { arg, log, strArg } from './ingest/cli.ts';
+import { log } from './ingest/cli.ts';
 import { serverEngine } from './ingest/server.ts';
 import { memoryLimitArg } from './memory.ts';
 

@@ -20,17 +20,12 @@ import { meterOutbox, startEmbeddedBroker, startIngest } from '@kilowatch/ingest
 import { freePort, TEST_SERVICE } from '@kilowatch/testkit';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
+import { arg } from './_args.ts';
 
 const KEY = 'b4cf12b3c4d5';
 const TOPIC = `kilowatch/meters/${KEY}/readings`;
 const quiet = { info() {}, warn() {}, error() {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function arg(args: string[], name: string, dflt: number): number {
-  const i = args.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(args[i + 1]) : Number.NaN;
-  return Number.isFinite(v) ? v : dflt;
-}
 
 /** The store, counting its writes (one per commit). */
 function counted(inner: TelemetryStore): { store: TelemetryStore; writes: () => number } {

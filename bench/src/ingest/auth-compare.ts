@@ -7,9 +7,10 @@ import {
   startEmbeddedBroker,
 } from '@kilowatch/ingest';
 import { createDuckDbStore } from '@kilowatch/tsdb';
+import { arg } from '../_args.ts';
 import { memoryLimitArg } from '../memory.ts';
 import { type CaseResult, runCase } from './case.ts';
-import { arg, log } from './cli.ts';
+import { log } from './cli.ts';
 import { deviceKey } from './publishers.ts';
 
 /**

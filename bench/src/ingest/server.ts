@@ -17,8 +17,9 @@ import {
   startMosquitto,
 } from '@kilowatch/testkit';
 import mqtt from 'mqtt';
+import { arg } from '../_args.ts';
 import { quantile } from './case.ts';
-import { arg, log } from './cli.ts';
+import { log } from './cli.ts';
 import { deviceKey, houseMeter, WORKER } from './publishers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
