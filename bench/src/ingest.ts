@@ -26,18 +26,14 @@ import { createDuckDbStore } from '@kilowatch/tsdb';
 import { arg, strArg } from './_args.ts';
 import { authCompare } from './ingest/auth-compare.ts';
 import { type CaseResult, runCase } from './ingest/case.ts';
-import { log } from './ingest/cli.ts';
+import { loadOptions, log } from './ingest/cli.ts';
 import { serverEngine } from './ingest/server.ts';
 import { memoryLimitArg } from './memory.ts';
 
 export default async function (args: string[]): Promise<object> {
   if (strArg(args, 'engine') === 'server') return serverEngine(args);
   const opts = {
-    seconds: arg(args, 'seconds', 40),
-    devices: arg(args, 'devices', 50),
-    rate: arg(args, 'rate', 5000),
-    publishers: arg(args, 'publishers', arg(args, 'devices', 50)),
-    backlog: arg(args, 'backlog', 4000),
+    ...loadOptions(args),
     profileDir: strArg(args, 'cpu-profile'),
     decodeThread: !args.includes('--no-decode-thread'),
   };

@@ -17,9 +17,8 @@ import {
   startMosquitto,
 } from '@kilowatch/testkit';
 import mqtt from 'mqtt';
-import { arg } from '../_args.ts';
 import { quantile } from './case.ts';
-import { log } from './cli.ts';
+import { loadOptions, log } from './cli.ts';
 import { deviceKey, houseMeter, WORKER } from './publishers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -179,13 +178,7 @@ async function runServerCase(
 
 /** `--engine server`: one, then two ingest processes, in one run. */
 export async function serverEngine(args: string[]): Promise<object> {
-  const opts = {
-    seconds: arg(args, 'seconds', 40),
-    devices: arg(args, 'devices', 50),
-    rate: arg(args, 'rate', 5000),
-    publishers: arg(args, 'publishers', arg(args, 'devices', 50)),
-    backlog: arg(args, 'backlog', 4000),
-  };
+  const opts = loadOptions(args);
   if (!findServerBinary('mosquitto', ['/usr/sbin/mosquitto']) || !influxdPath())
     return { skipped: 'mosquitto or influxd not installed' };
   const out = join(ROOT, 'api', 'dist', `bench-${process.pid}`);
