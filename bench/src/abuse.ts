@@ -1,15 +1,20 @@
 /**
- * `pnpm bench abuse [--devices 4] [--days 30] [--only <regexp>]`: the worst request of each route family — the widest range
+ * `pnpm bench abuse [--devices 4] [--days 30] [--only <regexp>] [--baseline 10] [--trace]`: the worst request of each
+ * route family — the widest range
  * the API accepts, the finest interval, every device, and the out-of-bounds requests that used to stall
  * it (energy by day from year 1 to 9999, voltage quality over the same range) — one after another over
  * HTTP on loopback, each with its time and the longest the server's event loop was blocked meanwhile
  * (perf_hooks `monitorEventLoopDelay`). A second client in a worker thread asks for `/api/health` and a
  * device page all along; its p50/p99 show what everyone else saw while the worst requests ran. `--only`
- * runs the requests whose names match (to profile one with `node --cpu-prof`).
+ * runs the requests whose names match (to profile one with `node --cpu-prof`). The second client first runs
+ * alone for `--baseline` seconds: its p50/p99 then (`secondClientAlone`) are what the machine's own load
+ * gives, to compare with `secondClient` on a shared machine. `--trace` explains the slowest answers of the
+ * second client (`_abuse-trace.ts`).
  */
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
+import { explainSlowest, PROBE_HEADER, type ProbeSample, startTrace } from './_abuse-trace.ts';
 import { arg, benchApp, percentile } from './query.ts';
 
 const DAY_MS = 86_400_000;
@@ -48,24 +53,30 @@ function cpuTurns() {
   };
 }
 
-/** The other client: loops over its URLs until told to stop, and hands back every answer's time. */
+/**
+ * The other client: loops over its URLs until told to stop, and hands back every answer's start (ms since
+ * the epoch, to sub-ms) and time. Each request carries its sequence number for `--trace`.
+ */
 const PROBE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { urls, token } = workerData;
+const { urls, token, header } = workerData;
 let stop = false;
 parentPort.on('message', () => { stop = true; });
 (async () => {
-  const samples = Object.fromEntries(urls.map((u) => [u, []]));
+  try { parentPort.postMessage({ tid: require('node:fs').readlinkSync('/proc/thread-self').split('/').pop() }); } catch {}
+  const samples = [];
   const failures = [];
+  let id = 0;
   while (!stop) {
     for (const url of urls) {
       const t = performance.now();
+      id++;
       try {
-        const res = await fetch(url, { headers: { authorization: 'Bearer ' + token } });
+        const res = await fetch(url, { headers: { authorization: 'Bearer ' + token, [header]: String(id) } });
         await res.arrayBuffer();
         if (res.status !== 200) failures.push(url + ' ' + res.status);
       } catch (e) { failures.push(String(e)); }
-      samples[url].push(performance.now() - t);
+      samples.push({ id, url, startedAt: performance.timeOrigin + t, ms: performance.now() - t });
     }
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -78,6 +89,8 @@ export default async function abuse(args: string[]): Promise<object> {
   const days = arg(args, 'days', 30);
   const onlyAt = args.indexOf('--only');
   const only = onlyAt >= 0 ? new RegExp(args[onlyAt + 1] ?? '') : null;
+  const baselineS = arg(args, 'baseline', 10);
+  const tracing = args.includes('--trace');
   const now = Date.now();
   const from = Math.floor(now / 900_000) * 900_000 - days * DAY_MS;
   const b = await benchApp(devices, days, from, { stepMin: 1 });
@@ -192,17 +205,46 @@ export default async function abuse(args: string[]): Promise<object> {
     // The bench's own first fetch loads undici (~80 ms on this thread): done before anything is measured.
     await (await fetch(`${origin}/api/health`)).arrayBuffer();
     const probeUrls = [`${origin}/api/health`, `${origin}/api/devices/${id}`];
-    const probe = new Worker(PROBE, { eval: true, workerData: { urls: probeUrls, token: b.token } });
+    const trace = tracing
+      ? startTrace(b.app.server, {
+          metadata: { obj: b.app.sql, method: 'query' },
+          storeHealth: { obj: b.store, method: 'health' },
+          storeLatest: { obj: b.store, method: 'latest' },
+        })
+      : null;
+    const probe = new Worker(PROBE, {
+      eval: true,
+      workerData: { urls: probeUrls, token: b.token, header: PROBE_HEADER },
+    });
+    let probeTid = '';
+    probe.once('message', (m: { tid?: string }) => {
+      probeTid = m.tid ?? '';
+    });
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const turns = cpuTurns();
     const results: Record<
       string,
-      { status: number; ms: number; loopMaxMs: number; cpuTurnMs: number | null; bytes: number }
+      {
+        status: number;
+        ms: number;
+        loopMaxMs: number;
+        cpuTurnMs: number | null;
+        bytes: number;
+        threadsCpuMs?: Record<string, number>;
+      }
     > = {};
+    const epochNow = () => performance.timeOrigin + performance.now();
+    /** When each request ran (ms since the epoch), to split the second client's answers by what ran beside. */
+    const running: { name: string; from: number; to: number }[] = [];
+    let abuseFrom = 0;
     try {
-      // The second client's quiet baseline first.
-      await new Promise((r) => setTimeout(r, 2_000));
+      // The second client alone first: its baseline on this machine at this moment.
+      const baselineFrom = epochNow();
+      await new Promise((r) => setTimeout(r, baselineS * 1_000));
+      running.push({ name: 'baseline', from: baselineFrom, to: epochNow() });
+      trace?.threadsSince();
+      abuseFrom = epochNow();
       for (const [name, url] of Object.entries(requests)) {
         if (only && !only.test(name)) continue;
         loop.reset();
@@ -217,7 +259,9 @@ export default async function abuse(args: string[]): Promise<object> {
           loopMaxMs: +(loop.max / 1e6).toFixed(1),
           cpuTurnMs: turns.maxMs(),
           bytes: body.byteLength,
+          ...(trace ? { threadsCpuMs: trace.threadsSince(probeTid) } : {}),
         };
+        running.push({ name, from: performance.timeOrigin + t, to: epochNow() });
         process.stderr.write(`${name}: ${JSON.stringify(results[name])}\n`);
       }
       for (const [name, r] of Object.entries(posts)) {
@@ -254,27 +298,46 @@ export default async function abuse(args: string[]): Promise<object> {
           loopMaxMs: +(loop.max / 1e6).toFixed(1),
           cpuTurnMs: turns.maxMs(),
           bytes: body.byteLength,
+          ...(trace ? { threadsCpuMs: trace.threadsSince(probeTid) } : {}),
         };
+        running.push({ name, from: performance.timeOrigin + t, to: epochNow() });
         process.stderr.write(`${name}: ${JSON.stringify(results[name])}\n`);
       }
     } finally {
       loop.disable();
       turns.stop();
     }
-    const reply = new Promise<{ samples: Record<string, number[]>; failures: string[]; failed: number }>(
-      (r) => probe.once('message', r),
+    const reply = new Promise<{ samples: ProbeSample[]; failures: string[]; failed: number }>((r) =>
+      probe.on('message', (m: { samples?: ProbeSample[] }) => {
+        if (m.samples) r(m as { samples: ProbeSample[]; failures: string[]; failed: number });
+      }),
     );
     probe.postMessage('stop');
     const probed = await reply;
     await probe.terminate();
+    trace?.stop();
+    /** The server main thread's CPU while an answer was pending: its wall time on an otherwise idle machine, roughly. */
+    const mainCpu = (p: ProbeSample) => trace?.mainCpuBetween(p.startedAt, p.startedAt + p.ms) ?? 0;
+    const stats = (samples: number[]) => ({
+      n: samples.length,
+      p50Ms: +percentile(samples, 50).toFixed(1),
+      p99Ms: +percentile(samples, 99).toFixed(1),
+      maxMs: +Math.max(...samples).toFixed(1),
+    });
     const second: Record<string, object> = {};
-    for (const [url, samples] of Object.entries(probed.samples)) {
+    const baseline: Record<string, object> = {};
+    for (const url of probeUrls) {
       const name = url.endsWith('/api/health') ? 'health' : 'devicePage';
+      const of = probed.samples.filter((p) => p.url === url);
+      const during = of.filter((p) => p.startedAt >= abuseFrom);
+      const alone = of.filter((p) => p.startedAt < abuseFrom);
       second[name] = {
-        n: samples.length,
-        p50Ms: +percentile(samples, 50).toFixed(1),
-        p99Ms: +percentile(samples, 99).toFixed(1),
-        maxMs: +Math.max(...samples).toFixed(1),
+        ...stats(during.map((p) => p.ms)),
+        ...(trace ? { mainCpu: stats(during.map(mainCpu)) } : {}),
+      };
+      baseline[name] = {
+        ...stats(alone.map((p) => p.ms)),
+        ...(trace ? { mainCpu: stats(alone.map(mainCpu)) } : {}),
       };
     }
     const worstLoopMs = Math.max(...Object.values(results).map((r) => r.loopMaxMs));
@@ -287,7 +350,34 @@ export default async function abuse(args: string[]): Promise<object> {
       worstLoopMs,
       worstCpuTurnMs,
       secondClient: second,
+      secondClientAlone: baseline,
       secondClientFailures: probed.failed,
+      ...(trace
+        ? {
+            secondClientDuring: Object.fromEntries(
+              running.map((r) => {
+                const of = probed.samples.filter((p) => p.startedAt >= r.from && p.startedAt < r.to);
+                if (of.length === 0) return [r.name, { n: 0 }];
+                return [
+                  r.name,
+                  {
+                    n: of.length,
+                    maxMs: +Math.max(...of.map((p) => p.ms)).toFixed(1),
+                    maxMainCpuMs: +Math.max(...of.map(mainCpu)).toFixed(1),
+                  },
+                ];
+              }),
+            ),
+            slowestSecondClient: explainSlowest(
+              probed.samples.filter((p) => p.startedAt >= abuseFrom),
+              trace.probes,
+              trace.stalls,
+              15,
+              running,
+              trace.mainCpuBetween,
+            ),
+          }
+        : {}),
     };
   } finally {
     await b.close();
