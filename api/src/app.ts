@@ -23,6 +23,7 @@ import { type LiveServicesOptions, registerLiveServices } from './hub/services.t
 import authPlugin from './plugins/app/auth.ts';
 import configPlugin from './plugins/app/config.ts';
 import demoWorkspacesPlugin from './plugins/app/demo-workspaces.ts';
+import heavyReadsPlugin from './plugins/app/heavy-reads.ts';
 import type { Mailer } from './plugins/app/mailer.ts';
 import mailerPlugin from './plugins/app/mailer.ts';
 import metadataPlugin from './plugins/app/metadata.ts';
@@ -61,6 +62,8 @@ export interface BuildAppOptions {
   historyLoading?: (deviceKey: string) => boolean;
   /** The broker side of meters' MQTT accounts; none → credentials are only stored. */
   meterAccess?: MeterAccess;
+  /** The longest heavy reads wait at one turn for other requests (plugins/app/heavy-reads.ts). */
+  lightFirstMaxMs?: number;
 }
 
 declare module 'fastify' {
@@ -142,6 +145,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ message: MESSAGES.notFound }));
 
   await app.register(configPlugin, { config, now: options.now });
+  // First, so that every route after it is marked and every request counted.
+  await app.register(heavyReadsPlugin, {
+    heavyReads: config.heavyReads,
+    heavyQueue: config.heavyQueue,
+    ...(options.lightFirstMaxMs !== undefined ? { lightFirstMaxMs: options.lightFirstMaxMs } : {}),
+  });
   await registerExternalPlugins(app, options.pressure);
   await app.register(metadataPlugin, { sql: options.sql });
   await app.register(telemetryPlugin, {

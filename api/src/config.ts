@@ -65,6 +65,10 @@ export interface AppConfig {
   exportUserBytes: number;
   /** Bytes of export files all users together may keep (`KW_EXPORT_TOTAL_BYTES`). */
   exportTotalBytes: number;
+  /** Heavy reads answered at once (`KW_HEAVY_READS`; plugins/app/heavy-reads.ts). */
+  heavyReads: number;
+  /** Heavy reads waiting for their turn; more are answered 503 (`KW_HEAVY_QUEUE`). */
+  heavyQueue: number;
 }
 
 const MINUTE = 60_000;
@@ -107,6 +111,8 @@ export function defaultConfig(): AppConfig {
     mqttPublic: { port: 1883, tls: false },
     exportUserBytes: 1024 ** 3,
     exportTotalBytes: 10 * 1024 ** 3,
+    heavyReads: 4,
+    heavyQueue: 32,
   };
 }
 

@@ -156,6 +156,8 @@ export const ENVIRONMENT = v.object({
   KW_WEB_DIST: v.optional(text('a directory'), './web/dist'),
   KW_EXPORT_USER_BYTES: v.optional(byteSize(), '1G'),
   KW_EXPORT_TOTAL_BYTES: v.optional(byteSize(), '10G'),
+  KW_HEAVY_READS: v.optional(whole(1, 1000, ' of requests'), '4'),
+  KW_HEAVY_QUEUE: v.optional(whole(0, 100_000, ' of requests'), '32'),
   LOG_LEVEL: v.optional(
     v.picklist(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
@@ -265,6 +267,10 @@ export interface ServerSettings {
   exportUserBytes: number;
   /** Bytes of export files all users together may keep. */
   exportTotalBytes: number;
+  /** Heavy reads (long telemetry ranges, analytics) answered at once. */
+  heavyReads: number;
+  /** Heavy reads waiting for their turn; more are answered 503. */
+  heavyQueue: number;
 }
 
 function mqttEndpoint(raw: string): { host: string; port: number; tls: boolean } {
@@ -390,5 +396,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     logLevel: e.LOG_LEVEL,
     exportUserBytes: e.KW_EXPORT_USER_BYTES,
     exportTotalBytes: e.KW_EXPORT_TOTAL_BYTES,
+    heavyReads: e.KW_HEAVY_READS,
+    heavyQueue: e.KW_HEAVY_QUEUE,
   };
 }

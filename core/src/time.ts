@@ -271,11 +271,34 @@ export function localYearBucketStarts(year: number, unit: YearlyUnit, tz: string
   return s;
 }
 
-/** A turn of the event loop for whatever waits (setImmediate in Node, a timer in the browser). */
-export const nextTurn = (): Promise<void> =>
-  new Promise<void>((resolve) =>
+/**
+ * Something long work waits for at each turn before going on: a server registers one that holds long
+ * reads back while short requests are being answered. It returns nothing when there is nothing to wait for.
+ */
+export type TurnGate = () => Promise<void> | undefined;
+const turnGates = new Set<TurnGate>();
+
+/** Adds a gate to `nextTurn`; the returned function removes it. */
+export function addTurnGate(gate: TurnGate): () => void {
+  turnGates.add(gate);
+  return () => {
+    turnGates.delete(gate);
+  };
+}
+
+/**
+ * A turn of the event loop for whatever waits (setImmediate in Node, a timer in the browser), then
+ * whatever the registered gates say to wait for.
+ */
+export async function nextTurn(): Promise<void> {
+  await new Promise<void>((resolve) =>
     typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0),
   );
+  for (const gate of turnGates) {
+    const wait = gate();
+    if (wait) await wait;
+  }
+}
 
 /**
  * `calendarBucketStarts` for local days and months, built a local year at a time from the shared cache,
