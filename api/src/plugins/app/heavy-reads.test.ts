@@ -9,8 +9,11 @@
 import { nextTurn } from '@kilowatch/core';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type Meter, userWithMeter } from '../../analytics/testing.ts';
-import { type Account, as, buildTestApp, type TestApp } from '../../testing/helper.ts';
+import { HUB_PATH } from '../../hub/hub.ts';
+import { createLocalLiveSource } from '../../hub/live-source.ts';
+import { type Account, as, buildTestApp, signUp, type TestApp } from '../../testing/helper.ts';
 
 const NOW = Date.parse('2026-11-20T12:00:00Z');
 
@@ -133,5 +136,35 @@ describe('heavy reads', () => {
     expect(turned).toBe(true);
     latestHeld = false;
     expect(t.app.heavyReads.light()).toBe(0);
+  });
+});
+
+describe('an open live socket', () => {
+  let t: TestApp;
+  let store: TelemetryStore;
+
+  beforeAll(async () => {
+    store = await createDuckDbStore();
+    t = await buildTestApp('pglite', {
+      store,
+      live: createLocalLiveSource(),
+      liveServices: { hub: { highWaterBytes: 16 * 1024, sessionCheckMs: 60_000 } },
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await store?.close();
+  });
+
+  it('is no request being answered: heavy work does not wait for it', async () => {
+    const account = await signUp(t.app);
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const ws = new WebSocket(`${address.replace('http', 'ws')}${HUB_PATH}?access_token=${account.token}`);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    expect(t.app.heavyReads.light()).toBe(0);
+    ws.close();
   });
 });
