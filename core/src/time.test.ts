@@ -95,8 +95,25 @@ describe('local days across DST', () => {
 
 describe('localParts against Intl', () => {
   // An independent reading of the wall clock: the Swedish locale prints "YYYY-MM-DD HH:MM:SS".
+  // One formatter per zone: toLocaleString builds a new one on every call, which made this file cost
+  // minutes of CPU.
+  const formats = new Map<string, Intl.DateTimeFormat>();
   const oracle = (ts: number, tz: string) => {
-    const text = new Date(ts).toLocaleString('sv-SE', { timeZone: tz, hourCycle: 'h23' });
+    let f = formats.get(tz);
+    if (!f) {
+      f = new Intl.DateTimeFormat('sv-SE', {
+        timeZone: tz,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      });
+      formats.set(tz, f);
+    }
+    const text = f.format(ts);
     const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0] = text.split(/[-: ]/).map(Number);
     const weekday = new Date(Date.UTC(year, month - 1, day)).getUTCDay() || 7;
     return { year, month, day, hour, minute, second, weekday };
