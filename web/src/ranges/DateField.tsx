@@ -7,7 +7,7 @@ import { DateInput } from '@mantine/dates';
 import '@mantine/dates/styles.css';
 import type { ReactNode } from 'react';
 import { useT } from '../i18n/i18n.ts';
-import { LocalDates } from './RangeControl.tsx';
+import { LocalDates, useCalendarAriaLabels } from './RangeControl.tsx';
 import { parseTypedDay } from './typedDay.ts';
 
 export function DateField(props: {
@@ -25,6 +25,7 @@ export function DateField(props: {
   testId?: string;
 }) {
   const { t, locale } = useT();
+  const ariaLabels = useCalendarAriaLabels();
   return (
     <LocalDates>
       <DateInput
@@ -35,6 +36,7 @@ export function DateField(props: {
         onBlur={props.onBlur}
         dateParser={(text) => parseTypedDay(text, locale)}
         valueFormat="L"
+        ariaLabels={ariaLabels}
         maxDate={props.maxDate}
         clearable={props.clearable}
         clearButtonProps={{ 'aria-label': `${t('places.clear')}: ${props.label}` }}

@@ -4,7 +4,7 @@
  * first weekday). The range math lives in ranges.ts.
  */
 import { Box, Group, SegmentedControl } from '@mantine/core';
-import { DatePickerInput, DatesProvider } from '@mantine/dates';
+import { type CalendarAriaLabels, DatePickerInput, DatesProvider } from '@mantine/dates';
 import '@mantine/dates/styles.css';
 import 'dayjs/locale/pl.js';
 import 'dayjs/locale/tr.js';
@@ -28,6 +28,21 @@ export function LocalDates({ children }: { children: ReactNode }) {
   );
 }
 
+/** Names for a calendar's header buttons (previous/next month, year, decade; level switch) in the interface language. */
+export function useCalendarAriaLabels(): CalendarAriaLabels {
+  const { t } = useT();
+  return {
+    previousMonth: t('range.calendar.previousMonth'),
+    nextMonth: t('range.calendar.nextMonth'),
+    previousYear: t('range.calendar.previousYear'),
+    nextYear: t('range.calendar.nextYear'),
+    previousDecade: t('range.calendar.previousDecade'),
+    nextDecade: t('range.calendar.nextDecade'),
+    monthLevelControl: t('range.calendar.monthLevelControl'),
+    yearLevelControl: t('range.calendar.yearLevelControl'),
+  };
+}
+
 /** Two local days (`YYYY-MM-DD`) on one calendar; the later day can be no later than today. */
 export function CustomRangeInput(props: {
   value: [string | null, string | null];
@@ -36,6 +51,7 @@ export function CustomRangeInput(props: {
   error?: string;
 }) {
   const { t } = useT();
+  const ariaLabels = useCalendarAriaLabels();
   return (
     <LocalDates>
       <DatePickerInput
@@ -48,6 +64,7 @@ export function CustomRangeInput(props: {
         maxDate={props.today}
         valueFormat="L"
         allowSingleDateInRange
+        ariaLabels={ariaLabels}
         miw={200}
         error={props.error}
         data-testid="range-custom"
@@ -64,6 +81,7 @@ export function DayInput(props: {
   today: string;
   testId?: string;
 }) {
+  const ariaLabels = useCalendarAriaLabels();
   return (
     <LocalDates>
       <DatePickerInput
@@ -73,6 +91,7 @@ export function DayInput(props: {
         onChange={(v) => v && props.onChange(String(v))}
         maxDate={props.today}
         valueFormat="L"
+        ariaLabels={ariaLabels}
         miw={120}
         data-testid={props.testId}
       />
