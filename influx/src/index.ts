@@ -22,5 +22,4 @@ export {
   type InfluxStoreOptions,
   type InfluxStoreStats,
   type InfluxTelemetryStore,
-  readingProblem,
 } from './store.ts';

@@ -6,10 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { DEFAULT_TIMEZONE, isStoredParam, isValidTimeZone, type Reading } from '@kilowatch/core';
 import {
   type LatestValues,
+  MAX_DEVICE_KEY_LENGTH,
+  MAX_STORED_TS,
   type RawPage,
   type RawQuery,
   type RawRow,
+  type ReadingProblem,
   type RollupRunResult,
+  readingProblem,
   StoreError,
   type StoreHealth,
   type TelemetryStore,
@@ -67,28 +71,29 @@ function reject(msg: string): StoreError {
   return new StoreError(msg, 'rejected');
 }
 
-/** Checks one reading; returns why it cannot be stored, or null. */
-export function readingProblem(r: Reading): string | null {
-  if (r === null || typeof r !== 'object') return 'not a reading object';
-  if (typeof r.deviceKey !== 'string' || r.deviceKey.length === 0 || /[\n\r\\]/.test(r.deviceKey))
-    return 'deviceKey must be a non-empty single-line string without backslashes';
-  if (!Number.isSafeInteger(r.ts)) return `ts must be integer epoch milliseconds, got ${String(r.ts)}`;
-  if (r.values === null || typeof r.values !== 'object') return 'values must be an object';
-  for (const [k, v] of Object.entries(r.values)) {
-    if (!isStoredParam(k)) return `unknown parameter: ${k}`;
-    if (typeof v !== 'number' || !Number.isFinite(v)) return `${k} must be a finite number, got ${String(v)}`;
+/** Why a reading cannot be stored, in this engine's words (the check itself is the port's `readingProblem`). */
+export function readingProblemText(p: ReadingProblem): string {
+  switch (p.code) {
+    case 'not-a-reading':
+      return 'not a reading object';
+    case 'device-key':
+      return `deviceKey must be a non-empty single-line string of at most ${MAX_DEVICE_KEY_LENGTH} characters without backslashes`;
+    case 'ts':
+      return `ts must be integer epoch milliseconds between 1677 and 2262, got ${String(p.ts)}`;
+    case 'values':
+      return 'values must be an object';
+    case 'unknown-parameter':
+      return `unknown parameter: ${p.param}`;
+    case 'not-finite':
+      return `${p.param} must be a finite number, got ${String(p.value)}`;
   }
-  return null;
 }
-
-/** The last millisecond InfluxDB can store (2262-04-11). */
-const MAX_CURSOR_MS = 9_223_372_036_853;
 
 function parseCursor(cursor: string | null | undefined): number | undefined {
   if (cursor === null || cursor === undefined || cursor === '') return undefined;
   // InfluxDB's times end in 2262 (int64 nanoseconds): a later cursor names no reading, and InfluxDB
   // would fail the whole query on it.
-  if (!/^\d{1,16}$/.test(cursor) || Number(cursor) > MAX_CURSOR_MS) throw reject(`invalid cursor: ${cursor}`);
+  if (!/^\d{1,16}$/.test(cursor) || Number(cursor) > MAX_STORED_TS) throw reject(`invalid cursor: ${cursor}`);
   return Number(cursor);
 }
 
@@ -215,8 +220,8 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
       open();
       if (!Array.isArray(readings)) throw reject('write takes an array of readings');
       for (let i = 0; i < readings.length; i++) {
-        const problem = readingProblem(readings[i]!);
-        if (problem) throw reject(`reading ${i} rejected, nothing written: ${problem}`);
+        const problem = readingProblem(readings[i]);
+        if (problem) throw reject(`reading ${i} rejected, nothing written: ${readingProblemText(problem)}`);
       }
       // A reading without values stores nothing (line protocol needs a field); it still counts as done.
       const storable = readings.filter((r) => Object.keys(r.values).length > 0);

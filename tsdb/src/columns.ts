@@ -7,14 +7,39 @@
  */
 import { type Reading, PARAM_NAMES as STORED } from '@kilowatch/core';
 import { type ColumnBatch, StoreError } from './port.ts';
+import {
+  isStorableDeviceKey,
+  isStorableTs,
+  MAX_DEVICE_KEY_LENGTH,
+  type ReadingProblem,
+  readingHeadProblem,
+  valueColumn,
+} from './readingCheck.ts';
 
 export type { ColumnBatch } from './port.ts';
 
-/** Position of every stored parameter in `STORED` (the column order of `readings`). */
-const COLUMN_OF = new Map<string, number>(STORED.map((name, i) => [name, i]));
-
 function rejected(message: string): StoreError {
   return new StoreError(message, 'rejected');
+}
+
+/** The refusal of a batch for its reading `i` (readingCheck.ts says what is wrong with it). */
+function refused(i: number, p: ReadingProblem): StoreError {
+  switch (p.code) {
+    case 'not-a-reading':
+      return rejected(`reading ${i}: not a reading object`);
+    case 'device-key':
+      return rejected(
+        `reading ${i}: device key must be a non-empty single-line string of at most ${MAX_DEVICE_KEY_LENGTH} characters without backslashes`,
+      );
+    case 'ts':
+      return rejected(`reading ${i}: ts must be integer epoch milliseconds between 1677 and 2262`);
+    case 'values':
+      return rejected(`reading ${i}: values must be an object`);
+    case 'unknown-parameter':
+      return rejected(`reading ${i}: unknown parameter "${p.param}"`);
+    case 'not-finite':
+      return rejected(`reading ${i}: parameter "${p.param}" must be a finite number`);
+  }
 }
 
 /**
@@ -57,15 +82,12 @@ export function columnize(readings: readonly Reading[], merged = false): ColumnB
   let maxTs = Number.NEGATIVE_INFINITY;
   let r = 0;
   for (let i = 0; i < n; i++) {
-    const rd = readings[i];
-    const key = rd?.deviceKey;
-    if (typeof key !== 'string' || key.length === 0 || key.length > 64)
-      throw rejected(`reading ${i}: device key must be a non-empty string`);
-    const t = rd!.ts;
-    if (!Number.isSafeInteger(t)) throw rejected(`reading ${i}: ts must be integer epoch milliseconds`);
-    const values = rd!.values;
-    if (values === null || typeof values !== 'object')
-      throw rejected(`reading ${i}: values must be an object`);
+    const rd = readings[i]!;
+    const problem = readingHeadProblem(rd);
+    if (problem) throw refused(i, problem);
+    const key = rd.deviceKey;
+    const t = rd.ts;
+    const values = rd.values;
     let d = keyIndex.get(key);
     if (d === undefined) {
       d = keys.length;
@@ -83,11 +105,9 @@ export function columnize(readings: readonly Reading[], merged = false): ColumnB
     const names = Object.keys(values);
     for (let k = 0; k < names.length; k++) {
       const name = names[k]!;
-      const c = COLUMN_OF.get(name);
-      if (c === undefined) throw rejected(`reading ${i}: unknown parameter "${name}"`);
-      const v = values[name];
-      if (typeof v !== 'number' || !Number.isFinite(v))
-        throw rejected(`reading ${i}: parameter "${name}" must be a finite number`);
+      const v = values[name]!;
+      const c = valueColumn(name, v);
+      if (typeof c !== 'number') throw refused(i, c);
       let col = byName[c];
       if (col === undefined) {
         col = new Float64Array(n);
@@ -312,7 +332,7 @@ export function checkBatch(b: ColumnBatch): void {
     n >= 0 &&
     b.dev.length >= n &&
     b.ts.length >= n &&
-    b.keys.every((k) => typeof k === 'string' && k.length > 0 && k.length <= 64) &&
+    b.keys.every(isStorableDeviceKey) &&
     b.minByDev.length === b.keys.length &&
     b.maxByDev.length === b.keys.length &&
     b.cols.length === b.values.length &&
@@ -327,7 +347,7 @@ export function checkBatch(b: ColumnBatch): void {
   if (!ok) throw rejected('malformed column batch');
   for (let r = 0; r < n; r++) {
     const d = b.dev[r]!;
-    if (!(d >= 0 && d < b.keys.length) || !Number.isSafeInteger(b.ts[r]))
+    if (!(d >= 0 && d < b.keys.length) || !isStorableTs(b.ts[r]))
       throw rejected(`malformed column batch at row ${r}`);
   }
   b.values.forEach((v, j) => {

@@ -7,6 +7,7 @@ export {
 } from './columns.ts';
 export { type DuckDbStore, type DuckDbStoreOptions, isMemorySize } from './duckdb/store.ts';
 export * from './port.ts';
+export * from './readingCheck.ts';
 
 import type { DuckDbStoreOptions } from './duckdb/store.ts';
 import { DuckDbStore } from './duckdb/store.ts';

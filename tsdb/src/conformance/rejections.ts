@@ -1,7 +1,8 @@
 /** What every engine refuses, and how: malformed writes and queries are `rejected`, a closed store `unavailable`. */
 import { HOUR_MS, MINUTE_MS } from '@kilowatch/core';
 import { expect, it } from 'vitest';
-import type { SeriesQuery } from '../port.ts';
+import type { Reading, SeriesQuery } from '../port.ts';
+import { MAX_DEVICE_KEY_LENGTH, MAX_STORED_TS, MIN_STORED_TS, readingProblem } from '../readingCheck.ts';
 import { type Conformance, newKey } from './context.ts';
 
 export function rejectionCases(ctx: Conformance): void {
@@ -21,6 +22,40 @@ export function rejectionCases(ctx: Conformance): void {
     ).rejects.toMatchObject({ name: 'StoreError', retryable: false });
     const page = await ctx.store.readRaw({ deviceKey: dev, from: T0, to: T0 + HOUR_MS, limit: 100 });
     expect(page.items).toEqual([{ ts: T0, values: { vave1: 230 } }]);
+  });
+
+  it('refuses the same bad readings on every engine as rejected, writing nothing of their batch', async () => {
+    const dev = newKey();
+    await ctx.store.write([{ deviceKey: dev, ts: T0, values: { vave1: 230 } }]);
+    const good = { deviceKey: dev, ts: T0 + MINUTE_MS, values: { vave1: 231 } };
+    const refused = { name: 'StoreError', kind: 'rejected', retryable: false };
+    for (const bad of [
+      null,
+      { deviceKey: '', ts: T0, values: { vave1: 1 } },
+      { deviceKey: 'ab\\', ts: T0, values: { vave1: 1 } },
+      { deviceKey: 'a\nb', ts: T0, values: { vave1: 1 } },
+      { deviceKey: 'k'.repeat(MAX_DEVICE_KEY_LENGTH + 1), ts: T0, values: { vave1: 1 } },
+      { deviceKey: 42, ts: T0, values: { vave1: 1 } },
+      { deviceKey: dev, ts: T0 + 0.5, values: { vave1: 1 } },
+      { deviceKey: dev, ts: Number.NaN, values: { vave1: 1 } },
+      { deviceKey: dev, ts: String(T0), values: { vave1: 1 } },
+      { deviceKey: dev, ts: MAX_STORED_TS + 1, values: { vave1: 1 } },
+      { deviceKey: dev, ts: MIN_STORED_TS - 1, values: { vave1: 1 } },
+      { deviceKey: dev, ts: T0, values: null },
+      { deviceKey: dev, ts: T0, values: { nosuch: 1 } },
+      { deviceKey: dev, ts: T0, values: { vave1: Number.POSITIVE_INFINITY } },
+      { deviceKey: dev, ts: T0, values: { vave1: '230' } },
+    ]) {
+      await expect(
+        ctx.store.write([good, bad] as unknown as Reading[]),
+        JSON.stringify(bad),
+      ).rejects.toMatchObject(refused);
+      expect(readingProblem(bad), JSON.stringify(bad)).not.toBeNull();
+    }
+    const page = await ctx.store.readRaw({ deviceKey: dev, from: T0, to: T0 + HOUR_MS, limit: 100 });
+    expect(page.items).toEqual([{ ts: T0, values: { vave1: 230 } }]);
+    // The edges of the stored range are storable on every engine.
+    expect(readingProblem({ deviceKey: dev, ts: MAX_STORED_TS, values: {} })).toBeNull();
   });
 
   it('refuses a malformed query the same way on every engine, and answers an empty range empty', async () => {
