@@ -3,6 +3,10 @@
  * real InfluxDB (influxd on a loopback port): every answer checked against the simPod JSON API plugin's
  * published shapes (@kilowatch/grafana's schemas, written from its openapi.yaml and README), energy the
  * same as `/api/devices/:id/energy`, keys scoped to their owner and revoked at once, maxDataPoints kept.
+ *
+ * Over 500 lines on purpose: every case reads the one data set `beforeAll` builds per engine (an app, two
+ * accounts with keys, three meters across the autumn clock change, rolled up, and an influxd for the
+ * InfluxDB run); split, each file would build it all again.
  */
 import type { Reading } from '@kilowatch/core';
 import {

@@ -2,6 +2,10 @@
  * The client against the real API in its embedded deployment, in headless Chromium: demo sign-in,
  * dashboard, every device type's details page drawing real data, a live MQTT reading, a transparent
  * token refresh, the 404 page, preferences across a reload, accessibility and a clean console.
+ *
+ * Over 500 lines on purpose: the cases are one visit in order — one API process with its demo history,
+ * one browser page signed in by the first case and signed out by the last, its console checked after all
+ * of them. Split, each file would start the API and Chromium again and lose the one session they follow.
  */
 import {
   DAY_MS,

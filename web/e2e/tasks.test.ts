@@ -4,6 +4,10 @@
  * server refusal lands on its field, the mailed password-reset link opens a form that sets a new
  * password that signs in, and a fresh account adds a meter whose first reading, published over MQTT
  * with the settings the screen showed, appears live.
+ *
+ * Over 500 lines on purpose: every task runs on the one API process and the one browser page started in
+ * `beforeAll` (the most expensive part of the run), and the last case checks that page's console across
+ * all of them. Split, each file would start the API and Chromium again.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
