@@ -3,33 +3,18 @@
  * rollup work, a marker left by another writer, a server restart, an outage and a paused server. These
  * stop and restart their influxd, so they have one of their own; the rest of the engine: store.test.ts.
  */
-import { randomBytes } from 'node:crypto';
 import { HOUR_MS } from '@kilowatch/core';
-import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/testkit';
+import type { InfluxTestServer } from '@kilowatch/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InfluxClient } from './client.ts';
 import { createInfluxStore, type InfluxTelemetryStore } from './store.ts';
-
-const skip = influxSkipReason();
-if (skip) console.warn(skip);
-
-const device = () => randomBytes(6).toString('hex');
-const MIN = 60_000;
-const T0 = Date.UTC(2025, 0, 6); // a Monday, 00:00 UTC
+import { device, MIN, skip, startEngine, stopEngine, T0 } from './testing.ts';
 
 describe.skipIf(skip !== null)('InfluxDB engine with other writers and server outages', () => {
   let server: InfluxTestServer;
   let store: InfluxTelemetryStore;
-
-  beforeAll(async () => {
-    server = await startInfluxServer();
-    store = await createInfluxStore({ url: server.url, database: server.database, batchSize: 500 });
-  }, 60_000);
-
-  afterAll(async () => {
-    await store?.close();
-    await server?.stop();
-  });
+  beforeAll(async () => ({ server, store } = await startEngine()), 60_000);
+  afterAll(() => stopEngine(server, store));
 
   it('two ingest processes taking turns refresh each dirty range once: the second finds it done', async () => {
     const d = device();

@@ -4,34 +4,19 @@
  * late data, deletes, refused input and odd device keys. Other writers and server outages:
  * outages.test.ts.
  */
-import { randomBytes } from 'node:crypto';
 import { addLocalDays, HOUR_MS, type Reading, zonedTimeToUtc } from '@kilowatch/core';
-import { type InfluxTestServer, influxSkipReason, startInfluxServer } from '@kilowatch/testkit';
+import type { InfluxTestServer } from '@kilowatch/testkit';
 import { StoreError } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InfluxClient } from './client.ts';
 import { createInfluxStore, type InfluxTelemetryStore } from './store.ts';
-
-const skip = influxSkipReason();
-if (skip) console.warn(skip);
-
-const device = () => randomBytes(6).toString('hex');
-const MIN = 60_000;
-const T0 = Date.UTC(2025, 0, 6); // a Monday, 00:00 UTC
+import { device, MIN, skip, startEngine, stopEngine, T0 } from './testing.ts';
 
 describe.skipIf(skip !== null)('InfluxDB engine against a real influxd', () => {
   let server: InfluxTestServer;
   let store: InfluxTelemetryStore;
-
-  beforeAll(async () => {
-    server = await startInfluxServer();
-    store = await createInfluxStore({ url: server.url, database: server.database, batchSize: 500 });
-  }, 60_000);
-
-  afterAll(async () => {
-    await store?.close();
-    await server?.stop();
-  });
+  beforeAll(async () => ({ server, store } = await startEngine()), 60_000);
+  afterAll(() => stopEngine(server, store));
 
   it('writes idempotently: a re-write replaces the values it carries and keeps the others', async () => {
     const d = device();
