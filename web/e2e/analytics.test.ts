@@ -221,7 +221,8 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await page.mouse.move(box.x + box.width * 0.5, box.y + 40);
     const tip = page.getByTestId('heatmap-tooltip');
     await tip.waitFor();
-    expect(await tip.textContent()).toMatch(/\d{4}-\d{2}-\d{2} \d{2}:00–\d{2}:00.*(kWh|No data)/);
+    // The hour in the user's zone, written as English writes it: 03/10/2026, 14:00–15:00.
+    expect(await tip.textContent()).toMatch(/\d{2}\/\d{2}\/\d{4}, \d{2}:00–\d{2}:00.*(kWh|No data)/);
   });
 
   it('draws heatmaps readable in both themes (screenshots)', async () => {

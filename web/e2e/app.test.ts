@@ -7,21 +7,14 @@
  * one browser page signed in by the first case and signed out by the last, its console checked after all
  * of them. Split, each file would start the API and Chromium again and lose the one session they follow.
  */
-import {
-  DAY_MS,
-  DEFAULT_TIMEZONE,
-  detailsPathFor,
-  deviceKeyFromMac,
-  localDateString,
-  localParts,
-  startOfLocalDay,
-} from '@kilowatch/core';
+import { DAY_MS, DEFAULT_TIMEZONE, detailsPathFor, deviceKeyFromMac, startOfLocalDay } from '@kilowatch/core';
 import mqtt from 'mqtt';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatValue } from '../src/charts/options.ts';
 import { chartGroups, kindFromPath } from '../src/features/devices/chartGroups.ts';
 import { en } from '../src/i18n/locales/en.ts';
+import { formatInstant } from '../src/lib/time.ts';
 import {
   apiUnavailable,
   chromiumUnavailable,
@@ -307,10 +300,8 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
       )?.trim();
       // The legend shows the API's value at the time it shows ("–" where the API has no value).
       const tz = (await page.evaluate(() => localStorage.getItem('kw.timezone'))) || DEFAULT_TIMEZONE;
-      const label = (ts: number) => {
-        const p = localParts(ts, tz);
-        return `${localDateString(ts, tz)} ${String(p.hour).padStart(2, '0')}:${String(p.minute).padStart(2, '0')}`;
-      };
+      // Written as the interface language (English here) writes an instant: 03/10/2026, 14:30.
+      const label = (ts: number) => formatInstant(ts, tz, 'en');
       const at = body.t.findIndex((ts) => label(ts) === legendTime);
       expect(
         at,

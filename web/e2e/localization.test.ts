@@ -8,6 +8,8 @@
  *   dialog show and take days as dd.mm.yyyy (their calendars name the month in the language), and numbers
  *   use the decimal comma.
  * - So do a tariff's validity days (saved as the days they name) and the tariff price comparison's range.
+ * - Dates shown as text (the consumption table's days, the device's last reading, a tariff's validity on
+ *   its location) are written the same way, never as ISO.
  * - On the heatmap, today (10 March, ten and a half hours of it) is left out of the colour scale and drawn
  *   hatched, its tooltip saying "today so far".
  */
@@ -201,6 +203,10 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
       const shown = await page.getByTestId(`total-${meter.id}-import`).textContent();
       expect(shown).toBe(formatKwh(total, lang));
       expect(shown).toMatch(/^\d+,\d{3}$/);
+      const days = await page.getByTestId('consumption-row').locator('td:first-child').allTextContents();
+      expect(days).toContain('01.03.2026');
+      expect(days).toContain('10.03.2026');
+      expect(days.join(' ')).not.toMatch(/\d{4}-\d{2}/);
 
       // The edit-device form: the billing start shown and typed as dd.mm.yyyy, saved as the day it names.
       await page.goto(`${api.url}/edit-device/${meter.id}`);
@@ -221,6 +227,11 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
       // The device page: the meter value's time, and the export dialog's last seven days up to today.
       await page.goto(`${api.url}/device-details/${meter.id}`);
       expect(await page.getByTestId('meter-value-at').textContent()).toMatch(/^10\.03\.2026 \d{2}:30$/);
+      // The last reading (10:30 in Warsaw), as the language writes an instant (pl "10.03.2026, 10:30:00").
+      await page
+        .getByTestId('live-time')
+        .filter({ hasText: lang === 'pl' ? '10.03.2026, 10:30:00' : '10.03.2026 10:30:00' })
+        .waitFor();
       // The device's type is named in the language too.
       await page.getByText(`${threePhase} · `).first().waitFor();
       await page.getByTestId('export-button').click();
@@ -251,6 +262,11 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
       expect(await page.getByTestId('tariff-validTo').inputValue()).toBe(to);
       await page.getByTestId('save-tariff').click();
       await page.waitForURL((u) => u.pathname === `/location/view/${homeId}`);
+      await page
+        .getByTestId('tariff-row')
+        .filter({ hasText: tariffName })
+        .filter({ hasText: `${from} – ${to}` })
+        .waitFor();
       const tariffs = (
         await call<{ id: number; name: string; validFrom: string; validTo: string | null }[]>(
           'GET',

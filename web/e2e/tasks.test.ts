@@ -17,6 +17,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatValue } from '../src/charts/options.ts';
 import { en } from '../src/i18n/locales/en.ts';
+import { formatDay } from '../src/lib/time.ts';
 import {
   apiUnavailable,
   chromiumUnavailable,
@@ -356,10 +357,11 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
         expect(await page.getByText(en['details.limits'], { exact: true }).count(), d.name).toBe(
           page_ === 'thermostat' ? 0 : 1,
         );
-      // The billing start is a date on the overview, never the instant of its UTC midnight.
+      // The billing start is a date on the overview (in English: 01/31/2026), never the instant of its UTC
+      // midnight.
       if (d.billingStart) {
         await page.goto(`${api.url}/device/overview/${d.id}`);
-        await page.getByText(d.billingStart, { exact: true }).first().waitFor();
+        await page.getByText(formatDay(d.billingStart, 'en'), { exact: true }).first().waitFor();
         await page.goBack();
         await page.getByTestId('live-values').waitFor();
       }

@@ -1,3 +1,4 @@
+import { i18n } from '@lingui/core';
 import { describe, expect, it } from 'vitest';
 import {
   buildBands,
@@ -137,9 +138,26 @@ describe('buildChartOptions', () => {
     const o = buildChartOptions({ ...base, specs: [V2] });
     const fmtX = o.series[0]?.value as (u: unknown, v: number) => string;
     const fmtY = o.series[1]?.value as (u: unknown, v: number) => string;
-    expect(fmtX(null, Date.UTC(2026, 0, 15, 12, 0))).toBe('2026-01-15 13:00');
-    expect(fmtX(null, Date.UTC(2026, 6, 15, 12, 0))).toBe('2026-07-15 14:00');
+    expect(fmtX(null, Date.UTC(2026, 0, 15, 12, 0))).toBe('01/15/2026, 13:00');
+    expect(fmtX(null, Date.UTC(2026, 6, 15, 12, 0))).toBe('07/15/2026, 14:00');
     expect(fmtY(null, 229.94)).toBe('229.9 V');
+  });
+
+  it('legend writes the time in the interface language, across the autumn change', () => {
+    const o = buildChartOptions({ ...base, specs: [V2] });
+    const fmtX = o.series[0]?.value as (u: unknown, v: number) => string;
+    const fmtY = o.series[1]?.value as (u: unknown, v: number) => string;
+    const before = i18n.locale;
+    try {
+      i18n.loadAndActivate({ locale: 'pl', messages: {} });
+      // 25 October 2026 in Warsaw: 02:30 CEST, then 02:30 CET an hour later, then 03:30 CET.
+      expect(fmtX(null, Date.UTC(2026, 9, 25, 0, 30))).toBe('25.10.2026, 02:30');
+      expect(fmtX(null, Date.UTC(2026, 9, 25, 1, 30))).toBe('25.10.2026, 02:30');
+      expect(fmtX(null, Date.UTC(2026, 9, 25, 2, 30))).toBe('25.10.2026, 03:30');
+      expect(fmtY(null, 229.94)).toBe('229,9 V');
+    } finally {
+      i18n.loadAndActivate({ locale: before || 'en', messages: {} });
+    }
   });
 
   it('draws limit lines only when limits are given', () => {
@@ -166,20 +184,36 @@ describe('timeTickLabels', () => {
   it.each([
     { tz: 'Europe/Warsaw', incr: 3_600_000, out: ['14:00', '15:00'] },
     { tz: 'Europe/Istanbul', incr: 3_600_000, out: ['15:00', '16:00'] },
-    { tz: 'Europe/Warsaw', incr: 86_400_000, out: ['07-01', '07-01'] },
-    { tz: 'America/New_York', incr: 86_400_000, out: ['07-01', '07-01'] },
+    { tz: 'Europe/Warsaw', incr: 86_400_000, out: ['07/01', '07/01'] },
+    { tz: 'America/New_York', incr: 86_400_000, out: ['07/01', '07/01'] },
   ])('$tz every $incr ms', ({ tz, incr, out }) => {
-    expect(timeTickLabels([noonUtc, noonUtc + 3_600_000], incr, tz)).toEqual(out);
+    expect(timeTickLabels([noonUtc, noonUtc + 3_600_000], incr, tz, 'en')).toEqual(out);
+  });
+
+  it('writes dates as the interface language does, on the local day across the spring change', () => {
+    // 28 March 2026 23:30 UTC is 00:30 CET on the 29th in Warsaw; a day later it is 01:30 CEST on the 30th.
+    const ticks = [Date.UTC(2026, 2, 28, 23, 30), Date.UTC(2026, 2, 29, 23, 30)];
+    expect(timeTickLabels(ticks, 86_400_000, 'Europe/Warsaw', 'pl')).toEqual(['29.03', '30.03']);
+    expect(timeTickLabels(ticks, 86_400_000, 'Europe/Warsaw', 'en')).toEqual(['03/29', '03/30']);
+    expect(timeTickLabels(ticks, 3_600_000, 'Europe/Warsaw', 'pl')).toEqual(['00:30', '01:30']);
   });
 
   it('names the year on date ticks when the range crosses one', () => {
     const ticks = [Date.UTC(2025, 11, 29, 12), Date.UTC(2026, 0, 5, 12)];
-    expect(timeTickLabels(ticks, 7 * 86_400_000, 'Europe/Warsaw')).toEqual(['2025-12-29', '2026-01-05']);
+    expect(timeTickLabels(ticks, 7 * 86_400_000, 'Europe/Warsaw', 'en')).toEqual([
+      '12/29/2025',
+      '01/05/2026',
+    ]);
+    expect(timeTickLabels(ticks, 7 * 86_400_000, 'Europe/Warsaw', 'pl')).toEqual([
+      '29.12.2025',
+      '05.01.2026',
+    ]);
   });
 
   it('labels monthly ticks with year and month', () => {
     const ticks = [Date.UTC(2025, 10, 1, 12), Date.UTC(2026, 0, 1, 12)];
-    expect(timeTickLabels(ticks, 31 * 86_400_000, 'UTC')).toEqual(['2025-11', '2026-01']);
+    expect(timeTickLabels(ticks, 31 * 86_400_000, 'UTC', 'en')).toEqual(['Nov 2025', 'Jan 2026']);
+    expect(timeTickLabels(ticks, 31 * 86_400_000, 'UTC', 'pl')).toEqual(['lis 2025', 'sty 2026']);
   });
 });
 

@@ -4,7 +4,7 @@
  */
 import { i18n } from '@lingui/core';
 import uPlot from 'uplot';
-import { formatInZone } from '../lib/time.ts';
+import { formatInstant, formatInZone, intlLocale } from '../lib/time.ts';
 import { AXIS_COLORS, type ChartTheme, LIMIT_COLORS, withAlpha } from './palette.ts';
 
 export type Column = Float64Array | (number | null)[];
@@ -103,14 +103,12 @@ export function limitLevels(l: LimitLines): { value: number; color: string; kind
   return out;
 }
 
-const NUMBER_LOCALES: Record<string, string> = { en: 'en-US', pl: 'pl-PL', tr: 'tr-TR' };
-
 export function formatValue(v: number | null | undefined, unit: string): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
   const abs = Math.abs(v);
   const digits = abs >= 1000 ? 0 : abs >= 100 ? 1 : abs >= 1 ? 2 : 3;
   // Decimal separator of the interface language ("1,78 kWh" in pl and tr), as percentages already are.
-  const text = v.toLocaleString(NUMBER_LOCALES[i18n.locale] ?? 'en-US', {
+  const text = v.toLocaleString(intlLocale(i18n.locale), {
     maximumFractionDigits: digits,
     useGrouping: false,
   });
@@ -224,7 +222,7 @@ export function buildSeriesOptions(input: ChartOptionsInput): uPlot.Series[] {
   const out: uPlot.Series[] = [
     {
       label: input.labels?.time ?? 'Time',
-      value: (_u, v) => (v === null || v === undefined ? '–' : formatInZone(v, input.tz)),
+      value: (_u, v) => (v === null || v === undefined ? '–' : formatInstant(v, input.tz, i18n.locale)),
     },
   ];
   for (const s of input.specs) {
@@ -271,17 +269,25 @@ export function buildBands(specs: readonly SeriesSpec[]): uPlot.Band[] {
 
 const DAY = 86_400_000;
 
-/** Time-axis tick labels in the user's zone, 24-hour clock; dates once ticks are a day or more apart. */
-export function timeTickLabels(splits: readonly number[], incrMs: number, tz: string): string[] {
-  // A range that crosses a year names it on every date tick (2025-12-29, 2026-01-05).
+/**
+ * Time-axis tick labels in the user's zone and language, 24-hour clock; dates once ticks are a day or more
+ * apart (en 03/10, pl 10.03), months a month or more apart (Mar 2026).
+ */
+export function timeTickLabels(
+  splits: readonly number[],
+  incrMs: number,
+  tz: string,
+  locale: string = i18n.locale,
+): string[] {
+  // A range that crosses a year names it on every date tick (12/29/2025, 01/05/2026).
   const first = splits[0];
   const last = splits[splits.length - 1];
   const crossesYear =
     first !== undefined &&
     last !== undefined &&
     formatInZone(first, tz, 'YYYY') !== formatInZone(last, tz, 'YYYY');
-  const dates = incrMs >= 28 * DAY ? 'YYYY-MM' : crossesYear ? 'YYYY-MM-DD' : 'MM-DD';
-  return splits.map((v) => formatInZone(v, tz, incrMs >= DAY ? dates : 'HH:mm'));
+  const dates = incrMs >= 28 * DAY ? 'shortMonth' : crossesYear ? 'date' : 'dayMonth';
+  return splits.map((v) => formatInstant(v, tz, locale, incrMs >= DAY ? dates : 'time'));
 }
 
 export function buildAxes(theme: ChartTheme, unit: string, tz: string): uPlot.Axis[] {

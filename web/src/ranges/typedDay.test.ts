@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatDay, parseTypedDay } from './typedDay.ts';
+import { formatDay } from '../lib/time.ts';
+import { parseTypedDay } from './typedDay.ts';
 
 describe('parseTypedDay', () => {
   it.each([
@@ -25,11 +26,10 @@ describe('parseTypedDay', () => {
   });
 });
 
-describe('formatDay', () => {
-  it('writes a day in the language’s format', () => {
-    expect(formatDay('2026-03-10', 'en')).toBe('03/10/2026');
-    expect(formatDay('2026-03-10', 'pl')).toBe('10.03.2026');
-    expect(formatDay('2026-03-10', 'tr')).toBe('10.03.2026');
-    expect(formatDay('not a day', 'pl')).toBe('not a day');
+describe('formatDay and parseTypedDay', () => {
+  it.each(['en', 'pl', 'tr'])('a day shown in %s reads back as the same day', (locale) => {
+    for (const day of ['2026-03-10', '2028-02-29', '2026-12-31']) {
+      expect(parseTypedDay(formatDay(day, locale), locale)).toBe(day);
+    }
   });
 });

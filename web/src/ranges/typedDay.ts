@@ -1,6 +1,7 @@
 /**
  * A day typed into a date field, read in the interface language's format (`L`: en 03/10/2026, pl and tr
  * 10.03.2026), its short forms (3/10/2026, 10.3.2026) and ISO (2026-03-10); the day as `YYYY-MM-DD`.
+ * Shown back with `formatDay` (lib/time.ts).
  */
 import 'dayjs/locale/pl.js';
 import 'dayjs/locale/tr.js';
@@ -16,10 +17,4 @@ export function parseTypedDay(text: string, locale: string): string | null {
     if (d.isValid()) return d.format('YYYY-MM-DD');
   }
   return null;
-}
-
-/** A day (`YYYY-MM-DD`) as the interface language writes it. */
-export function formatDay(day: string, locale: string): string {
-  const d = dayjs(day, 'YYYY-MM-DD', true);
-  return d.isValid() ? d.locale(locale).format('L') : day;
 }

@@ -166,7 +166,7 @@ export function ConsumptionSection({
               <Table.Tbody>
                 {table.rows.map((r) => (
                   <Table.Tr key={r.bucket} data-testid="consumption-row">
-                    <Table.Td>{bucketLabel(r.bucket, interval, tz)}</Table.Td>
+                    <Table.Td>{bucketLabel(r.bucket, interval, tz, locale)}</Table.Td>
                     {table.deviceIds.flatMap((id, i) => [
                       <Table.Td key={`${id}-i`} ta="right">
                         {formatKwh(r.cells[i]?.import, locale)}

@@ -12,6 +12,7 @@ import { memo, useCallback, useMemo } from 'react';
 import { formatValue } from '../../charts/options.ts';
 import { AXIS_COLORS, type ChartTheme } from '../../charts/palette.ts';
 import { useT } from '../../i18n/i18n.ts';
+import { formatDay, formatMonth } from '../../lib/time.ts';
 import {
   cellLabel,
   colorDomain,
@@ -103,8 +104,8 @@ function HeatmapChartImpl({ heatmap, theme, userTz, label, now }: HeatmapChartPr
   // The top axis names as many columns as fit the chart's width without their labels touching.
   const { ref: boxRef, width } = useElementSize();
   const formatX = useCallback(
-    (x: string | number) => (kind === 'yearly' ? String(x).slice(5) : String(x)),
-    [kind],
+    (x: string | number) => (kind === 'yearly' ? formatDay(String(x), locale, 'dayMonth') : String(x)),
+    [kind, locale],
   );
   const xTicks = useMemo(() => {
     const widest = Math.max(0, ...xs.map((x) => labelPx(formatX(x))));
@@ -119,7 +120,12 @@ function HeatmapChartImpl({ heatmap, theme, userTz, label, now }: HeatmapChartPr
       tickSize: 0,
       tickPadding: 6,
       tickValues: thinTicks(ids, Math.max(2, Math.floor((perRow * ids.length) / 16))),
-      format: (id: string) => (kind === 'weekly' || kind === 'yearly' ? weekdayName(id, locale) : id),
+      format: (id: string) =>
+        kind === 'weekly' || kind === 'yearly'
+          ? weekdayName(id, locale)
+          : kind === 'monthly'
+            ? formatMonth(id, locale, 'shortMonth')
+            : formatDay(id, locale),
     }),
     [ids, perRow, kind, locale],
   );

@@ -98,13 +98,24 @@ describe('formatKwh', () => {
 
 describe('bucketLabel', () => {
   it.each([
-    { bucket: D1, interval: '1d', tz: TZ, label: '2026-01-10' },
-    { bucket: D1, interval: '1d', tz: 'Europe/London', label: '2026-01-09 23:00' },
-    { bucket: Date.UTC(2026, 1, 28, 23), interval: '1mo', tz: TZ, label: '2026-03' },
-    { bucket: Date.UTC(2026, 2, 31, 22), interval: '1mo', tz: TZ, label: '2026-04' },
-    { bucket: Date.UTC(2026, 2, 31, 22), interval: '1mo', tz: 'UTC', label: '2026-03-31 22:00' },
-  ] as const)('$bucket ($interval) in $tz → $label', ({ bucket, interval, tz, label }) => {
-    expect(bucketLabel(bucket, interval, tz)).toBe(label);
+    { bucket: D1, interval: '1d', tz: TZ, locale: 'en', label: '01/10/2026' },
+    { bucket: D1, interval: '1d', tz: TZ, locale: 'pl', label: '10.01.2026' },
+    { bucket: D1, interval: '1d', tz: 'Europe/London', locale: 'en', label: '01/09/2026, 23:00' },
+    // Warsaw days on both sides of the spring change (29 March 2026): midnight is 23:00 or 22:00 UTC.
+    { bucket: Date.UTC(2026, 2, 28, 23), interval: '1d', tz: TZ, locale: 'pl', label: '29.03.2026' },
+    { bucket: Date.UTC(2026, 2, 29, 22), interval: '1d', tz: TZ, locale: 'pl', label: '30.03.2026' },
+    { bucket: Date.UTC(2026, 1, 28, 23), interval: '1mo', tz: TZ, locale: 'en', label: 'March 2026' },
+    { bucket: Date.UTC(2026, 1, 28, 23), interval: '1mo', tz: TZ, locale: 'pl', label: 'marzec 2026' },
+    { bucket: Date.UTC(2026, 2, 31, 22), interval: '1mo', tz: TZ, locale: 'pl', label: 'kwiecień 2026' },
+    {
+      bucket: Date.UTC(2026, 2, 31, 22),
+      interval: '1mo',
+      tz: 'UTC',
+      locale: 'en',
+      label: '03/31/2026, 22:00',
+    },
+  ] as const)('$bucket ($interval) in $tz, $locale → $label', ({ bucket, interval, tz, locale, label }) => {
+    expect(bucketLabel(bucket, interval, tz, locale)).toBe(label);
   });
 });
 

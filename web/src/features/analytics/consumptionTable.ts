@@ -2,7 +2,7 @@
 
 import { DAY_MS } from '@kilowatch/core';
 import type { ConsumptionInterval, ConsumptionRow } from '../../api/analytics/get-consumption.ts';
-import { dayjs } from '../../lib/time.ts';
+import { dayjs, formatInstant, intlLocale } from '../../lib/time.ts';
 
 /** The longest range a table shows per interval: a year of days, ten years of months. */
 export const TABLE_MAX_DAYS: Record<ConsumptionInterval, number> = { '1d': 366, '1mo': 3660 };
@@ -71,8 +71,6 @@ export function buildConsumptionTable(
   };
 }
 
-const NUMBER_LOCALES: Record<string, string> = { en: 'en-US', pl: 'pl-PL', tr: 'tr-TR' };
-
 /**
  * kWh with three decimals (watt-hour resolution) and the interface language's decimal separator
  * (1.235 in en, 1,235 in pl and tr); a dash for no data.
@@ -81,7 +79,7 @@ export function formatKwh(v: number | null | undefined, locale = 'en'): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
   // Rounding can leave -0.000 for a tiny negative balance.
   const rounded = Math.round(v * 1000) / 1000 || 0;
-  return rounded.toLocaleString(NUMBER_LOCALES[locale] ?? 'en-US', {
+  return rounded.toLocaleString(intlLocale(locale), {
     minimumFractionDigits: 3,
     maximumFractionDigits: 3,
     useGrouping: false,
@@ -89,13 +87,18 @@ export function formatKwh(v: number | null | undefined, locale = 'en'): string {
 }
 
 /**
- * A bucket start in the user's zone: a date for days, a month for months; the time is added when the
- * device's local midnight is not midnight for the user (another zone).
+ * A bucket start in the user's zone and language: a date for days, a month for months; the time is added
+ * when the device's local midnight is not midnight for the user (another zone).
  */
-export function bucketLabel(bucket: number, interval: ConsumptionInterval, tz: string): string {
+export function bucketLabel(
+  bucket: number,
+  interval: ConsumptionInterval,
+  tz: string,
+  locale = 'en',
+): string {
   const d = dayjs(bucket).tz(tz);
   const midnight = d.hour() === 0 && d.minute() === 0;
-  if (interval === '1mo')
-    return midnight && d.date() === 1 ? d.format('YYYY-MM') : d.format('YYYY-MM-DD HH:mm');
-  return midnight ? d.format('YYYY-MM-DD') : d.format('YYYY-MM-DD HH:mm');
+  if (!midnight) return formatInstant(bucket, tz, locale, 'minute');
+  if (interval === '1mo') return formatInstant(bucket, tz, locale, d.date() === 1 ? 'month' : 'date');
+  return formatInstant(bucket, tz, locale, 'date');
 }

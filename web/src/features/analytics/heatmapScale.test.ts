@@ -114,17 +114,29 @@ describe('legendTicks', () => {
 describe('cellLabel', () => {
   it.each([
     // An hour of a Warsaw day, read in Warsaw and in New York (6 h behind in January).
-    { kind: 'daily', row: '2026-01-15', x: 14, userTz: 'Europe/Warsaw', label: '2026-01-15 14:00–15:00' },
-    { kind: 'daily', row: '2026-01-15', x: 14, userTz: 'America/New_York', label: '2026-01-15 08:00–09:00' },
-    { kind: 'daily', row: '2026-01-15', x: 0, userTz: 'UTC', label: '2026-01-14 23:00–00:00' },
+    { kind: 'daily', row: '2026-01-15', x: 14, userTz: 'Europe/Warsaw', label: '01/15/2026, 14:00–15:00' },
+    { kind: 'daily', row: '2026-01-15', x: 14, userTz: 'America/New_York', label: '01/15/2026, 08:00–09:00' },
+    { kind: 'daily', row: '2026-01-15', x: 0, userTz: 'UTC', label: '01/14/2026, 23:00–00:00' },
     // Summer time: Warsaw is UTC+2.
-    { kind: 'daily', row: '2026-07-01', x: 12, userTz: 'UTC', label: '2026-07-01 10:00–11:00' },
+    { kind: 'daily', row: '2026-07-01', x: 12, userTz: 'UTC', label: '07/01/2026, 10:00–11:00' },
     { kind: 'weekly', row: 'Tue', x: 23, userTz: 'Europe/Warsaw', label: 'Tuesday 23:00–00:00' },
     { kind: 'weekly', row: 'Mon', x: 7, userTz: 'UTC', label: 'Monday 07:00–08:00 (Europe/Warsaw)' },
-    { kind: 'monthly', row: '2026-02', x: 3, userTz: 'UTC', label: '2026-02-03' },
-    { kind: 'yearly', row: 'Wed', x: '2026-03-02', userTz: 'UTC', label: '2026-03-04 (Wednesday)' },
+    { kind: 'monthly', row: '2026-02', x: 3, userTz: 'UTC', label: '02/03/2026' },
+    { kind: 'yearly', row: 'Wed', x: '2026-03-02', userTz: 'UTC', label: '03/04/2026 (Wednesday)' },
   ] as const)('$kind $row $x in $userTz → $label', ({ kind, row, x, userTz, label }) => {
     expect(cellLabel(kind, row, x, 'Europe/Warsaw', userTz, 'en')).toBe(label);
+  });
+
+  it('writes days and hours in the reader’s language, across the spring change', () => {
+    // 29 March 2026 in Warsaw: 01:00 CET is followed by 03:00 CEST.
+    expect(cellLabel('daily', '2026-03-29', 1, 'Europe/Warsaw', 'Europe/Warsaw', 'pl')).toBe(
+      '29.03.2026, 01:00–03:00',
+    );
+    expect(cellLabel('daily', '2026-03-29', 3, 'Europe/Warsaw', 'Europe/Warsaw', 'en')).toBe(
+      '03/29/2026, 03:00–04:00',
+    );
+    expect(cellLabel('monthly', '2026-03', 29, 'Europe/Warsaw', 'UTC', 'pl')).toBe('29.03.2026');
+    expect(cellLabel('yearly', 'Wed', '2026-03-02', 'Europe/Warsaw', 'UTC', 'pl')).toBe('04.03.2026 (środa)');
   });
 
   it('names weekdays in the reader’s language', () => {

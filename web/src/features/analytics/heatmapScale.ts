@@ -5,7 +5,7 @@
 import { COUNTER_NAMES, combinedParamDef, GAUGE_NAMES } from '@kilowatch/core';
 import type { HeatmapKind } from '../../api/analytics/get-heatmap.ts';
 import type { ChartTheme } from '../../charts/palette.ts';
-import { dayjs } from '../../lib/time.ts';
+import { dayjs, formatDay, formatInstant } from '../../lib/time.ts';
 
 /**
  * The colour domain: from the smallest value to the 99th percentile when a few outliers (a meter's first
@@ -204,9 +204,9 @@ export function cellLabel(
   switch (kind) {
     case 'daily': {
       const start = dayjs.tz(`${rowId} ${pad(Number(x))}:00`, deviceTz);
-      const from = start.tz(userTz);
-      const to = start.add(1, 'hour').tz(userTz);
-      return `${from.format('YYYY-MM-DD HH:mm')}–${to.format('HH:mm')}`;
+      const from = start.valueOf();
+      const to = start.add(1, 'hour').valueOf();
+      return `${formatInstant(from, userTz, locale, 'minute')}–${formatInstant(to, userTz, locale, 'time')}`;
     }
     case 'weekly': {
       const h = Number(x);
@@ -214,11 +214,11 @@ export function cellLabel(
       return `${weekdayName(rowId, locale, 'long')} ${pad(h)}:00–${pad((h + 1) % 24)}:00${zone}`;
     }
     case 'monthly':
-      return `${rowId}-${pad(Number(x))}`;
+      return formatDay(`${rowId}-${pad(Number(x))}`, locale);
     case 'yearly': {
       const i = WEEKDAYS.indexOf(rowId as (typeof WEEKDAYS)[number]);
       const day = dayjs.utc(String(x)).add(Math.max(0, i), 'day');
-      return `${day.format('YYYY-MM-DD')} (${weekdayName(rowId, locale, 'long')})`;
+      return `${formatDay(day.format('YYYY-MM-DD'), locale)} (${weekdayName(rowId, locale, 'long')})`;
     }
   }
 }

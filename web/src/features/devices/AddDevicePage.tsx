@@ -35,7 +35,7 @@ import { formatValue } from '../../charts/options.ts';
 import { useLiveDevices } from '../../hub/live.tsx';
 import { type MessageId, translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notifyOutcome } from '../../lib/notify.ts';
-import { formatInZone } from '../../lib/time.ts';
+import { formatInstant } from '../../lib/time.ts';
 import { paramLabel } from '../../shared/devices/paramNames.ts';
 import { detailsPath } from '../../shared/devices/paths.ts';
 import {
@@ -365,7 +365,7 @@ function toMs(x: string | number | null | undefined): number | null {
 }
 
 function FirstReading({ device, claimedAt }: { device: ClaimedDevice; claimedAt: number }) {
-  const { t } = useT();
+  const { t, locale } = useT();
   const tz = displayTimeZone();
   const id = String(device.id);
   useLiveDevices(useMemo(() => [id], [id]));
@@ -383,7 +383,7 @@ function FirstReading({ device, claimedAt }: { device: ClaimedDevice; claimedAt:
       <Stack gap="sm">
         {arrivedAt !== null ? (
           <Alert color="green" data-testid="add-arrived" role="status">
-            {t('add.arrived', { time: formatInZone(arrivedAt, tz, 'YYYY-MM-DD HH:mm:ss') })}
+            {t('add.arrived', { time: formatInstant(arrivedAt, tz, locale, 'second') })}
           </Alert>
         ) : (
           <Group gap="sm" role="status" data-testid="add-waiting">

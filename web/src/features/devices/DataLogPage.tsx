@@ -21,7 +21,7 @@ import { type ReadingsQuery, useReadings } from '../../api/telemetry/get-reading
 import { displayTimeZone } from '../../auth/session.ts';
 import { formatValue } from '../../charts/options.ts';
 import { useT } from '../../i18n/i18n.ts';
-import { formatInZone, parseUtcTimestamp } from '../../lib/time.ts';
+import { formatInstant, parseUtcTimestamp } from '../../lib/time.ts';
 import { useLongRange } from '../../ranges/RangeControl.tsx';
 import {
   DEFAULT_LOG_PARAMS,
@@ -35,7 +35,7 @@ import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 const ROW = 30;
 
 function LogTable({ deviceId, query }: { deviceId: string; query: ReadingsQuery }) {
-  const { t } = useT();
+  const { t, locale } = useT();
   const tz = displayTimeZone();
   const readings = useReadings(deviceId, query, true);
   const rows = useMemo(() => readings.data?.pages.flatMap((p) => p.items) ?? [], [readings.data]);
@@ -100,7 +100,7 @@ function LogTable({ deviceId, query }: { deviceId: string; query: ReadingsQuery 
               const r = rows[item.index]!;
               return (
                 <Table.Tr key={item.key} h={ROW}>
-                  <Table.Td>{formatInZone(parseUtcTimestamp(r.ts), tz, 'YYYY-MM-DD HH:mm:ss')}</Table.Td>
+                  <Table.Td>{formatInstant(parseUtcTimestamp(r.ts), tz, locale, 'second')}</Table.Td>
                   {query.params.map((p) => (
                     <Table.Td key={p}>{formatValue(r.values[p] ?? null, '')}</Table.Td>
                   ))}

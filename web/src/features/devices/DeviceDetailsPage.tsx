@@ -22,7 +22,7 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { formatValue } from '../../charts/options.ts';
 import { useLiveDevices } from '../../hub/live.tsx';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
-import { dayjs, formatInZone } from '../../lib/time.ts';
+import { dayjs, formatInstant } from '../../lib/time.ts';
 import { CustomRangeInput, DayInput, RangePresets, todayIn } from '../../ranges/RangeControl.tsx';
 import {
   billingPeriods,
@@ -90,7 +90,7 @@ const LIVE_PARAMS: Record<DetailsKind, { param: string; label: MessageId }[]> = 
 };
 
 function LiveValues({ deviceId, kind, tz }: { deviceId: string; kind: DetailsKind; tz: string }) {
-  const { t } = useT();
+  const { t, locale } = useT();
   const latest = useLatest(deviceId);
   const items = LIVE_PARAMS[kind];
   const ts = latest.data?.ts;
@@ -103,7 +103,7 @@ function LiveValues({ deviceId, kind, tz }: { deviceId: string; kind: DetailsKin
         </Title>
         <Text size="xs" c="dimmed" data-testid="live-time">
           {when
-            ? t('details.lastReading', { time: formatInZone(when, tz, 'YYYY-MM-DD HH:mm:ss') })
+            ? t('details.lastReading', { time: formatInstant(when, tz, locale, 'second') })
             : t('details.noReading')}
         </Text>
       </Group>
@@ -170,7 +170,7 @@ function Toolbar(props: {
   table: boolean;
   setTable: (b: boolean) => void;
 }) {
-  const { t } = useT();
+  const { t, locale } = useT();
   const presets: DevicePreset[] = [
     ...DEVICE_PRESETS,
     ...(props.billing.length ? (['billing'] as const) : []),
@@ -216,7 +216,7 @@ function Toolbar(props: {
             allowDeselect={false}
             data={props.billing.map((p, i) => ({
               value: String(i),
-              label: `${formatInZone(p.from, props.tz, 'YYYY-MM-DD')} – ${formatInZone(p.to - 1, props.tz, 'YYYY-MM-DD')}`,
+              label: `${formatInstant(p.from, props.tz, locale, 'date')} – ${formatInstant(p.to - 1, props.tz, locale, 'date')}`,
             }))}
           />
         )}

@@ -4,18 +4,18 @@ import type { ReactNode } from 'react';
 import { useDevice } from '../../api/devices/get-device.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
-import { formatInZone } from '../../lib/time.ts';
+import { formatDay, formatInstant } from '../../lib/time.ts';
 import { deviceTypeName } from '../../shared/devices/paramNames.ts';
 import { detailsPath } from '../../shared/devices/paths.ts';
 import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
 import { RoutePending } from '../../shared/ui/RouteStates.tsx';
 
-function when(v: string | number | null | undefined, tz: string): string {
+function when(v: string | number | null | undefined, tz: string, locale: string): string {
   if (v === null || v === undefined || v === '') return '—';
   // A calendar day (the billing start) is a date, not the instant of its UTC midnight.
-  if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v)) return v;
+  if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v)) return formatDay(v, locale);
   const ms = typeof v === 'number' ? v : Date.parse(v);
-  return Number.isFinite(ms) ? formatInZone(ms, tz, 'YYYY-MM-DD HH:mm') : String(v);
+  return Number.isFinite(ms) ? formatInstant(ms, tz, locale) : String(v);
 }
 
 function tariffName(v: unknown): string {
@@ -40,7 +40,7 @@ function Rows({ rows }: { rows: [MessageId, ReactNode][] }) {
 }
 
 export default function OverviewPage() {
-  const { t } = useT();
+  const { t, locale } = useT();
   const { id } = useParams({ strict: false }) as { id: string };
   const device = useDevice(id);
   const tz = displayTimeZone();
@@ -85,9 +85,9 @@ export default function OverviewPage() {
                 </Text>,
               ],
               ['overview.modelName', d.modelName || d.model || '—'],
-              ['overview.registered', when(d.registeredAt, tz)],
-              ['overview.modified', when(d.modifiedAt, tz)],
-              ['overview.billingStart', when(d.billingStart, tz)],
+              ['overview.registered', when(d.registeredAt, tz, locale)],
+              ['overview.modified', when(d.modifiedAt, tz, locale)],
+              ['overview.billingStart', when(d.billingStart, tz, locale)],
               ['overview.billingMonths', d.billingMonths ?? '—'],
               ['overview.defaultTariff', tariffName(d.defaultTariff ?? d.tariff)],
               ['overview.location', d.location?.name ?? '—'],

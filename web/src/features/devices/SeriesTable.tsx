@@ -4,7 +4,7 @@ import { useRef } from 'react';
 import type uPlot from 'uplot';
 import { formatValue, type SeriesSpec, seriesLayout } from '../../charts/options.ts';
 import { useT } from '../../i18n/i18n.ts';
-import { formatInZone } from '../../lib/time.ts';
+import { formatInstant } from '../../lib/time.ts';
 
 const ROW = 32;
 
@@ -20,7 +20,7 @@ export function SeriesTable({
   tz: string;
   caption: string;
 }) {
-  const { t } = useT();
+  const { t, locale } = useT();
   const parent = useRef<HTMLDivElement>(null);
   const n = data[0].length;
   const layout = seriesLayout(specs);
@@ -81,7 +81,7 @@ export function SeriesTable({
             const i = n - 1 - row.index;
             return (
               <Table.Tr key={row.key} h={ROW}>
-                <Table.Td>{formatInZone(data[0][i] as number, tz)}</Table.Td>
+                <Table.Td>{formatInstant(data[0][i] as number, tz, locale)}</Table.Td>
                 {cols.map((c) => {
                   const val = (data[c.idx] as ArrayLike<number | null>)[i];
                   return (

@@ -8,6 +8,7 @@ import { useSaveLocation } from '../../api/locations/save-location.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
+import { formatDay } from '../../lib/time.ts';
 import { type FieldError, timeZoneOptions } from '../../shared/forms/fields.ts';
 import { ErrorState, RoutePending } from '../../shared/ui/RouteStates.tsx';
 import { type LocationField, type LocationValues, locationRequest, validateLocation } from './forms.ts';
@@ -28,7 +29,7 @@ function valuesOf(l: Location | undefined): LocationValues {
 }
 
 function LocationForm({ location }: { location: Location | undefined }) {
-  const { t } = useT();
+  const { t, locale } = useT();
   const id = location ? String(location.id) : null;
   const save = useSaveLocation(id);
   const tariffs = useTariffs(id ?? '', id !== null);
@@ -39,7 +40,7 @@ function LocationForm({ location }: { location: Location | undefined }) {
   const zones = useMemo(() => timeZoneOptions(values.timezone), [values.timezone]);
   const tariffOptions = (id ? (tariffs.data ?? []) : []).map((x) => ({
     value: String(x.id),
-    label: `${tariffLabel(x)} · ${x.validFrom}`,
+    label: `${tariffLabel(x)} · ${formatDay(x.validFrom, locale)}`,
   }));
 
   const set = <K extends LocationField>(k: K, v: LocationValues[K]) => {

@@ -19,6 +19,7 @@ import { useLocation } from '../../api/locations/get-location.ts';
 import { useTariffs } from '../../api/locations/get-tariffs.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
+import { formatDay } from '../../lib/time.ts';
 import { detailsPath } from '../../shared/devices/paths.ts';
 import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
 import { ConfirmDelete } from '../../shared/ui/ConfirmDelete.tsx';
@@ -109,7 +110,7 @@ function Devices({ locationId }: { locationId: number }) {
 }
 
 function TariffRow({ tariff, location }: { tariff: Tariff; location: Location }) {
-  const { t } = useT();
+  const { t, locale } = useT();
   const remove = useDeleteTariff(String(location.id));
   const confirm = async () => {
     try {
@@ -143,7 +144,7 @@ function TariffRow({ tariff, location }: { tariff: Tariff; location: Location })
         {prices} {tariff.currency}
       </Table.Td>
       <Table.Td>
-        {tariff.validFrom} – {tariff.validTo ?? '…'}
+        {formatDay(tariff.validFrom, locale)} – {tariff.validTo ? formatDay(tariff.validTo, locale) : '…'}
       </Table.Td>
       <Table.Td>
         <Group gap={4} wrap="nowrap">

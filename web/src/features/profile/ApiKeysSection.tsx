@@ -22,7 +22,7 @@ import { useApiKeys, useCreateApiKey, useRevokeApiKey } from '../../api/account/
 import { ApiError } from '../../api/client.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
-import { formatInZone } from '../../lib/time.ts';
+import { formatInstant } from '../../lib/time.ts';
 import { ConfirmDelete } from '../../shared/ui/ConfirmDelete.tsx';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
@@ -80,7 +80,7 @@ function NewKey({ created, onDismiss }: { created: CreatedApiKey; onDismiss: () 
 }
 
 function KeyRow({ apiKey, zone }: { apiKey: ApiKey; zone: string }) {
-  const { t } = useT();
+  const { t, locale } = useT();
   const revoke = useRevokeApiKey();
   const confirm = async () => {
     try {
@@ -95,14 +95,14 @@ function KeyRow({ apiKey, zone }: { apiKey: ApiKey; zone: string }) {
   return (
     <Table.Tr data-testid="api-key-row">
       <Table.Td>{apiKey.name}</Table.Td>
-      <Table.Td>{formatInZone(Date.parse(apiKey.createdAt), zone)}</Table.Td>
+      <Table.Td>{formatInstant(Date.parse(apiKey.createdAt), zone, locale)}</Table.Td>
       <Table.Td>
         {apiKey.lastUsedAt === null ? (
           <Text c="dimmed" size="sm">
             {t('keys.never')}
           </Text>
         ) : (
-          formatInZone(Date.parse(apiKey.lastUsedAt), zone)
+          formatInstant(Date.parse(apiKey.lastUsedAt), zone, locale)
         )}
       </Table.Td>
       <Table.Td>

@@ -31,7 +31,7 @@ import {
 import { displayTimeZone } from '../../auth/session.ts';
 import { alertMessage, kindTitleId, useT } from '../../i18n/i18n.ts';
 import { setAlertsListOpen } from '../../lib/notify.ts';
-import { formatInZone } from '../../lib/time.ts';
+import { formatInstant } from '../../lib/time.ts';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 
 function BellIcon() {
@@ -52,7 +52,7 @@ function BellIcon() {
 }
 
 export function NotificationsBell() {
-  const { t } = useT();
+  const { t, locale } = useT();
   const [opened, { toggle, close }] = useDisclosure(false);
   const list = useNotifications();
   const devices = useDevices();
@@ -166,7 +166,7 @@ export function NotificationsBell() {
                           </Text>
                           <Text size="xs">{alertMessage(n)}</Text>
                           <Text size="xs" c="dimmed">
-                            {formatInZone(n.at, tz)}
+                            {formatInstant(n.at, tz, locale)}
                           </Text>
                         </Stack>
                       </Group>

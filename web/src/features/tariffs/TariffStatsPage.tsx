@@ -25,6 +25,7 @@ import {
 } from '../../api/tariffs/get-tariff-stats.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
+import { formatMonth } from '../../lib/time.ts';
 import { DateField } from '../../ranges/DateField.tsx';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
@@ -82,7 +83,7 @@ function StatsTable({ stats }: { stats: TariffStats }) {
         <Table.Tbody>
           {stats.months.map((m) => (
             <Table.Tr key={m.month}>
-              <Table.Th scope="row">{m.month}</Table.Th>
+              <Table.Th scope="row">{formatMonth(m.month, locale)}</Table.Th>
               {zones.map((z) => {
                 const zc = m.zones.find((x) => x.zone === z);
                 return (
@@ -125,7 +126,7 @@ function StatsBars({ stats }: { stats: TariffStats }) {
       {bars.map((b) => (
         <Group key={b.month} gap="xs" wrap="nowrap" align="center">
           <Text size="xs" w={64} style={{ flexShrink: 0 }}>
-            {b.month}
+            {formatMonth(b.month, locale, 'shortMonth')}
           </Text>
           <Box style={{ flex: 1, display: 'flex', height: 18, minWidth: 0 }}>
             {b.segments.map((s) => (
