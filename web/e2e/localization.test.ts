@@ -21,6 +21,8 @@ import { formatKwh } from '../src/features/analytics/consumptionTable.ts';
 import { analyticsEn } from '../src/i18n/locales/analytics/en.ts';
 import { devicesPl } from '../src/i18n/locales/devices/pl.ts';
 import { devicesTr } from '../src/i18n/locales/devices/tr.ts';
+import { pl } from '../src/i18n/locales/pl.ts';
+import { tr } from '../src/i18n/locales/tr.ts';
 import {
   apiUnavailable,
   chromiumUnavailable,
@@ -227,6 +229,14 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
       // The device page: the meter value's time, and the export dialog's last seven days up to today.
       await page.goto(`${api.url}/device-details/${meter.id}`);
       expect(await page.getByTestId('meter-value-at').textContent()).toMatch(/^10\.03\.2026 \d{2}:30$/);
+      // The current billing period (one month from the billing start just saved), named by its days.
+      await page
+        .getByTestId('range-presets')
+        .getByText((lang === 'pl' ? pl : tr)['details.range.billing'], { exact: true })
+        .click();
+      expect(await page.getByTestId('billing-period').inputValue()).toBe(
+        lang === 'pl' ? '15.02.2026 – 14.03.2026' : '20.02.2026 – 19.03.2026',
+      );
       // The last reading (10:30 in Warsaw), as the language writes an instant (pl "10.03.2026, 10:30:00").
       await page
         .getByTestId('live-time')

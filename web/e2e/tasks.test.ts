@@ -294,6 +294,11 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     // 30 local days: 720 hours, one more or less across a DST change.
     expect(Math.abs(span - 30 * 86_400_000)).toBeLessThanOrEqual(3_600_000);
     expect(await page.getByTestId('log-count').textContent()).toMatch(/[1-9]/);
+    // Each reading's time in the user's zone, written as English writes it (03/10/2026, 14:30:00), not ISO.
+    await page.getByTestId('log-time').first().waitFor();
+    expect(await page.getByTestId('log-time').first().textContent()).toMatch(
+      /^\d{2}\/\d{2}\/\d{4}, \d{2}:\d{2}:\d{2}$/,
+    );
 
     // A custom range lacking its last day is refused with the reason; both days given, it shows.
     await page.getByTestId('range-presets').getByText(en['range.custom'], { exact: true }).click();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { formatInstant } from '../lib/time.ts';
 import {
   billingPeriods,
   customRangeProblem,
@@ -88,6 +89,24 @@ describe('billingPeriods', () => {
     expect([iso(p[0]!.from), iso(p[0]!.to)]).toEqual(first);
     expect(p[0]!.from).toBeLessThanOrEqual(now);
     expect(p[0]!.to).toBeGreaterThan(now);
+  });
+
+  it('takes the billing start as a calendar day of the location, and its periods read as days there', () => {
+    const now = Date.UTC(2026, 3, 20, 12);
+    // West of UTC the day's UTC midnight is the evening before: the day itself must be kept.
+    const ny = billingPeriods('2026-01-15', 1, now, 'America/New_York');
+    expect(iso(ny[0]!.from)).toBe('2026-04-15T04:00:00.000Z');
+    expect(formatInstant(ny[0]!.from, 'America/New_York', 'en', 'date')).toBe('04/15/2026');
+    expect(formatInstant(ny[0]!.to - 1, 'America/New_York', 'en', 'date')).toBe('05/14/2026');
+    // A Warsaw period across the spring change (29 March 2026), named in Polish.
+    const waw = billingPeriods('2026-03-15', 1, Date.UTC(2026, 2, 30, 12), TZ);
+    expect([iso(waw[0]!.from), iso(waw[0]!.to)]).toEqual([
+      '2026-03-14T23:00:00.000Z',
+      '2026-04-14T22:00:00.000Z',
+    ]);
+    expect(
+      `${formatInstant(waw[0]!.from, TZ, 'pl', 'date')} – ${formatInstant(waw[0]!.to - 1, TZ, 'pl', 'date')}`,
+    ).toBe('15.03.2026 – 14.04.2026');
   });
 });
 

@@ -102,16 +102,20 @@ export function wantsBands(range: TimeRange): boolean {
   return range.to - range.from > 7 * DAY_MS;
 }
 
-/** Periods of `months` months from the billing start, the newest (containing `now`) first (core's periods). */
+/**
+ * Periods of `months` months from the billing start (its day `YYYY-MM-DD`, or an instant read as its day
+ * in `tz`), the newest (containing `now`) first (core's periods).
+ */
 export function billingPeriods(
-  billingStart: number,
+  billingStart: number | string,
   months: number,
   now: number,
   tz: string,
   count = 12,
 ): TimeRange[] {
   const len = Math.max(1, Math.floor(months));
-  return billingPeriodsUpTo(now, localDateString(billingStart, tz), len, tz, count).map((p) => ({
+  const day = typeof billingStart === 'string' ? billingStart : localDateString(billingStart, tz);
+  return billingPeriodsUpTo(now, day, len, tz, count).map((p) => ({
     from: p.start,
     to: p.end,
   }));

@@ -100,7 +100,9 @@ function LogTable({ deviceId, query }: { deviceId: string; query: ReadingsQuery 
               const r = rows[item.index]!;
               return (
                 <Table.Tr key={item.key} h={ROW}>
-                  <Table.Td>{formatInstant(parseUtcTimestamp(r.ts), tz, locale, 'second')}</Table.Td>
+                  <Table.Td data-testid="log-time">
+                    {formatInstant(parseUtcTimestamp(r.ts), tz, locale, 'second')}
+                  </Table.Td>
                   {query.params.map((p) => (
                     <Table.Td key={p}>{formatValue(r.values[p] ?? null, '')}</Table.Td>
                   ))}

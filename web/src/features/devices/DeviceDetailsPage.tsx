@@ -16,6 +16,7 @@ import { Link, useParams, useRouterState } from '@tanstack/react-router';
 import { useMemo, useState } from 'react';
 import { useDevice } from '../../api/devices/get-device.ts';
 import { useLimits } from '../../api/devices/limits.ts';
+import { useLocation } from '../../api/locations/get-location.ts';
 import { useLatest } from '../../api/telemetry/get-latest.ts';
 import { useSeries } from '../../api/telemetry/get-series.ts';
 import { displayTimeZone } from '../../auth/session.ts';
@@ -161,6 +162,8 @@ function Toolbar(props: {
   custom: [string | null, string | null];
   setCustom: (c: [string | null, string | null]) => void;
   billing: TimeRange[];
+  /** The zone the billing periods are days of. */
+  billingTz: string;
   billingIndex: string;
   setBillingIndex: (s: string) => void;
   interval: ChartIntervalChoice;
@@ -211,12 +214,13 @@ function Toolbar(props: {
           <Select
             size="xs"
             label={t('details.billingPeriod')}
+            data-testid="billing-period"
             value={props.billingIndex}
             onChange={(v) => v && props.setBillingIndex(v)}
             allowDeselect={false}
             data={props.billing.map((p, i) => ({
               value: String(i),
-              label: `${formatInstant(p.from, props.tz, locale, 'date')} – ${formatInstant(p.to - 1, props.tz, locale, 'date')}`,
+              label: `${formatInstant(p.from, props.billingTz, locale, 'date')} – ${formatInstant(p.to - 1, props.billingTz, locale, 'date')}`,
             }))}
           />
         )}
@@ -334,10 +338,19 @@ export default function DeviceDetailsPage() {
   const [table, setTable] = useState(false);
   useLiveDevices([id]);
 
+  // Billing periods are days of the device location's zone (docs/domain.md §Time, §Billing), and are
+  // named in it; the user's zone while the location is unknown.
+  const locationId = device.data?.location?.id;
+  const location = useLocation(String(locationId ?? ''), locationId !== undefined);
+  const billingTz = location.data?.timezone ?? tz;
   const billing = useMemo(() => {
-    const start = toMs(device.data?.billingStart);
-    return start === null ? [] : billingPeriods(start, device.data?.billingMonths ?? 1, Date.now(), tz);
-  }, [device.data?.billingStart, device.data?.billingMonths, tz]);
+    const raw = device.data?.billingStart;
+    // A calendar day (as the API keeps it) is that day wherever the location is, not its UTC midnight.
+    const start = typeof raw === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(raw) ? raw : toMs(raw);
+    return start === null
+      ? []
+      : billingPeriods(start, device.data?.billingMonths ?? 1, Date.now(), billingTz);
+  }, [device.data?.billingStart, device.data?.billingMonths, billingTz]);
 
   const range = useMemo<TimeRange | null>(() => {
     if (preset === 'billing') return billing[Number(billingIndex)] ?? rangeFor('month', Date.now(), tz);
@@ -398,6 +411,7 @@ export default function DeviceDetailsPage() {
         custom={custom}
         setCustom={setCustom}
         billing={billing}
+        billingTz={billingTz}
         billingIndex={billingIndex}
         setBillingIndex={setBillingIndex}
         interval={interval}
