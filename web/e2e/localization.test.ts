@@ -163,6 +163,9 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
     await page.getByRole('option', { name }).click();
   }
 
+  /** An open calendar's header naming its month in the language (its button is named "choose a month"). */
+  const calendarMonth = (month: string) => page.locator('button', { hasText: month }).first();
+
   const heatmapUrl = () =>
     `${api.url}/analytics?tab=heatmap&device=${meter.id}&param=energy3phases_import&kind=monthly&from=2026-03-01&to=2026-03-10`;
 
@@ -182,7 +185,7 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
       expect(ticks[0]).toBe('26,4');
       expect(ticks.join(' ')).not.toMatch(/\d\.\d/);
       await page.getByTestId('heatmap-from').click();
-      await page.getByRole('button', { name: march }).first().waitFor();
+      await calendarMonth(march).waitFor();
       // A day typed in the language's format is taken.
       await page.getByTestId('heatmap-from').fill('02.03.2026');
       await page.getByTestId('heatmap-from').blur();
@@ -250,7 +253,7 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
       expect(await dialog.getByTestId('export-from').inputValue()).toBe('04.03.2026');
       expect(await dialog.getByTestId('export-to').inputValue()).toBe('10.03.2026');
       await dialog.getByTestId('export-to').click();
-      await page.getByRole('button', { name: march }).first().waitFor();
+      await calendarMonth(march).waitFor();
       await page.keyboard.press('Escape');
 
       // A new tariff: its validity opens on today, both days typed as dd.mm.yyyy and saved as the days they name.
@@ -265,7 +268,7 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
       await validFrom.fill(from);
       await validFrom.blur();
       await page.getByTestId('tariff-validTo').click();
-      await page.getByRole('button', { name: march }).first().waitFor();
+      await calendarMonth(march).waitFor();
       await page.getByTestId('tariff-validTo').fill(to);
       await page.getByTestId('tariff-validTo').blur();
       expect(await validFrom.inputValue()).toBe(from);
