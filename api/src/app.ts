@@ -23,7 +23,7 @@ import { type LiveServicesOptions, registerLiveServices } from './hub/services.t
 import authPlugin from './plugins/app/auth.ts';
 import configPlugin from './plugins/app/config.ts';
 import demoWorkspacesPlugin from './plugins/app/demo-workspaces.ts';
-import heavyReadsPlugin from './plugins/app/heavy-reads.ts';
+import heavyReadsPlugin, { type WaitTimer } from './plugins/app/heavy-reads.ts';
 import type { Mailer } from './plugins/app/mailer.ts';
 import mailerPlugin from './plugins/app/mailer.ts';
 import metadataPlugin from './plugins/app/metadata.ts';
@@ -64,6 +64,8 @@ export interface BuildAppOptions {
   meterAccess?: MeterAccess;
   /** The longest heavy reads wait at one turn for other requests (plugins/app/heavy-reads.ts). */
   lightFirstMaxMs?: number;
+  /** Starts a heavy read's wait budget (default `setTimeout`; tests fire it themselves). */
+  heavyWaitTimer?: WaitTimer;
 }
 
 declare module 'fastify' {
@@ -149,6 +151,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(heavyReadsPlugin, {
     heavyReads: config.heavyReads,
     heavyQueue: config.heavyQueue,
+    heavyPerUser: config.heavyPerUser,
+    heavyWaitMs: config.heavyWaitMs,
+    ...(options.heavyWaitTimer !== undefined ? { waitTimer: options.heavyWaitTimer } : {}),
     ...(options.lightFirstMaxMs !== undefined ? { lightFirstMaxMs: options.lightFirstMaxMs } : {}),
   });
   await registerExternalPlugins(app, options.pressure);

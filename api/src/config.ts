@@ -69,6 +69,10 @@ export interface AppConfig {
   heavyReads: number;
   /** Heavy reads waiting for their turn; more are answered 503 (`KW_HEAVY_QUEUE`). */
   heavyQueue: number;
+  /** Heavy reads one user may have running and waiting; more are answered 503 (`KW_HEAVY_PER_USER`). */
+  heavyPerUser: number;
+  /** The longest a heavy read waits for its turn before it is answered 503 (`KW_HEAVY_WAIT_MS`). */
+  heavyWaitMs: number;
 }
 
 const MINUTE = 60_000;
@@ -113,6 +117,8 @@ export function defaultConfig(): AppConfig {
     exportTotalBytes: 10 * 1024 ** 3,
     heavyReads: 4,
     heavyQueue: 32,
+    heavyPerUser: 8,
+    heavyWaitMs: 20_000,
   };
 }
 

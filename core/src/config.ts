@@ -158,6 +158,8 @@ export const ENVIRONMENT = v.object({
   KW_EXPORT_TOTAL_BYTES: v.optional(byteSize(), '10G'),
   KW_HEAVY_READS: v.optional(whole(1, 1000, ' of requests'), '4'),
   KW_HEAVY_QUEUE: v.optional(whole(0, 100_000, ' of requests'), '32'),
+  KW_HEAVY_PER_USER: v.optional(whole(1, 100_000, ' of requests'), '8'),
+  KW_HEAVY_WAIT_MS: v.optional(whole(1, 3_600_000, ' of milliseconds'), '20000'),
   LOG_LEVEL: v.optional(
     v.picklist(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
@@ -271,6 +273,10 @@ export interface ServerSettings {
   heavyReads: number;
   /** Heavy reads waiting for their turn; more are answered 503. */
   heavyQueue: number;
+  /** Heavy reads one user may have running and waiting; more are answered 503. */
+  heavyPerUser: number;
+  /** The longest a heavy read waits for its turn before it is answered 503. */
+  heavyWaitMs: number;
 }
 
 function mqttEndpoint(raw: string): { host: string; port: number; tls: boolean } {
@@ -398,5 +404,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     exportTotalBytes: e.KW_EXPORT_TOTAL_BYTES,
     heavyReads: e.KW_HEAVY_READS,
     heavyQueue: e.KW_HEAVY_QUEUE,
+    heavyPerUser: e.KW_HEAVY_PER_USER,
+    heavyWaitMs: e.KW_HEAVY_WAIT_MS,
   };
 }

@@ -1,11 +1,15 @@
 /**
  * Heavy reads on the real app and real DuckDB: at most `heavyReads` run at once, `heavyQueue` more wait,
  * the next is answered 503 with Retry-After in the contract's shape; short requests are answered
- * meanwhile; heavy work waits at its turns while a short request is being answered.
+ * meanwhile; heavy work waits at its turns while a short request is being answered. Each user has at
+ * most `heavyPerUser` running and waiting, a freed place goes to another user before one user's backlog,
+ * and a request leaves the queue when its wait budget runs out (a timer the test fires) or its client
+ * disconnects.
  *
  * The store's reads are held open by a latch (the real DuckDB read runs once it opens), so that requests
  * stay in flight for as long as the test needs, without any timing.
  */
+import http from 'node:http';
 import { nextTurn } from '@kilowatch/core';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +18,7 @@ import { type Meter, userWithMeter } from '../../analytics/testing.ts';
 import { HUB_PATH } from '../../hub/hub.ts';
 import { createLocalLiveSource } from '../../hub/live-source.ts';
 import { type Account, as, buildTestApp, signUp, type TestApp } from '../../testing/helper.ts';
+import type { WaitTimer } from './heavy-reads.ts';
 
 const NOW = Date.parse('2026-11-20T12:00:00Z');
 
@@ -136,6 +141,148 @@ describe('heavy reads', () => {
     expect(turned).toBe(true);
     latestHeld = false;
     expect(t.app.heavyReads.light()).toBe(0);
+  });
+});
+
+describe('heavy reads shared between users', () => {
+  const WAIT_MS = 20_000;
+  let t: TestApp;
+  let store: TelemetryStore;
+  let alice: { account: Account; meter: Meter };
+  let bob: { account: Account; meter: Meter };
+  let hold = latch();
+  /** The device of each store read, in the order the reads started. */
+  let reads: string[] = [];
+  /** Wait budgets running: the test fires them instead of a clock. */
+  const budgets = new Set<{ ms: number; fire: () => void }>();
+  const waitTimer: WaitTimer = (ms, fire) => {
+    const budget = { ms, fire };
+    budgets.add(budget);
+    return () => budgets.delete(budget);
+  };
+
+  beforeAll(async () => {
+    store = await createDuckDbStore();
+    const series = store.series.bind(store);
+    store.series = async (q) => {
+      reads.push(q.deviceKey);
+      await hold.opened;
+      return series(q);
+    };
+    t = await buildTestApp('pglite', {
+      store,
+      now: () => NOW,
+      config: { heavyReads: 1, heavyQueue: 3, heavyPerUser: 3, heavyWaitMs: WAIT_MS },
+      heavyWaitTimer: waitTimer,
+    });
+    alice = await userWithMeter(t.app);
+    bob = await userWithMeter(t.app);
+  });
+  afterAll(async () => {
+    hold.open();
+    await t?.close();
+    await store?.close();
+  });
+
+  const url = (meter: Meter) =>
+    `/api/devices/${meter.id}/series?params=vave1&interval=1h&from=2026-11-19T00:00:00Z&to=2026-11-20T00:00:00Z`;
+  const series = (user: { account: Account; meter: Meter }) =>
+    as(t.app, user.account, { method: 'GET', url: url(user.meter) });
+  const share = (user: { account: Account }) => t.app.heavyReads.of(`user ${user.account.userId}`);
+  const expectBusy = (res: Awaited<ReturnType<typeof series>>) => {
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ message: 'The server is busy. Try again later.' });
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+  };
+  const idle = () => {
+    expect(t.app.heavyReads.running()).toBe(0);
+    expect(t.app.heavyReads.queued()).toBe(0);
+    expect(share(alice)).toEqual({ running: 0, queued: 0 });
+    expect(share(bob)).toEqual({ running: 0, queued: 0 });
+    expect(budgets.size).toBe(0);
+  };
+
+  it("one user past their share is told the server is busy at once; another user's request runs before their backlog", async () => {
+    hold = latch();
+    reads = [];
+    const a1 = series(alice);
+    await until(() => reads.length === 1);
+    const a2 = series(alice);
+    const a3 = series(alice);
+    await until(() => t.app.heavyReads.queued() === 2);
+    expect(share(alice)).toEqual({ running: 1, queued: 2 });
+
+    // The queue has a place left, but not for Alice.
+    expectBusy(await series(alice));
+    expect(t.app.heavyReads.queued()).toBe(2);
+
+    const b1 = series(bob);
+    await until(() => t.app.heavyReads.queued() === 3);
+    expect(share(bob)).toEqual({ running: 0, queued: 1 });
+
+    hold.open();
+    for (const res of await Promise.all([a1, a2, a3, b1])) expect(res.statusCode).toBe(200);
+    const a = alice.meter.deviceKey;
+    expect(reads).toEqual([a, bob.meter.deviceKey, a, a]);
+    idle();
+  });
+
+  it('a request whose wait budget runs out is told the server is busy and gives its place back', async () => {
+    hold = latch();
+    reads = [];
+    const a1 = series(alice);
+    await until(() => reads.length === 1);
+    let a2Answered = false;
+    const a2 = series(alice).then((res) => {
+      a2Answered = true;
+      return res;
+    });
+    await until(() => t.app.heavyReads.queued() === 1);
+    expect([...budgets].map((b) => b.ms)).toEqual([WAIT_MS]);
+    expect(a2Answered).toBe(false);
+
+    for (const budget of budgets) budget.fire();
+    expectBusy(await a2);
+    expect(t.app.heavyReads.queued()).toBe(0);
+    expect(share(alice)).toEqual({ running: 1, queued: 0 });
+    expect(budgets.size).toBe(0);
+
+    // Its place in Alice's share is free again: two more wait.
+    const a3 = series(alice);
+    const a4 = series(alice);
+    await until(() => t.app.heavyReads.queued() === 2);
+    hold.open();
+    for (const res of await Promise.all([a1, a3, a4])) expect(res.statusCode).toBe(200);
+    // The one that gave up never reached the store.
+    expect(reads).toHaveLength(3);
+    idle();
+  });
+
+  it('a client that disconnects while waiting leaves the queue', async () => {
+    hold = latch();
+    reads = [];
+    const a1 = series(alice);
+    await until(() => reads.length === 1);
+    const address = new URL(await t.app.listen({ port: 0, host: '127.0.0.1' }));
+    const request = http.get({
+      host: address.hostname,
+      port: address.port,
+      path: url(alice.meter),
+      headers: { authorization: `Bearer ${alice.account.token}` },
+    });
+    request.on('error', () => {});
+    await until(() => t.app.heavyReads.queued() === 1);
+    expect(share(alice)).toEqual({ running: 1, queued: 1 });
+
+    request.destroy();
+    await until(() => t.app.heavyReads.queued() === 0);
+    expect(share(alice)).toEqual({ running: 1, queued: 0 });
+    expect(budgets.size).toBe(0);
+
+    hold.open();
+    expect((await a1).statusCode).toBe(200);
+    expect(reads).toHaveLength(1);
+    idle();
   });
 });
 

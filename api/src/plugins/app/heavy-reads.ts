@@ -8,19 +8,31 @@
  *   Without it, each step of a health check or a device page (a metadata query, a store probe) waited for
  *   one turn of every heavy read in progress.
  * - **A limit.** At most `heavyReads` heavy requests run at once; more wait in a queue of at most
- *   `heavyQueue`, in arrival order. A full queue, or a wait longer than `QUEUE_WAIT_MS`, is answered 503
- *   with `Retry-After`: "The server is busy. Try again later."
+ *   `heavyQueue`. A full queue is answered 503 with `Retry-After`: "The server is busy. Try again later."
+ * - **A fair share.** One user (whatever token or API key they come with) has at most `heavyPerUser` heavy
+ *   requests running and waiting; past it, their next one is answered the same 503 at once, so that one
+ *   user cannot fill the queue. When a place frees, it goes to the waiting user with the fewest running,
+ *   and among those to the one served least recently: a second user's request runs next, not after the
+ *   first user's backlog. Each user's own requests run in arrival order.
+ * - **A wait budget.** A request that waited `heavyWaitMs` in the queue leaves it with the same 503; a
+ *   client that disconnects leaves it at once.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { addTurnGate, MESSAGES } from '@kilowatch/core';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../errors.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Heavy requests running and queued, and other requests being answered (for /metrics and tests). */
-    heavyReads: { running(): number; queued(): number; light(): number };
+    heavyReads: {
+      running(): number;
+      queued(): number;
+      light(): number;
+      /** One user's heavy requests running and waiting (`owner`: `user <id>`). */
+      of(owner: string): { running: number; queued: number };
+    };
   }
   interface FastifyContextConfig {
     /** A heavy read: limited in number, and gives way to other requests at each turn. */
@@ -36,15 +48,49 @@ const HEAVY_ROUTE =
 
 /** The longest a heavy read waits at one turn for short requests to be answered. */
 export const LIGHT_FIRST_MAX_MS = 50;
-/** The longest a heavy request waits in the queue before it is told to come back. */
+/** Default of the longest a heavy request waits in the queue before it is told to come back. */
 export const QUEUE_WAIT_MS = 20_000;
+/** Default of heavy requests one user may have running and waiting. */
+export const PER_USER = 8;
 const RETRY_AFTER_S = 5;
+
+/** Calls `fire` after `ms` unless the returned function is called first. */
+export type WaitTimer = (ms: number, fire: () => void) => () => void;
+
+const realTimer: WaitTimer = (ms, fire) => {
+  const timer = setTimeout(fire, ms);
+  return () => clearTimeout(timer);
+};
+
+/** Whose share a heavy request counts against: its user, or its address when it has none. */
+function ownerOf(request: FastifyRequest): string {
+  const userId = (request as { session?: { userId: number } | null }).session?.userId;
+  return userId === undefined ? `ip ${request.ip}` : `user ${userId}`;
+}
+
+interface Waiter {
+  start: () => void;
+}
+
+/** One user's heavy requests: running, and waiting in arrival order. */
+interface Share {
+  running: number;
+  waiting: Waiter[];
+  /** When this user last got a place (a counter; 0 = not yet). */
+  servedAt: number;
+}
 
 export interface HeavyReadsOptions {
   /** Heavy requests at once (`KW_HEAVY_READS`). */
   heavyReads: number;
   /** Heavy requests waiting for their turn (`KW_HEAVY_QUEUE`). */
   heavyQueue: number;
+  /** Heavy requests one user may have running and waiting (`KW_HEAVY_PER_USER`, default `PER_USER`). */
+  heavyPerUser?: number;
+  /** The longest a heavy request waits in the queue (`KW_HEAVY_WAIT_MS`, default `QUEUE_WAIT_MS`). */
+  heavyWaitMs?: number;
+  /** Starts the wait budget's timer and returns its cancel (default `setTimeout`; tests fire it themselves). */
+  waitTimer?: WaitTimer;
   /** The longest heavy work waits at one turn for other requests (default `LIGHT_FIRST_MAX_MS`). */
   lightFirstMaxMs?: number;
 }
@@ -71,8 +117,24 @@ export function busy(): ApiError {
 
 export default fp<HeavyReadsOptions>(
   async (app: FastifyInstance, opts) => {
+    const perUser = opts.heavyPerUser ?? PER_USER;
+    const waitMs = opts.heavyWaitMs ?? QUEUE_WAIT_MS;
+    const waitTimer = opts.waitTimer ?? realTimer;
     let running = 0;
-    const queue: { start: () => void }[] = [];
+    let queued = 0;
+    let served = 0;
+    const shares = new Map<string, Share>();
+    const shareOf = (owner: string): Share => {
+      let share = shares.get(owner);
+      if (!share) {
+        share = { running: 0, waiting: [], servedAt: 0 };
+        shares.set(owner, share);
+      }
+      return share;
+    };
+    const forget = (owner: string, share: Share) => {
+      if (share.running === 0 && share.waiting.length === 0) shares.delete(owner);
+    };
     const context = new AsyncLocalStorage<{ heavy: boolean }>();
     const lightFirstMaxMs = opts.lightFirstMaxMs ?? LIGHT_FIRST_MAX_MS;
     let light = 0;
@@ -100,8 +162,12 @@ export default fp<HeavyReadsOptions>(
 
     app.decorate('heavyReads', {
       running: () => running,
-      queued: () => queue.length,
+      queued: () => queued,
       light: () => light,
+      of: (owner: string) => {
+        const share = shares.get(owner);
+        return { running: share?.running ?? 0, queued: share?.waiting.length ?? 0 };
+      },
     });
 
     app.addHook('onRoute', (route) => {
@@ -125,13 +191,32 @@ export default fp<HeavyReadsOptions>(
       context.run({ heavy }, done);
     });
 
+    /** Gives `owner`'s request a place, until its answer is written or its connection closes. */
+    const take = (owner: string, share: Share, reply: FastifyReply) => {
+      running++;
+      share.running++;
+      share.servedAt = ++served;
+      whenDone(reply, () => {
+        running--;
+        share.running--;
+        forget(owner, share);
+        next();
+      });
+    };
+    /** The freed place goes to the waiting user with the fewest running, then the one served least recently. */
     const next = () => {
-      running--;
-      const waiter = queue.shift();
-      if (waiter) {
-        running++;
-        waiter.start();
+      if (running >= opts.heavyReads || queued === 0) return;
+      let best: Share | undefined;
+      for (const share of shares.values()) {
+        if (share.waiting.length === 0) continue;
+        if (
+          !best ||
+          share.running < best.running ||
+          (share.running === best.running && share.servedAt < best.servedAt)
+        )
+          best = share;
       }
+      best?.waiting[0]?.start();
     };
     app.addHook('onSend', async (request, _reply, payload) => {
       answering.get(request)?.();
@@ -141,35 +226,43 @@ export default fp<HeavyReadsOptions>(
     // After authentication and validation: a bad or unauthorized heavy request is refused without waiting.
     app.addHook('preHandler', async (request, reply) => {
       if (request.routeOptions.config?.heavy !== true) return;
+      const owner = ownerOf(request);
+      const share = shareOf(owner);
+      if (share.running + share.waiting.length >= perUser) throw busy();
       if (running < opts.heavyReads) {
-        running++;
-        whenDone(reply, next);
+        take(owner, share, reply);
         return;
       }
-      if (queue.length >= opts.heavyQueue) throw busy();
+      if (queued >= opts.heavyQueue) {
+        forget(owner, share);
+        throw busy();
+      }
       await new Promise<void>((resolve, reject) => {
-        const waiter = {
+        const leave = () => {
+          const at = share.waiting.indexOf(waiter);
+          if (at < 0) return false;
+          share.waiting.splice(at, 1);
+          queued--;
+          cancel();
+          return true;
+        };
+        const waiter: Waiter = {
           start: () => {
-            clearTimeout(timer);
-            whenDone(reply, next);
+            leave();
+            take(owner, share, reply);
             resolve();
           },
         };
-        const leave = () => {
-          const at = queue.indexOf(waiter);
-          if (at < 0) return false;
-          queue.splice(at, 1);
-          clearTimeout(timer);
-          return true;
+        const giveUp = () => {
+          if (!leave()) return;
+          forget(owner, share);
+          reject(busy());
         };
-        const timer = setTimeout(() => {
-          if (leave()) reject(busy());
-        }, QUEUE_WAIT_MS);
+        const cancel = waitTimer(waitMs, giveUp);
         // A client that gave up leaves the queue.
-        reply.raw.once('close', () => {
-          if (leave()) reject(busy());
-        });
-        queue.push(waiter);
+        reply.raw.once('close', giveUp);
+        share.waiting.push(waiter);
+        queued++;
       });
     });
   },
