@@ -4,15 +4,9 @@
  * keeps publishing. (Were a demo meter's account changed, its simulator asks for its credentials again at
  * every reconnect: ingest's `brokerAuth.test.ts`.)
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort } from '@kilowatch/testkit';
+import { type KilowatchProcess, startKilowatch } from '@kilowatch/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until<T>(check: () => Promise<T | undefined | false>, ms: number, what: string): Promise<T> {
@@ -26,54 +20,26 @@ async function until<T>(check: () => Promise<T | undefined | false>, ms: number,
 }
 
 describe('the embedded demo: rotating a demo meter', () => {
-  let child: ChildProcess;
-  let output = '';
-  let dataDir: string;
+  let server: KilowatchProcess;
   let base: string;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'kw-demo-rot-'));
-    const port = await freePort();
-    const mqttPort = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, ['--import', 'tsx', 'api/src/main.ts'], {
-      cwd: ROOT,
+    server = await startKilowatch({
+      name: 'the server',
       env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        KW_MQTT_PORT: String(mqttPort),
-        KW_DATA_DIR: dataDir,
         KW_DEMO: 'on',
         KW_DEMO_HISTORY_DAYS: '1',
         KW_SIM_INTERVAL_MS: '500',
         KW_ROLLUP_INTERVAL_MS: '0',
         LOG_LEVEL: 'warn',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      ready: { http: '/api/health/ready' },
     });
-    child.stdout?.on('data', (d) => {
-      output += String(d);
-    });
-    child.stderr?.on('data', (d) => {
-      output += String(d);
-    });
-    await until(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`exited: ${output}`);
-        return (await fetch(`${base}/api/health/ready`).catch(() => null))?.status === 200;
-      },
-      120_000,
-      'the server',
-    );
+    base = server.url;
   }, 150_000);
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await server?.stop();
   });
 
   it('the simulated meter keeps publishing after its password is rotated', async () => {
@@ -90,7 +56,7 @@ describe('the embedded demo: rotating a demo meter', () => {
     const devices = (await list.json()) as { id: number }[];
     // The workspace is a copy of the demo template: its meters are there from the first sign-in on.
     expect(list.status, JSON.stringify(devices)).toBe(200);
-    expect(devices, `${JSON.stringify(devices)}\n${output}`).not.toHaveLength(0);
+    expect(devices, `${JSON.stringify(devices)}\n${server.output()}`).not.toHaveLength(0);
     const id = devices[0]!.id;
     const connection = async () =>
       (await (await api(`/api/devices/${id}/connection`)).json()) as {
@@ -120,6 +86,6 @@ describe('the embedded demo: rotating a demo meter', () => {
       'readings after the refused rotation',
     );
     expect(after.lastRejection).toBeUndefined();
-    expect(child.exitCode).toBeNull();
+    expect(server.child.exitCode).toBeNull();
   }, 120_000);
 });

@@ -3,14 +3,11 @@
  * compiled server (`pnpm build server` first) started with plain `node` on free ports and a throw-away
  * data directory, demo on. Reads the process's memory and CPU from /proc (Linux).
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort } from '@kilowatch/testkit';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_DIR, startKilowatch } from '@kilowatch/testkit';
 
-const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const log = (bench: string, msg: string) => process.stderr.write(`[${bench} bench] ${msg}\n`);
 
 export interface RunningServer {
@@ -27,24 +24,18 @@ export interface RunningServer {
 
 /** Compiles the server (esbuild, ~1 s), so the bench measures the current sources. */
 export function buildServer(): void {
-  const r = spawnSync(process.execPath, [join(REPO, 'scripts', 'build.mjs'), 'server'], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [join(REPO_DIR, 'scripts', 'build.mjs'), 'server'], {
+    stdio: 'inherit',
+  });
   if (r.status !== 0) throw new Error('pnpm build server failed');
 }
 
 export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
-  const port = await freePort();
-  const mqttPort = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'kw-bench-server-'));
-  let out = '';
-  const t0 = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [join(REPO, 'api', 'dist', 'main.js')], {
-    cwd: REPO,
+  let firstAnswerMs = Number.NaN;
+  const server = await startKilowatch({
+    entry: 'api/dist/main.js',
+    name: 'the server',
     env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      KW_MQTT_PORT: String(mqttPort),
-      KW_DATA_DIR: dataDir,
       KW_DEMO: 'on',
       // The benches sign in to the demo far more often than a visitor may.
       KW_DEMO_SIGNINS_PER_MINUTE: '100000',
@@ -53,50 +44,29 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
       LOG_LEVEL: 'warn',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const keep = (b: Buffer) => {
-    out = (out + b.toString()).slice(-20_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const base = `http://127.0.0.1:${port}`;
-  let readyMs = Number.NaN;
-  let firstAnswerMs = Number.NaN;
-  for (;;) {
-    if (child.exitCode !== null) {
-      rmSync(dataDir, { recursive: true, force: true });
-      throw new Error(`the server exited (${child.exitCode}):\n${out}`);
-    }
-    try {
-      const res = await fetch(`${base}/api/health`);
-      const body = (await res.json().catch(() => ({}))) as { status?: string };
-      if (Number.isNaN(firstAnswerMs)) firstAnswerMs = performance.now() - t0;
-      if (body.status !== 'starting') {
-        readyMs = performance.now() - t0;
-        break;
+    readyTimeoutMs: 180_000,
+    pollMs: 20,
+    stopTimeoutMs: 15_000,
+    ready: async (p) => {
+      try {
+        const res = await fetch(`${p.url}/api/health`);
+        const body = (await res.json().catch(() => ({}))) as { status?: string };
+        if (Number.isNaN(firstAnswerMs)) firstAnswerMs = performance.now() - p.spawnedAt;
+        return body.status !== 'starting';
+      } catch {
+        return false; // not listening yet
       }
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((r) => setTimeout(r, 20));
-    if (performance.now() - t0 > 180_000) throw new Error(`the server did not answer in 3 minutes:\n${out}`);
-  }
+    },
+  });
+  const readyMs = performance.now() - server.spawnedAt;
   return {
-    pid: child.pid!,
-    base,
-    dataDir,
+    pid: server.pid,
+    base: server.url,
+    dataDir: server.dataDir,
     firstAnswerMs,
     readyMs,
-    output: () => out,
-    async stop() {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    output: server.output,
+    stop: server.stop,
   };
 }
 

@@ -2,13 +2,16 @@
  * Against a real Mosquitto (Debian `mosquitto`): a fuzz corpus of bad payloads, and kill -9 of an ingest
  * child process mid-stream with every reading stored exactly once after its restart.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { findServerBinary, freePort, type MosquittoServer, startMosquitto } from '@kilowatch/testkit';
+import { join } from 'node:path';
+import {
+  findServerBinary,
+  type KilowatchProcess,
+  type MosquittoServer,
+  startKilowatch,
+  startMosquitto,
+} from '@kilowatch/testkit';
 import { createDuckDbStore, StoreError, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -287,48 +290,26 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'kw-kill-'));
     // The server's one entry point, as the image runs an ingest replica (KW_ROLE=ingest). Spawned by path:
     // ingest does not import the api package.
-    const repoDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-    const env = {
-      ...process.env,
-      KW_ROLE: 'ingest',
-      PORT: String(await freePort()),
-      HOST: '127.0.0.1',
-      MQTT_URL: broker.url,
-      KW_DATA_DIR: dataDir,
-      KW_DEMO: '0',
-      KW_ROLLUP_INTERVAL_MS: '0',
-      KW_INGEST_CLIENT_ID: 'kw-kill-test',
-      KW_PUBLISH_LIVE: '1',
-    };
-    let child: ChildProcess | null = null;
-    let output = '';
+    const started: KilowatchProcess[] = [];
     const startChild = async () => {
-      const proc = spawn(process.execPath, ['--import', 'tsx', 'api/src/main.ts'], {
-        cwd: repoDir,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
+      const child = await startKilowatch({
+        role: 'ingest',
+        name: 'ingest child',
+        dataDir,
+        env: {
+          MQTT_URL: broker.url,
+          KW_DEMO: '0',
+          KW_ROLLUP_INTERVAL_MS: '0',
+          KW_INGEST_CLIENT_ID: 'kw-kill-test',
+          KW_PUBLISH_LIVE: '1',
+        },
+        // Started, and decoding in its worker thread (the path the embedded DuckDB store takes).
+        ready: { log: ['ingest subscribed', 'ingest decodes in a worker thread'] },
+        readyTimeoutMs: 30_000,
+        pollMs: 20,
       });
-      let out = '';
-      proc.stdout?.on('data', (d) => {
-        out += String(d);
-      });
-      proc.stderr?.on('data', (d) => {
-        out += String(d);
-      });
-      proc.on('exit', () => {
-        output += out;
-      });
-      // Started, and decoding in its worker thread (the path the embedded DuckDB store takes).
-      await waitFor(
-        () =>
-          (out.includes('ingest subscribed') && out.includes('ingest decodes in a worker thread')) ||
-          proc.exitCode !== null,
-        30_000,
-        'ingest child start',
-      );
-      if (proc.exitCode !== null) throw new Error(`ingest child exited: ${out}`);
-      child = proc;
-      return proc;
+      started.push(child);
+      return child;
     };
 
     const N = 3000;
@@ -352,19 +333,17 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
       // Half the stream, then kill -9 once part of it is committed (the rest in flight or queued).
       await publish(0, N / 2);
       await waitFor(() => committed.size >= 300, 30_000, 'first commits');
-      first.kill('SIGKILL');
-      await once(first, 'exit');
+      await first.kill();
       expect(committed.size).toBeLessThan(N);
       // The other half arrives while ingest is down: the broker queues it for the persistent session.
       await publish(N / 2, N);
       await startChild();
       await waitFor(() => committed.size === N, 60_000, `all ${N} readings committed`).catch((e: Error) => {
-        throw new Error(`${e.message}: have ${committed.size}; ingest output: ${output}`);
+        throw new Error(
+          `${e.message}: have ${committed.size}; ingest output: ${started.map((p) => p.output()).join('\n')}`,
+        );
       });
-      const last = child as unknown as ChildProcess;
-      const exit = once(last, 'exit');
-      last.kill('SIGTERM');
-      await exit;
+      await started.at(-1)?.stop();
 
       const store: TelemetryStore = await createDuckDbStore({ path: join(dataDir, 'telemetry.duckdb') });
       try {
@@ -384,8 +363,7 @@ describe.skipIf(!mosquittoBin)('ingest against Mosquitto', () => {
       }
     } finally {
       await watcher.endAsync();
-      const c = child as ChildProcess | null;
-      if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      for (const p of started) await p.kill();
       await rm(dataDir, { recursive: true, force: true });
     }
   }, 120_000);

@@ -2,7 +2,8 @@
  * Test tooling shared by the packages' suites and the benches. Dev-only: production code never imports
  * it (a dependency-cruiser rule). Real servers on free loopback ports (Mosquitto, InfluxDB 1.x,
  * PostgreSQL), with one rule for a server the machine lacks (`serverMissing`: skip locally, fail under
- * CI=true), free ports and a CSV reader.
+ * CI=true), a Kilowatch process of the repository's own server (`startKilowatch`), free ports and a CSV
+ * reader.
  */
 export { parseCsv } from './csv.ts';
 export {
@@ -27,4 +28,11 @@ export {
   removeWhenGone,
   startPostgresServer,
 } from './postgres.ts';
+export {
+  type KilowatchProcess,
+  type KilowatchProcessOptions,
+  REPO_DIR,
+  type ReadyCondition,
+  startKilowatch,
+} from './process.ts';
 export { findServerBinary, lookUpBinary, serverMissing } from './servers.ts';

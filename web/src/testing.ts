@@ -2,14 +2,13 @@
 /**
  * Browser-test and benchmark helpers (node only): headless Debian Chromium through playwright-core,
  * a production build of this client, and the real API started as a child process in its embedded
- * deployment. Nothing here is imported by the client itself.
+ * deployment (the test kit's `startKilowatch`). Nothing here is imported by the client itself.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@kilowatch/testkit';
+import { freePort, startKilowatch } from '@kilowatch/testkit';
 import axe from 'axe-core';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
@@ -141,32 +140,10 @@ export async function startApi(opts: {
   /** Wait until /api/health reports the demo history `done` (default: until the API answers). */
   waitForDemoHistory?: boolean;
 }): Promise<RunningApi> {
-  const port = await freePort();
-  const mqttPort = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'kw-e2e-data-'));
-  let log = '';
-  // Node itself with tsx's loader, not the tsx launcher: the launcher runs the API in a child process of
-  // its own, and a launcher killed after the grace period would leave that child running.
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', API_ENTRY], {
-    cwd: REPO_DIR,
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      KW_MQTT_PORT: String(mqttPort),
-      KW_DATA_DIR: dataDir,
-      KW_WEB_DIST: opts.webDist,
-      KW_DEMO: 'on',
-      NODE_ENV: 'production',
-      ...opts.env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
   // Request lines are paired with their answers by request id; assets are left out, so a failure shows the
   // calls that decide what a screen does (a 401 before a sign-in page, a 503 before a timeout).
   const answered: string[] = [];
   const asked = new Map<string, string>();
-  let partial = '';
   const note = (line: string) => {
     if (!line.startsWith('{')) return;
     try {
@@ -188,65 +165,38 @@ export async function startApi(opts: {
       // not a log line of the API's logger
     }
   };
-  const keep = (b: Buffer) => {
-    const text = b.toString();
-    log = (log + text).slice(-20_000);
-    const lines = (partial + text).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) note(line);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  let exited: number | null = null;
-  child.once('exit', (code) => {
-    exited = code ?? -1;
-  });
-
-  const stop = async () => {
-    if (exited === null) {
-      child.kill('SIGTERM');
-      await new Promise<void>((ok) => {
-        const t = setTimeout(() => {
-          child.kill('SIGKILL');
-          ok();
-        }, 10_000);
-        child.once('exit', () => {
-          clearTimeout(t);
-          ok();
-        });
-      });
-    }
-    // The API's last writes can still land while the folder goes (ENOTEMPTY on a busy machine): retried.
-    rmSync(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 500 });
-  };
-
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (opts.timeoutMs ?? 180_000);
-  while (Date.now() < deadline) {
-    if (exited !== null) {
-      await stop();
-      throw new Error(`the API exited with ${exited} before it was healthy:\n${log}`);
-    }
-    let history: string | undefined;
-    try {
-      // Healthy, and serving the client (the demo's history backfill can keep it busy, answering 503).
-      const res = await fetch(`${url}/api/health`);
-      if (res.ok && (await fetch(`${url}/`)).ok) {
-        history = ((await res.json()) as { demoHistory?: { state?: string } }).demoHistory?.state ?? 'none';
-        if (!opts.waitForDemoHistory || history === 'done')
-          return { url, port, mqttPort, dataDir, output: () => log, requests: () => answered, stop };
+  const api = await startKilowatch({
+    entry: API_ENTRY,
+    name: 'the API',
+    env: { KW_WEB_DIST: opts.webDist, KW_DEMO: 'on', NODE_ENV: 'production', ...opts.env },
+    onLine: note,
+    readyTimeoutMs: opts.timeoutMs ?? 180_000,
+    pollMs: 250,
+    ready: async (p) => {
+      let history: string | undefined;
+      try {
+        // Healthy, and serving the client (the demo's history backfill can keep it busy, answering 503).
+        const res = await fetch(`${p.url}/api/health`);
+        if (res.ok && (await fetch(`${p.url}/`)).ok) {
+          history = ((await res.json()) as { demoHistory?: { state?: string } }).demoHistory?.state ?? 'none';
+          if (!opts.waitForDemoHistory || history === 'done') return true;
+        }
+      } catch {
+        // not listening yet
       }
-    } catch {
-      // not listening yet
-    }
-    if (history === 'failed') {
-      await stop();
-      throw new Error(`the demo history could not be written:\n${log}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  await stop();
-  throw new Error(`the API did not become healthy in time:\n${log}`);
+      if (history === 'failed') throw new Error('the demo history could not be written');
+      return false;
+    },
+  });
+  return {
+    url: api.url,
+    port: api.port,
+    mqttPort: api.mqttPort,
+    dataDir: api.dataDir,
+    output: api.output,
+    requests: () => answered,
+    stop: api.stop,
+  };
 }
 
 /** Serious or critical axe findings on the whole page, in whichever colour scheme it shows. */
