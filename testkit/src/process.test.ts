@@ -18,6 +18,7 @@ if (mode === 'log') {
 }
 createServer((req, res) => res.end(JSON.stringify({
   url: req.url, role: process.env.KW_ROLE, dataDir: process.env.KW_DATA_DIR, host: process.env.HOST,
+  parent: process.env.KW_PARENT_ONLY,
 }))).listen(Number(process.env.PORT), process.env.HOST);
 setInterval(() => {}, 1000);
 `;
@@ -44,6 +45,22 @@ describe('startKilowatch', () => {
     await p.stop();
     expect(p.running()).toBe(false);
     expect(existsSync(p.dataDir)).toBe(false);
+  });
+
+  it('passes only PATH of the parent environment with parentEnv false', async () => {
+    process.env.KW_PARENT_ONLY = 'yes';
+    try {
+      const answer = async (parentEnv: boolean) => {
+        const p = await startKilowatch({ entry, parentEnv, env: { KW_FIXTURE: 'serve' } });
+        const body = (await (await fetch(p.url)).json()) as Record<string, string>;
+        await p.stop();
+        return body.parent;
+      };
+      expect(await answer(true)).toBe('yes');
+      expect(await answer(false)).toBeUndefined();
+    } finally {
+      delete process.env.KW_PARENT_ONLY;
+    }
   });
 
   it('waits for log lines, however the output is split into chunks', async () => {

@@ -38,6 +38,8 @@ export interface KilowatchProcessOptions {
    * KW_DATA_DIR).
    */
   env?: Record<string, string>;
+  /** false: of the parent's environment only PATH, for a bench that measures the process alone (default true). */
+  parentEnv?: boolean;
   /** The data directory, kept when the process is gone. Default: a temp one, deleted once it is gone. */
   dataDir?: string;
   /** Default `{ http: '/api/health' }`. */
@@ -98,7 +100,7 @@ export async function startKilowatch(opts: KilowatchProcessOptions = {}): Promis
   const child = spawn(process.execPath, args, {
     cwd: REPO_DIR,
     env: {
-      ...process.env,
+      ...(opts.parentEnv === false ? { PATH: process.env.PATH } : process.env),
       HOST: '127.0.0.1',
       PORT: String(port),
       KW_MQTT_PORT: String(mqttPort),

@@ -2,18 +2,18 @@
  * `--engine server`: the server deployment's ingest as the image runs it (`node main.js`, KW_ROLE=ingest,
  * compiled once into api/dist) behind Mosquitto into InfluxDB, one and then two ingest processes.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { simulatedReading } from '@kilowatch/ingest';
 import {
   findServerBinary,
-  freePort,
   influxdPath,
+  type KilowatchProcess,
   startInfluxServer,
+  startKilowatch,
   startMosquitto,
 } from '@kilowatch/testkit';
 import mqtt from 'mqtt';
@@ -36,47 +36,38 @@ async function runServerCase(
 ): Promise<object> {
   const server = await startInfluxServer();
   const mosquitto = await startMosquitto(findServerBinary('mosquitto', ['/usr/sbin/mosquitto']) as string);
-  const children: { child: ChildProcess; port: number; output: string }[] = [];
+  const children: KilowatchProcess[] = [];
   const live = await mqtt.connectAsync(mosquitto.url, { clientId: `kw-bench-live-${processes}` });
   try {
-    for (let i = 0; i < processes; i++) {
-      const port = await freePort();
-      const child = spawn(process.execPath, [main], {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          KW_ROLE: 'ingest',
-          PORT: String(port),
-          MQTT_URL: mosquitto.url,
-          INFLUX_URL: server.url,
-          INFLUX_DB: server.database,
-          KW_ROLLUP_INTERVAL_MS: '0',
-          KW_INGEST_CLIENT_ID: `kw-bench-ingest-${processes}-${i}`,
-          KW_DATA_DIR: join(tmpdir(), `kw-bench-server-${process.pid}-${processes}-${i}`),
-          LOG_LEVEL: 'warn',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const c = { child, port, output: '' };
-      child.stdout?.on('data', (d) => (c.output += String(d)));
-      child.stderr?.on('data', (d) => (c.output += String(d)));
-      children.push(c);
-    }
-    for (const c of children) {
-      const by = performance.now() + 90_000;
-      for (;;) {
-        if (c.child.exitCode !== null) throw new Error(`ingest exited: ${c.output}`);
-        const r = await fetch(`http://127.0.0.1:${c.port}/api/health/ready`).catch(() => null);
-        if (r?.status === 200) break;
-        if (performance.now() > by) throw new Error(`ingest not ready: ${c.output}`);
-        await sleep(200);
-      }
-    }
+    // Started together; whichever started is stopped below, also when another failed to start.
+    const started = await Promise.allSettled(
+      Array.from({ length: processes }, (_, i) =>
+        startKilowatch({
+          entry: main,
+          role: 'ingest',
+          name: `ingest ${i + 1}`,
+          parentEnv: false,
+          env: {
+            MQTT_URL: mosquitto.url,
+            INFLUX_URL: server.url,
+            INFLUX_DB: server.database,
+            KW_ROLLUP_INTERVAL_MS: '0',
+            KW_INGEST_CLIENT_ID: `kw-bench-ingest-${processes}-${i}`,
+            LOG_LEVEL: 'warn',
+          },
+          ready: { http: '/api/health/ready' },
+          readyTimeoutMs: 90_000,
+          pollMs: 200,
+        }),
+      ),
+    );
+    for (const s of started) if (s.status === 'fulfilled') children.push(s.value);
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
     let committed = 0;
     const poll = async () => {
       let n = 0;
       for (const c of children) {
-        const text = await (await fetch(`http://127.0.0.1:${c.port}/metrics`)).text();
+        const text = await (await fetch(`${c.url}/metrics`)).text();
         n += Number(/^kilowatch_ingest_readings_stored_total (\d+)/m.exec(text)?.[1] ?? 0);
       }
       committed = n;
@@ -167,10 +158,7 @@ async function runServerCase(
     };
   } finally {
     await live.endAsync();
-    for (const c of children) {
-      c.child.kill('SIGTERM');
-      if (c.child.exitCode === null) await new Promise((r) => c.child.once('exit', r));
-    }
+    await Promise.all(children.map((c) => c.stop()));
     await mosquitto.stop();
     await server.stop();
   }
