@@ -9,7 +9,7 @@
  * deliver the live readings; one voltage drop gives one notification; a batch's rollup buckets are
  * recomputed once across the ingest processes, not once by each.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,15 +20,17 @@ import { createInfluxStore } from '@kilowatch/influx';
 import {
   findDynsecPlugin,
   findServerBinary,
-  freePort,
   type InfluxTestServer,
   influxSkipReason,
+  type KilowatchProcess,
+  type KilowatchProcessOptions,
   type MosquittoServer,
   type PostgresServer,
   postgresInstalled,
   startInfluxServer,
   startMosquitto,
   startPostgresServer,
+  startTogether,
 } from '@kilowatch/testkit';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,13 +44,6 @@ const skip = !mosquittoBin || !dynsecPlugin || influxSkipReason() !== null || !p
 const MQTT_ADMIN = { username: 'kw-deploy-admin', password: 'deploy-admin-secret' };
 const MQTT_SERVICE = { username: 'kw-deploy-services', password: 'deploy-services-secret' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Proc {
-  name: string;
-  port: number;
-  child: ChildProcess;
-  output: string;
-}
 
 /** Sorted integers as compact runs: "3-7, 9". */
 function runs(xs: number[]): string {
@@ -78,7 +73,7 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
   let dataDir: string;
   /** The compiled server, under api/ so that it resolves its packages from api/node_modules as in the image. */
   const serverDir = path.join(ROOT, 'api', 'dist', `deployment-test-${process.pid}`);
-  const procs: Proc[] = [];
+  const procs: KilowatchProcess[] = [];
 
   beforeAll(async () => {
     [broker, influx, pg] = await Promise.all([
@@ -97,8 +92,7 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
   }, 180_000);
 
   afterAll(async () => {
-    for (const p of procs)
-      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    for (const p of procs) await p.kill();
     await broker?.stop();
     await influx?.stop();
     pg?.remove();
@@ -106,62 +100,53 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
     await rm(serverDir, { recursive: true, force: true });
   });
 
-  const start = async (name: string, role: 'api' | 'ingest', extra: Record<string, string> = {}) => {
-    const port = await freePort();
-    const child = spawn(process.execPath, [path.join(serverDir, 'main.js')], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        KW_ROLE: role,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        MQTT_URL: broker.url,
-        INFLUX_URL: influx.url,
-        INFLUX_DB: influx.database,
-        DATABASE_URL: pg.url,
-        KW_DATA_DIR: path.join(dataDir, name),
-        KW_DEMO: 'off',
-        KW_ROLLUP_INTERVAL_MS: '1000',
-        KW_INGEST_SESSION_EXPIRY_S: '600',
-        KW_MQTT_USERNAME: MQTT_SERVICE.username,
-        KW_MQTT_PASSWORD: MQTT_SERVICE.password,
-        ...(role === 'api'
-          ? { KW_MQTT_ADMIN_USERNAME: MQTT_ADMIN.username, KW_MQTT_ADMIN_PASSWORD: MQTT_ADMIN.password }
-          : {}),
-        LOG_LEVEL: 'info',
-        ...extra,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const p: Proc = { name, port, child, output: '' };
-    child.stdout?.on('data', (d) => {
-      p.output += String(d);
-    });
-    child.stderr?.on('data', (d) => {
-      p.output += String(d);
-    });
-    procs.push(p);
-    return p;
+  /** One process of the compiled server, ready once its /api/health/ready answers. */
+  const options = (
+    name: string,
+    role: 'api' | 'ingest',
+    extra: Record<string, string> = {},
+  ): KilowatchProcessOptions => ({
+    entry: path.join(serverDir, 'main.js'),
+    role,
+    name,
+    dataDir: path.join(dataDir, name),
+    env: {
+      MQTT_URL: broker.url,
+      INFLUX_URL: influx.url,
+      INFLUX_DB: influx.database,
+      DATABASE_URL: pg.url,
+      KW_DEMO: 'off',
+      KW_ROLLUP_INTERVAL_MS: '1000',
+      KW_INGEST_SESSION_EXPIRY_S: '600',
+      KW_MQTT_USERNAME: MQTT_SERVICE.username,
+      KW_MQTT_PASSWORD: MQTT_SERVICE.password,
+      ...(role === 'api'
+        ? { KW_MQTT_ADMIN_USERNAME: MQTT_ADMIN.username, KW_MQTT_ADMIN_PASSWORD: MQTT_ADMIN.password }
+        : {}),
+      LOG_LEVEL: 'info',
+      ...extra,
+    },
+    ready: { http: '/api/health/ready' },
+    readyTimeoutMs: 90_000,
+    // A SIGTERM drains what is in flight first; SIGKILL only if that hangs.
+    stopTimeoutMs: 60_000,
+    // The whole output: a failure lists what each process said about its broker connections.
+    keepLines: 100_000,
+  });
+  /** Starts processes together and waits until all are ready. */
+  const start = async <T extends KilowatchProcessOptions[]>(...all: T) => {
+    const started = await startTogether(all);
+    procs.push(...started);
+    return started as { [K in keyof T]: KilowatchProcess };
   };
-
-  const ready = async (p: Proc) =>
-    until(
-      async () => {
-        if (p.child.exitCode !== null) throw new Error(`${p.name} exited: ${p.output}`);
-        const r = await fetch(`http://127.0.0.1:${p.port}/api/health/ready`).catch(() => null);
-        return r?.status === 200;
-      },
-      90_000,
-      `${p.name} ready`,
-    );
 
   it('stores a numbered stream exactly once through kills, replacements and a database restart', async () => {
     // (d) both API processes start together on the empty database.
-    const apis = [await start('api-1', 'api'), await start('api-2', 'api')];
-    await Promise.all(apis.map(ready));
-    const ingestA = await start('ingest-a', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-a' });
-    const ingestB = await start('ingest-b', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-b' });
-    await Promise.all([ready(ingestA), ready(ingestB)]);
+    const apis = await start(options('api-1', 'api'), options('api-2', 'api'));
+    const [ingestA, ingestB] = await start(
+      options('ingest-a', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-a' }),
+      options('ingest-b', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-b' }),
+    );
 
     // A user, a claimed meter with voltage alerts, and one hub socket on each API process.
     const base = `http://127.0.0.1:${apis[0]!.port}`;
@@ -245,17 +230,13 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
       // (a) SIGKILL of one ingest process mid-stream; it comes back under its id.
       await publish(0, 500);
       await until(async () => (await stored()).length >= 200, 30_000, 'first commits');
-      ingestA.child.kill('SIGKILL');
-      await once(ingestA.child, 'exit');
+      await ingestA.kill();
       await publish(500, 900);
-      const ingestA2 = await start('ingest-a2', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-a' });
-      await ready(ingestA2);
+      const [ingestA2] = await start(options('ingest-a2', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-a' }));
       // (b) SIGTERM of the other; its replacement has a new client id.
-      ingestB.child.kill('SIGTERM');
-      const [code] = (await once(ingestB.child, 'exit')) as [number | null];
-      expect(code).toBe(0);
-      const ingestC = await start('ingest-c', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-c' });
-      await ready(ingestC);
+      await ingestB.stop();
+      expect(ingestB.child.exitCode).toBe(0);
+      const [ingestC] = await start(options('ingest-c', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-c' }));
       await publish(900, 1400);
       // (c) PostgreSQL restarts while readings flow and the APIs are asked.
       const during = publish(1400, N);
@@ -280,7 +261,7 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
       expect(items.map((r) => r.values.eai1)).toEqual(Array.from({ length: N }, (_, i) => i));
       // No process exited on the way but those stopped on purpose.
       for (const p of [...apis, ingestA2, ingestC])
-        expect(p.child.exitCode, `${p.name}: ${p.output}`).toBeNull();
+        expect(p.child.exitCode, `${p.name}: ${p.output()}`).toBeNull();
       // Both hubs delivered the live readings committed while their sockets were open.
       await until(() => live.every((s) => s.size >= N - 10), 20_000, 'live readings on both hubs').catch(
         (e: Error) => {
@@ -291,8 +272,8 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
           const said = procs
             .map(
               (p) =>
-                `${p.name}:\n${p.output
-                  .split('\n')
+                `${p.name}:\n${p
+                  .lines()
                   .filter((l) => /mqtt|broker|dynsec|live|hub|reconnect|clos/i.test(l))
                   .slice(-40)
                   .join('\n')}`,

@@ -34,5 +34,6 @@ export {
   REPO_DIR,
   type ReadyCondition,
   startKilowatch,
+  startTogether,
 } from './process.ts';
 export { findServerBinary, lookUpBinary, serverMissing } from './servers.ts';

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startKilowatch } from './process.ts';
+import { startKilowatch, startTogether } from './process.ts';
 
 // A stand-in for the server's entry (plain node, no tsx): what it does is chosen by KW_FIXTURE.
 const FIXTURE = `
@@ -94,6 +94,25 @@ describe('startKilowatch', () => {
       }),
     ).rejects.toThrow(/did not start: no such history/);
     expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('starts processes together, and stops those that started when another fails', async () => {
+    const two = await startTogether([
+      { entry, env: { KW_FIXTURE: 'serve' } },
+      { entry, env: { KW_FIXTURE: 'serve' } },
+    ]);
+    expect(two.map((p) => p.running())).toEqual([true, true]);
+    await Promise.all(two.map((p) => p.stop()));
+
+    const pids: number[] = [];
+    await expect(
+      startTogether([
+        { entry, env: { KW_FIXTURE: 'serve' }, ready: (p) => pids.push(p.pid) > 0 },
+        { entry, name: 'the failing one', env: { KW_FIXTURE: 'exit' } },
+      ]),
+    ).rejects.toThrow(/the failing one exited \(3\)/);
+    expect(pids).not.toHaveLength(0);
+    expect(() => process.kill(pids[0]!, 0)).toThrow();
   });
 
   it('stop sends SIGKILL after the grace period when SIGTERM is ignored', async () => {

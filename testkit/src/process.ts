@@ -194,6 +194,19 @@ export async function startKilowatch(opts: KilowatchProcessOptions = {}): Promis
   }
 }
 
+/**
+ * Starts processes together (their starts overlap, as replicas of one deployment do) and answers them once
+ * all are ready; when one fails to start, those that did are stopped and the first failure is thrown.
+ */
+export async function startTogether(all: readonly KilowatchProcessOptions[]): Promise<KilowatchProcess[]> {
+  const started = await Promise.allSettled(all.map((opts) => startKilowatch(opts)));
+  const failed = started.find((s) => s.status === 'rejected');
+  const ok = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  if (!failed) return ok;
+  await Promise.all(ok.map((p) => p.stop()));
+  throw failed.reason;
+}
+
 function readyCheck(
   cond: ReadyCondition,
   allLogged: () => boolean,

@@ -13,8 +13,8 @@ import {
   influxdPath,
   type KilowatchProcess,
   startInfluxServer,
-  startKilowatch,
   startMosquitto,
+  startTogether,
 } from '@kilowatch/testkit';
 import mqtt from 'mqtt';
 import { quantile } from './case.ts';
@@ -39,12 +39,11 @@ async function runServerCase(
   const children: KilowatchProcess[] = [];
   const live = await mqtt.connectAsync(mosquitto.url, { clientId: `kw-bench-live-${processes}` });
   try {
-    // Started together; whichever started is stopped below, also when another failed to start.
-    const started = await Promise.allSettled(
-      Array.from({ length: processes }, (_, i) =>
-        startKilowatch({
+    children.push(
+      ...(await startTogether(
+        Array.from({ length: processes }, (_, i) => ({
           entry: main,
-          role: 'ingest',
+          role: 'ingest' as const,
           name: `ingest ${i + 1}`,
           parentEnv: false,
           env: {
@@ -58,11 +57,9 @@ async function runServerCase(
           ready: { http: '/api/health/ready' },
           readyTimeoutMs: 90_000,
           pollMs: 200,
-        }),
-      ),
+        })),
+      )),
     );
-    for (const s of started) if (s.status === 'fulfilled') children.push(s.value);
-    for (const s of started) if (s.status === 'rejected') throw s.reason;
     let committed = 0;
     const poll = async () => {
       let n = 0;
