@@ -143,19 +143,27 @@ export async function slowSubackRelay(
         else client.write(packet);
       }
     });
-    const end = () => {
+    // A side that closes is ended on the other, never destroyed: a destroy with bytes still unread
+    // resets the connection, and the broker would drop PUBACKs and the DISCONNECT it had not read yet.
+    client.on('close', () => upstream.end());
+    upstream.on('close', () => client.end());
+    const fail = () => {
       client.destroy();
       upstream.destroy();
     };
-    client.on('close', end).on('error', end);
-    upstream.on('close', end).on('error', end);
+    client.on('error', fail);
+    upstream.on('error', fail);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `mqtt://127.0.0.1:${port}`,
     close() {
-      for (const s of sockets) s.destroy();
+      // Ended, so what the client wrote last still reaches the broker; destroyed later if a peer lingers.
+      for (const s of sockets) {
+        s.end();
+        setTimeout(() => s.destroy(), 2000).unref();
+      }
       server.close();
     },
   };
