@@ -31,16 +31,22 @@ export interface BackfillOptions extends SimulationOptions {
 const compiled = import.meta.url.endsWith('.js');
 /** Batches the generation thread makes ahead of the store. */
 const AHEAD = 2;
+/** The generation thread's old-generation heap, MB: a batch of 50,000 readings needs about 40. */
+const WORKER_HEAP_MB = 128;
 
 /** Column batches of simulated history made in a worker thread (see `backfillWorker.ts`). */
 async function* generatedInThread(work: BackfillWork): AsyncGenerator<ColumnBatch> {
   const entry = new URL(compiled ? './backfillWorker.js' : './backfillWorker.ts', import.meta.url);
   // TypeScript sources need the loader registered in the thread first, which the boot file does.
+  // A bounded heap: the thread holds one batch of readings at a time, and without a limit V8 let its
+  // heap grow far past that before collecting (memory a home server shares with everything else).
+  const resourceLimits = { maxOldGenerationSizeMb: WORKER_HEAP_MB };
   const worker = entry.pathname.endsWith('.js')
-    ? new Worker(entry, { execArgv: [], workerData: { work } })
+    ? new Worker(entry, { execArgv: [], workerData: { work }, resourceLimits })
     : new Worker(new URL('../decodeThreadBoot.mjs', import.meta.url), {
         workerData: { entry: entry.href, work },
         execArgv: [],
+        resourceLimits,
       });
   type Msg = { ready?: true; done?: true; batch?: ColumnBatch };
   const queue: Msg[] = [];
