@@ -67,6 +67,21 @@ export function writeCases(ctx: Conformance): void {
     expect(pages[0]![0]!.values).toEqual({ vave1: 205, iave1: 5 });
   });
 
+  it('streams a sparse four-year range with a dense stretch in full pages, nothing missed or repeated', async () => {
+    const dev = newKey();
+    // A reading every 20 days for four years, and 200 one-minute readings in the middle of it.
+    const sparse = Array.from({ length: 73 }, (_, i) => T0 - 730 * DAY + i * 20 * DAY);
+    const dense = Array.from({ length: 200 }, (_, i) => T0 + 5 * MINUTE_MS + i * MINUTE_MS);
+    const all = [...sparse, ...dense].sort((a, b) => a - b);
+    await ctx.store.write(all.map((ts, i) => ({ deviceKey: dev, ts, values: { vave1: i } })));
+    const pages = await collect(
+      ctx.store.streamRaw({ deviceKey: dev, from: T0 - 731 * DAY, to: T0 + 731 * DAY, pageSize: 64 }),
+    );
+    expect(pages.map((p) => p.length)).toEqual([64, 64, 64, 64, all.length - 256]);
+    expect(pages.flat().map((r) => r.ts)).toEqual(all);
+    expect(pages.flat().map((r) => r.values.vave1)).toEqual(all.map((_, i) => i));
+  });
+
   it('returns the newest value of every parameter', async () => {
     const dev = newKey();
     expect(await ctx.store.latest(dev)).toBeNull();

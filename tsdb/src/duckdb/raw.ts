@@ -11,6 +11,9 @@ import type { DeviceRegistry } from './devices.ts';
 import { q, STORED } from './schema.ts';
 
 const MAX_PAGE = 10_000;
+/** `streamRaw`'s first window of time, and the widest it grows to over sparse data. */
+const FIRST_WINDOW_MS = 86_400_000;
+const MAX_WINDOW_MS = 512 * 86_400_000;
 
 export class RawReader {
   constructor(
@@ -69,17 +72,42 @@ export class RawReader {
     return { items, nextCursor: more && last ? `ts:${last.ts}` : null };
   }
 
+  /**
+   * The range's readings in pages of `pageSize` (the last may be shorter). Each query reads a window of
+   * time from where the last one ended, widened while windows come back short: a page's
+   * `ORDER BY ts LIMIT` over the rest of the range would scan all of it again for every page — a year's
+   * export of a meter read its year ~100 times over, and needed more memory than a small limit allows.
+   */
   async *streamRaw(
     query: Omit<RawQuery, 'cursor' | 'limit'> & { pageSize?: number },
   ): AsyncIterable<RawRow[]> {
-    let cursor: string | null = null;
+    checkTimeRange(query.from, query.to);
     const limit = Math.min(Math.max(query.pageSize ?? 5000, 1), MAX_PAGE);
-    for (;;) {
-      const page: RawPage = await this.readRaw({ ...query, cursor, limit });
-      if (page.items.length > 0) yield page.items;
-      if (!page.nextCursor) return;
-      cursor = page.nextCursor;
+    let page: RawRow[] = [];
+    let from = query.from;
+    let span = FIRST_WINDOW_MS;
+    while (from < query.to) {
+      const to = Math.min(query.to, from + span);
+      const got: RawPage = await this.readRaw({
+        ...query,
+        from,
+        to,
+        cursor: null,
+        limit: limit - page.length,
+      });
+      for (const row of got.items) page.push(row);
+      if (page.length === limit) {
+        yield page;
+        page = [];
+      }
+      if (got.nextCursor) {
+        from = got.items[got.items.length - 1]!.ts + 1;
+      } else {
+        from = to;
+        if (span < MAX_WINDOW_MS) span *= 2;
+      }
     }
+    if (page.length > 0) yield page;
   }
 
   async latest(deviceKey: string): Promise<LatestValues | null> {
