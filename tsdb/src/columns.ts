@@ -83,12 +83,13 @@ export function columnize(readings: readonly Reading[], merged = false): ColumnB
   let r = 0;
   for (let i = 0; i < n; i++) {
     const rd = readings[i]!;
-    const problem = readingHeadProblem(rd);
+    // A key already in the batch's dictionary passed the check at its first reading.
+    let d = rd !== null && typeof rd === 'object' ? keyIndex.get(rd.deviceKey) : undefined;
+    const problem = readingHeadProblem(rd, d !== undefined);
     if (problem) throw refused(i, problem);
     const key = rd.deviceKey;
     const t = rd.ts;
     const values = rd.values;
-    let d = keyIndex.get(key);
     if (d === undefined) {
       d = keys.length;
       keys.push(key);

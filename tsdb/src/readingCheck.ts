@@ -39,11 +39,14 @@ export function isStorableTs(ts: unknown): ts is number {
   return Number.isSafeInteger(ts) && (ts as number) >= MIN_STORED_TS && (ts as number) <= MAX_STORED_TS;
 }
 
-/** The reading's key, timestamp and values object, without looking at the values themselves. */
-export function readingHeadProblem(r: unknown): ReadingProblem | null {
+/**
+ * The reading's key, timestamp and values object, without looking at the values themselves. `keyChecked`:
+ * the caller already found this exact key storable (a batch checks each distinct key once).
+ */
+export function readingHeadProblem(r: unknown, keyChecked = false): ReadingProblem | null {
   if (r === null || typeof r !== 'object') return { code: 'not-a-reading' };
   const { deviceKey, ts, values } = r as Reading;
-  if (!isStorableDeviceKey(deviceKey)) return { code: 'device-key', deviceKey };
+  if (!keyChecked && !isStorableDeviceKey(deviceKey)) return { code: 'device-key', deviceKey };
   if (!isStorableTs(ts)) return { code: 'ts', ts };
   if (values === null || typeof values !== 'object') return { code: 'values' };
   return null;
