@@ -279,6 +279,7 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
         .getByTestId('tariff-row')
         .filter({ hasText: tariffName })
         .filter({ hasText: `${from} – ${to}` })
+        .filter({ hasText: '0,90' })
         .waitFor();
       const tariffs = (
         await call<{ id: number; name: string; validFrom: string; validTo: string | null }[]>(

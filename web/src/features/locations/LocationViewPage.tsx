@@ -19,7 +19,7 @@ import { useLocation } from '../../api/locations/get-location.ts';
 import { useTariffs } from '../../api/locations/get-tariffs.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
-import { formatDay } from '../../lib/time.ts';
+import { formatDay, intlLocale } from '../../lib/time.ts';
 import { detailsPath } from '../../shared/devices/paths.ts';
 import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
 import { ConfirmDelete } from '../../shared/ui/ConfirmDelete.tsx';
@@ -122,10 +122,16 @@ function TariffRow({ tariff, location }: { tariff: Tariff; location: Location })
       return false;
     }
   };
-  const prices =
+  // Prices per kWh in the interface language's number format (0,62 in pl and tr), up to 4 decimals.
+  const price = new Intl.NumberFormat(intlLocale(locale), {
+    minimumFractionDigits: 2,
+    maximumFractionDigits: 4,
+  });
+  const zonePrices =
     tariff.group === 'G11'
-      ? `${tariff.zone1Price}`
-      : `${tariff.zone1Price} / ${tariff.zone2Price}${tariff.zone3Price ? ` / ${tariff.zone3Price}` : ''}`;
+      ? [tariff.zone1Price]
+      : [tariff.zone1Price, tariff.zone2Price, ...(tariff.zone3Price ? [tariff.zone3Price] : [])];
+  const prices = zonePrices.map((p) => price.format(p)).join(' / ');
   return (
     <Table.Tr data-testid="tariff-row">
       <Table.Td>
