@@ -160,7 +160,7 @@ export default async function (args: string[]): Promise<object> {
       return (await file.arrayBuffer()).byteLength;
     };
     let csvBytes = 0;
-    const [chartMs, heatmapMs, exportMs] = await Promise.all([
+    const burst = Promise.all([
       timed(
         getJson(
           base,
@@ -181,7 +181,9 @@ export default async function (args: string[]): Promise<object> {
         }),
       ),
     ]);
-    clearInterval(sampler);
+    // The sampler stops however the burst ends (a failed export would otherwise leave it reading the
+    // stopped server's /proc entry).
+    const [chartMs, heatmapMs, exportMs] = await burst.finally(() => clearInterval(sampler));
     const burstMs = performance.now() - b0;
     const afterBurst = memoryOf(pid);
     log(`burst ${Math.round(burstMs)} ms; peak RSS ${afterBurst.peakMb} MB (sampled ${sampledPeak} MB)`);
