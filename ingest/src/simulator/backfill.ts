@@ -31,7 +31,7 @@ export interface BackfillOptions extends SimulationOptions {
 const compiled = import.meta.url.endsWith('.js');
 /** Batches the generation thread makes ahead of the store. */
 const AHEAD = 2;
-/** The generation thread's old-generation heap, MB: a batch of 50,000 readings needs about 40. */
+/** The generation thread's old-generation heap, MB (batches of 100,000 readings were generated within it). */
 const WORKER_HEAP_MB = 128;
 
 /** Column batches of simulated history made in a worker thread (see `backfillWorker.ts`). */
