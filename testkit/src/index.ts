@@ -2,9 +2,10 @@
  * Test tooling shared by the packages' suites and the benches. Dev-only: production code never imports
  * it (a dependency-cruiser rule). Real servers on free loopback ports (Mosquitto, InfluxDB 1.x,
  * PostgreSQL), with one rule for a server the machine lacks (`serverMissing`: skip locally, fail under
- * CI=true), a Kilowatch process of the repository's own server (`startKilowatch`), free ports and a CSV
- * reader.
+ * CI=true), a Kilowatch process of the repository's own server (`startKilowatch`), throw-away TLS
+ * certificates (`makeTestCertificates`, by the `openssl` CLI), free ports and a CSV reader.
  */
+export { findOpenssl, makeTestCertificates, type TestCertificates } from './certs.ts';
 export { parseCsv } from './csv.ts';
 export {
   type InfluxTestServer,

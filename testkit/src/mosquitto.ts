@@ -117,7 +117,10 @@ export interface MosquittoOptions {
    * instead of none: the API reads meters' connections and refused logins there.
    */
   logTopic?: boolean;
-  /** Lines appended to the configuration (later settings override the harness's own). */
+  /**
+   * Lines appended to the configuration (later settings override the harness's own). A `listener <port>`
+   * among them is waited for as the harness's own is.
+   */
   extraConfig?: string[];
 }
 
@@ -154,6 +157,10 @@ export async function startMosquitto(binary: string, opts: MosquittoOptions = {}
       '',
     ].join('\n'),
   );
+  const extraPorts = (opts.extraConfig ?? []).flatMap((l) => {
+    const m = /^listener (\d+)\b/.exec(l);
+    return m ? [Number(m[1])] : [];
+  });
   let proc: ChildProcess;
   const start = async () => {
     proc = spawn(binary, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -164,7 +171,8 @@ export async function startMosquitto(binary: string, opts: MosquittoOptions = {}
     const exited = once(proc, 'exit').then(() => {
       throw new Error(`mosquitto exited: ${stderr}`);
     });
-    await Promise.race([waitForPort(port, 10_000), exited]);
+    const ports = [port, ...extraPorts];
+    await Promise.race([Promise.all(ports.map((p) => waitForPort(p, 10_000))), exited]);
     exited.catch(() => {});
   };
   const halt = async () => {
