@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
+import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import {
   canonicalMeterTopic,
   meterPublishRefusal,
@@ -93,6 +94,9 @@ export interface MeterConnection {
 export interface EmbeddedBroker {
   url: string;
   port: number;
+  /** The TLS listener's `mqtts://` URL and port, when `tls` was given. */
+  tlsUrl?: string;
+  tlsPort?: number;
   /** Attaches the in-process sink (at most one). */
   attach(sink: BrokerSink): Promise<void>;
   /** Closes every connection made with a device's credentials (rotated or revoked), without its will. */
@@ -110,9 +114,20 @@ export interface EmbeddedBroker {
   close(): Promise<void>;
 }
 
+/** A TLS listener beside the plain one: same broker, same accounts and limits (KW_MQTT_TLS_*). */
+export interface EmbeddedBrokerTls {
+  /** Default 0 (any free port). */
+  port?: number;
+  /** The server's certificate chain and its private key (PEM). */
+  cert: string | Buffer;
+  key: string | Buffer;
+}
+
 export interface EmbeddedBrokerOptions {
   port?: number;
+  /** Listen address of both listeners (default 127.0.0.1). */
   host?: string;
+  tls?: EmbeddedBrokerTls;
   /** Meters' credentials, checked once per connection. Without it only service accounts connect. */
   auth?: BrokerAuth;
   services?: readonly ServiceAccount[];
@@ -181,6 +196,12 @@ class ConnectError extends Error {
  */
 export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Promise<EmbeddedBroker> {
   const host = opts.host ?? '127.0.0.1';
+  // TLS 1.2 at least, as deploy/mosquitto.conf's listener 8883 (`tls_version tlsv1.2`). Checked first: a
+  // certificate or key that is not PEM, or a key that does not match, fails the start before anything listens.
+  const tlsOptions = opts.tls
+    ? { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2' as const }
+    : undefined;
+  if (tlsOptions) createSecureContext(tlsOptions);
   const limits: BrokerLimits = { ...DEFAULT_BROKER_LIMITS, ...opts.limits };
   const now = opts.now ?? Date.now;
   const services = opts.services ?? [];
@@ -388,18 +409,39 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
   }, opts.sweepIntervalMs ?? 60_000);
   sweep.unref();
 
-  const server = createServer((conn) => {
+  // Plain and TLS connections go to the same aedes instance: one set of hooks, accounts and limits.
+  const handle = (conn: Socket) => {
     const client = (aedes.handle as (c: Socket, r?: unknown) => unknown)(conn) as KwClient;
     limitPacketSize(client, limits.maxPacketBytes, () => refuse('packet-too-large'));
-  });
-  server.listen(opts.port ?? 0, host);
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : (opts.port ?? 0);
+  };
+  const listen = async (server: Server, port: number) => {
+    server.listen(port, host);
+    // Rejects on 'error' (the port taken).
+    await once(server, 'listening');
+    const address = server.address();
+    return typeof address === 'object' && address ? address.port : port;
+  };
+  const server = createServer(handle);
+  const port = await listen(server, opts.port ?? 0);
+  // A failed handshake (plain MQTT on this port, a client that does not trust the certificate) closes the
+  // socket before aedes sees it.
+  const tlsServer = tlsOptions ? createTlsServer(tlsOptions, handle) : undefined;
+  let tlsPort: number | undefined;
+  if (tlsServer) {
+    try {
+      tlsPort = await listen(tlsServer, opts.tls?.port ?? 0);
+    } catch (err) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => aedes.close(() => resolve()));
+      clearInterval(sweep);
+      throw err;
+    }
+  }
 
   return {
     url: `mqtt://${host}:${port}`,
     port,
+    ...(tlsPort !== undefined ? { tlsUrl: `mqtts://${host}:${tlsPort}`, tlsPort } : {}),
     async attach(sink) {
       if (attached) throw new Error('the embedded broker already has a sink attached');
       attached = sink;
@@ -449,6 +491,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
       clearInterval(sweep);
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (tlsServer) await new Promise<void>((resolve) => tlsServer.close(() => resolve()));
     },
   };
 }

@@ -13,6 +13,7 @@ export {
   DEFAULT_BROKER_LIMITS,
   type EmbeddedBroker,
   type EmbeddedBrokerOptions,
+  type EmbeddedBrokerTls,
   type MeterConnection,
   type MeterTopicCache,
   type MeterVerdict,
