@@ -37,6 +37,7 @@ import { startManagedBroker } from './dynsec.ts';
 import { createLocalLiveSource } from './hub/live-source.ts';
 import { startHubRelay } from './hub/relay.ts';
 import { databaseMeterAuth } from './mqtt-auth.ts';
+import { readMqttTls } from './mqtt-tls.ts';
 import {
   type EmbeddedMeterParts,
   embeddedMeterAccess,
@@ -55,6 +56,15 @@ const config = (() => {
     return configFromEnv();
   } catch (err) {
     // One line per wrong variable, then stop: nothing has started yet.
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(1);
+  }
+})();
+/** The embedded broker's TLS listener, its certificate and key read and checked before anything starts. */
+const mqttTls = (() => {
+  try {
+    return config.mqttTls ? readMqttTls(config.mqttTls) : undefined;
+  } catch (err) {
     console.error(err instanceof ConfigError ? err.message : err);
     process.exit(1);
   }
@@ -217,6 +227,7 @@ async function main(): Promise<void> {
     broker = await startEmbeddedBroker({
       port: config.mqttPort,
       host: config.mqttHost,
+      ...(mqttTls ? { tls: mqttTls } : {}),
       // Meters' accounts are read from the metadata database at each connection.
       auth: databaseMeterAuth(() => api?.devices),
       services: [mqttService],

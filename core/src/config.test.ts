@@ -29,6 +29,7 @@ describe('settingsFromEnv', () => {
       mqttPort: 1883,
       mqttHost: '127.0.0.1',
       mqttPublic: { port: 1883, tls: false },
+      mqttTls: undefined,
       ingestClientId: 'kilowatch-ingest',
       ingestSessionExpirySeconds: 600,
       ingestShared: false,
@@ -105,6 +106,86 @@ describe('settingsFromEnv', () => {
     });
     expect(parse({ MQTT_URL: 'mqtts://broker:8884' }).mqttPublic).toEqual({ port: 8884, tls: true });
     expect(parse({ KW_MQTT_PORT: '0' }).mqttPublic).toEqual({ port: 0, tls: false });
+  });
+
+  it("takes the embedded broker's TLS listener, and then tells meters to use it", () => {
+    const tls = {
+      KW_MQTT_TLS_PORT: '8883',
+      KW_MQTT_TLS_CERT: '/certs/fullchain.pem',
+      KW_MQTT_TLS_KEY: '/certs/privkey.pem',
+    };
+    expect(parse(tls)).toMatchObject({
+      mqttPort: 1883,
+      mqttTls: { port: 8883, certFile: '/certs/fullchain.pem', keyFile: '/certs/privkey.pem' },
+      mqttPublic: { port: 8883, tls: true },
+    });
+    expect(parse({ ...tls, KW_MQTT_PUBLIC_URL: 'mqtt://meters.lan:1883' }).mqttPublic).toEqual({
+      host: 'meters.lan',
+      port: 1883,
+      tls: false,
+    });
+    expect(problems({ ...tls, KW_MQTT_TLS_PORT: '1883' })).toEqual([
+      {
+        name: 'KW_MQTT_TLS_PORT',
+        value: '1883',
+        expected: "a port other than KW_MQTT_PORT's (1883): plain MQTT listens there",
+      },
+    ]);
+    expect(problems({ ...tls, KW_MQTT_TLS_PORT: '88833' })).toEqual([
+      { name: 'KW_MQTT_TLS_PORT', value: '88833', expected: 'a whole number from 0 to 65535' },
+    ]);
+    expect(problems({ ...tls, KW_MQTT_TLS_KEY: ' ' })).toEqual([
+      {
+        name: 'KW_MQTT_TLS_KEY',
+        value: undefined,
+        expected: 'a file with the private key (PEM), since KW_MQTT_TLS_PORT is set',
+      },
+    ]);
+  });
+
+  it.each([
+    [
+      { KW_MQTT_TLS_PORT: '8883' },
+      [
+        {
+          name: 'KW_MQTT_TLS_CERT',
+          value: undefined,
+          expected: 'a file with the certificate chain (PEM), since KW_MQTT_TLS_PORT is set',
+        },
+        {
+          name: 'KW_MQTT_TLS_KEY',
+          value: undefined,
+          expected: 'a file with the private key (PEM), since KW_MQTT_TLS_PORT is set',
+        },
+      ],
+    ],
+    [
+      { KW_MQTT_TLS_CERT: '/c.pem', KW_MQTT_TLS_KEY: '/k.pem' },
+      [
+        {
+          name: 'KW_MQTT_TLS_PORT',
+          value: undefined,
+          expected:
+            "a port for the embedded broker's TLS listener (e.g. 8883), since KW_MQTT_TLS_CERT and KW_MQTT_TLS_KEY are set",
+        },
+      ],
+    ],
+    [
+      {
+        MQTT_URL: 'mqtt://mosquitto:1883',
+        KW_MQTT_TLS_PORT: '8883',
+        KW_MQTT_TLS_CERT: '/c.pem',
+        KW_MQTT_TLS_KEY: '/k.pem',
+      },
+      ['KW_MQTT_TLS_PORT', 'KW_MQTT_TLS_CERT', 'KW_MQTT_TLS_KEY'].map((name) => ({
+        name,
+        value: { KW_MQTT_TLS_PORT: '8883', KW_MQTT_TLS_CERT: '/c.pem', KW_MQTT_TLS_KEY: '/k.pem' }[name],
+        expected:
+          "unset when MQTT_URL is set (it is the embedded broker's; the external broker's TLS is set up in its own configuration, e.g. deploy/mosquitto.conf)",
+      })),
+    ],
+  ])('refuses an incomplete or misplaced TLS listener %j', (env, expected) => {
+    expect(problems(env)).toEqual(expected);
   });
 
   it.each([

@@ -121,6 +121,9 @@ export const ENVIRONMENT = v.object({
   MQTT_URL: v.optional(url(['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'tls:'], 'mqtt://mosquitto:1883')),
   KW_MQTT_PORT: v.optional(whole(0, 65535), '1883'),
   KW_MQTT_HOST: v.optional(text('an address to listen on, e.g. 0.0.0.0'), '127.0.0.1'),
+  KW_MQTT_TLS_PORT: v.optional(whole(0, 65535)),
+  KW_MQTT_TLS_CERT: v.optional(text('a file with the certificate chain (PEM)')),
+  KW_MQTT_TLS_KEY: v.optional(text('a file with the private key (PEM)')),
   KW_MQTT_PUBLIC_URL: v.optional(
     url(['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'tls:'], 'mqtts://meters.example.com:8883'),
   ),
@@ -235,6 +238,11 @@ export interface ServerSettings {
   /** The embedded broker's port and listen address. */
   mqttPort: number;
   mqttHost: string;
+  /**
+   * The embedded broker's TLS listener (on `mqttHost`): its port and the files of its certificate chain and
+   * private key (PEM), read at start. Undefined: plain MQTT only.
+   */
+  mqttTls: { port: number; certFile: string; keyFile: string } | undefined;
   /** Where meters connect, as the claim answer tells them. No host: the host the client reached the API on. */
   mqttPublic: { host?: string; port: number; tls: boolean };
   /** The services' MQTT account; generated at start when embedded. */
@@ -332,6 +340,42 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     'KW_MQTT_ADMIN_USERNAME',
     'a user name, since KW_MQTT_ADMIN_PASSWORD is set',
   );
+  // The embedded broker's TLS listener: a port, a certificate and its key, all three or none.
+  const tlsFiles = ['KW_MQTT_TLS_CERT', 'KW_MQTT_TLS_KEY'].filter((name) => raw[name] !== undefined);
+  if (tlsFiles.length > 0 && raw.KW_MQTT_TLS_PORT === undefined)
+    problems.push({
+      name: 'KW_MQTT_TLS_PORT',
+      value: undefined,
+      expected: `a port for the embedded broker's TLS listener (e.g. 8883), since ${tlsFiles.join(' and ')} ${tlsFiles.length > 1 ? 'are' : 'is'} set`,
+    });
+  together(
+    'KW_MQTT_TLS_PORT',
+    'KW_MQTT_TLS_CERT',
+    'a file with the certificate chain (PEM), since KW_MQTT_TLS_PORT is set',
+  );
+  together(
+    'KW_MQTT_TLS_PORT',
+    'KW_MQTT_TLS_KEY',
+    'a file with the private key (PEM), since KW_MQTT_TLS_PORT is set',
+  );
+  if (raw.MQTT_URL !== undefined)
+    for (const name of ['KW_MQTT_TLS_PORT', 'KW_MQTT_TLS_CERT', 'KW_MQTT_TLS_KEY'])
+      if (raw[name] !== undefined)
+        problems.push({
+          name,
+          value: raw[name],
+          expected:
+            "unset when MQTT_URL is set (it is the embedded broker's; the external broker's TLS is set up in its own configuration, e.g. deploy/mosquitto.conf)",
+        });
+  if (parsed.success && parsed.output.KW_MQTT_TLS_PORT !== undefined) {
+    const { KW_MQTT_TLS_PORT: tlsPort, KW_MQTT_PORT: plainPort } = parsed.output;
+    if (tlsPort !== 0 && tlsPort === plainPort)
+      problems.push({
+        name: 'KW_MQTT_TLS_PORT',
+        value: raw.KW_MQTT_TLS_PORT,
+        expected: `a port other than KW_MQTT_PORT's (${plainPort}): plain MQTT listens there`,
+      });
+  }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
 
   const e = parsed.output;
@@ -339,11 +383,18 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
   const mqttPort = e.KW_MQTT_PORT;
   const host = e.HOST;
   const port = e.PORT;
+  const mqttTls =
+    e.KW_MQTT_TLS_PORT !== undefined && e.KW_MQTT_TLS_CERT && e.KW_MQTT_TLS_KEY
+      ? { port: e.KW_MQTT_TLS_PORT, certFile: e.KW_MQTT_TLS_CERT, keyFile: e.KW_MQTT_TLS_KEY }
+      : undefined;
+  // With a TLS listener, meters are told to use it.
   const mqttPublic = e.KW_MQTT_PUBLIC_URL
     ? mqttEndpoint(e.KW_MQTT_PUBLIC_URL)
     : e.MQTT_URL
       ? (({ port, tls }) => ({ port, tls }))(mqttEndpoint(e.MQTT_URL))
-      : { port: mqttPort, tls: false };
+      : mqttTls
+        ? { port: mqttTls.port, tls: true }
+        : { port: mqttPort, tls: false };
   return {
     port,
     host,
@@ -364,6 +415,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     mqttUrl: e.MQTT_URL,
     mqttPort,
     mqttHost: e.KW_MQTT_HOST,
+    mqttTls,
     mqttPublic,
     mqttService: e.KW_MQTT_USERNAME
       ? { username: e.KW_MQTT_USERNAME, password: e.KW_MQTT_PASSWORD ?? '' }
