@@ -28,6 +28,13 @@ export interface StepsSource {
    * (ord 0) and the last register value (ord 1) at the end of the already-rolled-up history.
    */
   seeds?: string;
+  /**
+   * Steps computed as if no register ever drops: the baseline is the reading itself and the baseline
+   * before it the previous reading (two lag windows instead of four running-maximum windows per
+   * counter). Exact when no step has `v < pb` — the caller checks that and computes again without it
+   * otherwise (rollups.ts).
+   */
+  monotone?: boolean;
 }
 
 function num(n: number): string {
@@ -66,6 +73,12 @@ export function counterStepsSql(src: StepsSource): string {
       return `coalesce(max(${resetRn}) OVER (${w} ROWS UNBOUNDED PRECEDING), 1) AS ${c(n, 'rs')},
     coalesce(max(${resetRn}) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 1) AS ${c(n, 'rsp')}`;
     })
+    .join(',\n    ');
+  // A register that never drops: the baseline is the reading, the one before it the previous reading.
+  const l3Monotone = cs
+    .map(
+      (n) => `${c(n)} AS ${c(n, 'm')}, CASE WHEN ${c(n)} IS NOT NULL THEN ${c(n, 'pv')} END AS ${c(n, 'pb')}`,
+    )
     .join(',\n    ');
   // Baseline after the row: the running maximum since the segment's reset row; before the row: the
   // same over the previous row's segment (for a reset row, the segment it ends).
@@ -111,12 +124,18 @@ WITH s0 AS (${real}${seeds}),
 s1 AS (SELECT *, row_number() OVER w AS rn,
     ${l1}
   FROM s0 WINDOW w AS (${w})),
-s2 AS (SELECT *,
+${
+  src.monotone
+    ? `s4 AS (SELECT *,
+    ${l3Monotone}
+  FROM s1),`
+    : `s2 AS (SELECT *,
     ${l2}
   FROM s1),
 s4 AS (SELECT *,
     ${l3}
-  FROM s2),
+  FROM s2),`
+}
 s5 AS (SELECT device, ts, ord, seed, ${cs.map((n) => [c(n), c(n, 'pts'), c(n, 'm'), c(n, 'pb')].join(', ')).join(', ')},
     ${l5}
   FROM s4),

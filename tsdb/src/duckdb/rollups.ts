@@ -225,14 +225,30 @@ export class RollupRefresher {
         let sql: string;
         if (counters.length > 0) {
           await this.seeds(part, counters, pairs);
-          const steps = counterStepsSql({
-            where: counterWhere,
-            counters,
-            rules: this.db.rulesOf,
-            seeds: `SELECT device, counter, ts, b AS v, 0 AS ord FROM seeds
-              UNION ALL SELECT device, counter, ts, l AS v, 1 AS ord FROM seeds`,
-          });
-          await this.db.exec(`CREATE OR REPLACE TEMP TABLE steps AS ${steps}`);
+          const steps = (of: readonly string[], monotone: boolean) => {
+            const list = of.map((c) => `'${c}'`).join(', ');
+            return counterStepsSql({
+              where: counterWhere,
+              counters: of,
+              rules: this.db.rulesOf,
+              seeds: `SELECT device, counter, ts, b AS v, 0 AS ord FROM seeds WHERE counter IN (${list})
+              UNION ALL SELECT device, counter, ts, l AS v, 1 AS ord FROM seeds WHERE counter IN (${list})`,
+              monotone,
+            });
+          };
+          // Registers rarely drop (a reset, a wobble; a net register is the exception): the steps are
+          // computed as if none did, which is exact for a counter none of whose steps falls below the one
+          // before it, and again in full for the counters where one does.
+          await this.db.exec(`CREATE OR REPLACE TEMP TABLE steps AS ${steps(counters, true)}`);
+          const dropping = (
+            await readRows(this.db.w, 'SELECT DISTINCT counter FROM steps WHERE v < pb ORDER BY counter')
+          ).map(([c]) => c as string);
+          if (dropping.length > 0) {
+            await this.db.exec(
+              `DELETE FROM steps WHERE counter IN (${dropping.map((c) => `'${c}'`).join(', ')});
+               INSERT INTO steps ${steps(dropping, false)}`,
+            );
+          }
           sql = `
             WITH g AS (${g}),
             c AS (
