@@ -3,12 +3,11 @@
  * tariffs, and the simulator's meters. Nobody signs in to it: each demo sign-in gets a workspace copied
  * from it (plugins/app/demo-workspaces.ts). Idempotent: run at every start, it creates only what is missing.
  */
-import { randomBytes } from 'node:crypto';
 import { DEFAULT_LIMITS, DEFAULT_NOTIFICATION_SETTINGS } from '@kilowatch/core';
 import type { FastifyInstance } from 'fastify';
 import { DEMO_EMAIL } from './plugins/app/demo-workspaces.ts';
 import { notificationValues } from './plugins/app/devices-repository.ts';
-import { hashPassword } from './plugins/app/passwords.ts';
+import { unmatchableHash } from './plugins/app/passwords.ts';
 import { macOf } from './routes/devices.ts';
 
 /** What the demo needs of a simulated meter (the simulator's `DEMO_DEVICES`). */
@@ -81,8 +80,8 @@ export async function ensureDemoAccount(
   const { accounts, locations, sql } = app;
   let user = await accounts.findUserByEmail(DEMO_EMAIL);
   if (!user) {
-    // Nobody knows this password: the demo is entered through POST /api/account/demo only.
-    const passwordHash = await hashPassword(randomBytes(32).toString('base64url'), app.config.scrypt);
+    // No password opens it: the demo is entered through POST /api/account/demo only.
+    const passwordHash = unmatchableHash(app.config.scrypt);
     user =
       (await accounts.createUser({ email: DEMO_EMAIL, passwordHash, ...PROFILE, isDemo: true })) ??
       (await accounts.findUserByEmail(DEMO_EMAIL));

@@ -199,6 +199,8 @@ async function main(): Promise<void> {
   let broker: EmbeddedBroker | undefined;
   let runtime: IngestRuntime | undefined;
   let simulator: Simulator | undefined;
+  /** Where the demo's simulated meters connect (set when they run), started once the server answers. */
+  let simulatorUrl: string | undefined;
   let http: FastifyInstance;
   /** The API app, once built: the embedded broker checks meters' accounts through its repository. */
   let api: FastifyInstance | undefined;
@@ -485,20 +487,7 @@ async function main(): Promise<void> {
         for (const off of unsubscribe) off();
       });
       if (config.demo) {
-        // The simulated meters connect as meters do, each with its own account (a new password per start).
-        for (const d of DEMO_DEVICES) {
-          const password = newMeterPassword();
-          const account = { username: d.deviceKey, passwordHash: hashMeterPassword(password) };
-          if (await http.devices.setMqttCredentialsByKey(d.deviceKey, account))
-            demoCredentials.set(d.deviceKey, { username: d.deviceKey, password });
-        }
-        simulator = await startSimulator({
-          mqttUrl: url,
-          devices: DEMO_DEVICES,
-          intervalMs: config.simulatorIntervalMs,
-          credentialsOf: (d) => demoCredentials.get(d.deviceKey),
-        });
-        stops.unshift(() => simulator!.stop());
+        simulatorUrl = url;
         if (existsSync(demoHistoryMarker())) demoHistoryState = 'done';
         else demoHistoryState = 'writing';
       }
@@ -508,6 +497,23 @@ async function main(): Promise<void> {
   starting?.close();
   await http.listen({ port: config.port, host: config.host });
   if (config.role !== 'ingest') process.stdout.write(`${welcomeLine()}\n`);
+  if (simulatorUrl !== undefined) {
+    // The simulated meters start once the server answers (~0.2 s of a start). They connect as meters do,
+    // each with its own account (a new password per start).
+    for (const d of DEMO_DEVICES) {
+      const password = newMeterPassword();
+      const account = { username: d.deviceKey, passwordHash: hashMeterPassword(password) };
+      if (await http.devices.setMqttCredentialsByKey(d.deviceKey, account))
+        demoCredentials.set(d.deviceKey, { username: d.deviceKey, password });
+    }
+    simulator = await startSimulator({
+      mqttUrl: simulatorUrl,
+      devices: DEMO_DEVICES,
+      intervalMs: config.simulatorIntervalMs,
+      credentialsOf: (d) => demoCredentials.get(d.deviceKey),
+    });
+    stops.unshift(() => simulator!.stop());
+  }
   // The demo history is written once the server answers, so its first requests do not wait on it.
   if (demoHistoryState === 'writing') {
     const app = http;

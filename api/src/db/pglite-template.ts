@@ -32,8 +32,10 @@ export async function migratedPgliteDump(): Promise<Uint8Array> {
 /**
  * Unpacks a `migratedPgliteDump` (a gzipped tar of files and directories) into the data directory `dir`,
  * natively. PGlite's own `loadDataDir` writes each file through its WebAssembly file system: on the busy
- * 2-core machine that was 15 s of a first start against 3.7 s to open an unpacked directory. Unpacked
- * beside `dir` and renamed into place, so an interrupted unpack leaves no half data directory.
+ * 2-core machine that was 15 s of a first start against 3.7 s to open an unpacked directory. The ~1,100
+ * files are written `UNPACK_PARALLEL` at a time (one after another they took 1.5 s of a 3 s first start,
+ * each write waiting its turn in the thread pool). Unpacked beside `dir` and renamed into place, so an
+ * interrupted unpack leaves no half data directory.
  */
 export async function unpackPgliteDump(gz: Uint8Array, dir: string): Promise<void> {
   const tar = gunzipSync(gz);
@@ -45,6 +47,8 @@ export async function unpackPgliteDump(gz: Uint8Array, dir: string): Promise<voi
     const end = field.indexOf(0);
     return Buffer.from(end < 0 ? field : field.subarray(0, end)).toString('utf8');
   };
+  const dirs = new Set<string>();
+  const files: { target: string; data: Uint8Array }[] = [];
   let off = 0;
   while (off + 512 <= tar.length) {
     const header = tar.subarray(off, off + 512);
@@ -58,12 +62,24 @@ export async function unpackPgliteDump(gz: Uint8Array, dir: string): Promise<voi
       throw new Error(`the PGlite template names a path outside its directory: ${name}`);
     }
     off += 512;
-    if (type === '5') await mkdir(target, { recursive: true });
+    if (type === '5') dirs.add(target);
     else if (type === '0') {
-      await mkdir(path.dirname(target), { recursive: true });
-      await writeFile(target, tar.subarray(off, off + size));
+      dirs.add(path.dirname(target));
+      files.push({ target, data: tar.subarray(off, off + size) });
     } else throw new Error(`the PGlite template holds an entry of tar type "${type}" (${name})`);
     off += Math.ceil(size / 512) * 512;
   }
+  for (const d of dirs) await mkdir(d, { recursive: true });
+  let next = 0;
+  const writer = async () => {
+    while (next < files.length) {
+      const { target, data } = files[next++]!;
+      await writeFile(target, data);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(UNPACK_PARALLEL, files.length) }, writer));
   await rename(tmp, dir);
 }
+
+/** Template files written at once by `unpackPgliteDump` (the thread pool's four threads, kept busy). */
+const UNPACK_PARALLEL = 16;
