@@ -20,6 +20,14 @@ const STEP_15M = ROLLUP_STEP_MS['15m'];
  * per-window dirty marks and transactions for longer histories without that cost.
  */
 const REFRESH_WINDOW_MS = 366 * 86_400_000;
+/**
+ * Rollup rows are written in 30-day slices of time, each ordered by device, parameter and bucket: a
+ * row group then spans at most a slice, so the minute's refresh (its seeds and its deletes of the newest
+ * buckets) reads the current slice's row groups only. Ordered by device and parameter alone, a year's
+ * refresh left row groups spanning the whole year, and every later refresh read all of them: ~155 MB of
+ * blocks and most of its CPU with a year of demo history (bench/results/footprint.md).
+ */
+const LAYOUT_CHUNK_MS = 30 * 86_400_000;
 /** How far before a refresh's start the counters' seeds are looked for first (see `seeds`). */
 const SEED_LOOKBACK_MS = 2 * 86_400_000;
 /** Devices of the same kind refreshed in one statement (see `refreshGroups`). */
@@ -262,10 +270,10 @@ export class RollupRefresher {
               coalesce(g.bucket, c.bucket) AS b, g.sum, g.cnt, g.min, g.max,
               c.e, c.first, c.first_ts, c.last, c.last_ts, c.base, c.resets, c.impl
             FROM g FULL JOIN c ON g.device = c.device AND g.param = c.param AND g.bucket = c.bucket
-            ORDER BY d, p, b`;
+            ORDER BY b // ${LAYOUT_CHUNK_MS}, d, p, b`;
         } else {
           sql = `SELECT device, param, bucket, sum, cnt, min, max, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-            FROM (${g}) ORDER BY device, param, bucket`;
+            FROM (${g}) ORDER BY bucket // ${LAYOUT_CHUNK_MS}, device, param, bucket`;
         }
         const ins = await this.db.w.run(`INSERT INTO rollup_15m ${sql}`);
         n += Number(ins.rowsChanged);
@@ -291,7 +299,7 @@ export class RollupRefresher {
             sum(sum), sum(cnt), min(min), max(max),
             sum(e), arg_min(first, first_ts), min(first_ts), arg_max(last, last_ts), max(last_ts),
             arg_max(base, last_ts), sum(resets), sum(impl)
-          FROM rollup_${finer} WHERE ${from}${upTo('bucket', false)} GROUP BY device, param, b ORDER BY device, param, b`);
+          FROM rollup_${finer} WHERE ${from}${upTo('bucket', false)} GROUP BY device, param, b ORDER BY b // ${LAYOUT_CHUNK_MS}, device, param, b`);
         n += Number(res.rowsChanged);
       }
       await this.db.exec('COMMIT');
