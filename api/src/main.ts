@@ -102,6 +102,7 @@ async function openStore(): Promise<TelemetryStore> {
   duckdb = await createDuckDbStore({
     path: path.join(config.dataDir, 'telemetry.duckdb'),
     memoryLimit: config.duckdbMemoryLimit,
+    ...(config.duckdbIdleMemoryLimit ? { idleMemoryLimit: config.duckdbIdleMemoryLimit } : {}),
   });
   return duckdb;
 }

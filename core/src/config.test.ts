@@ -26,6 +26,7 @@ describe('settingsFromEnv', () => {
       dataDir: './data',
       influx: undefined,
       duckdbMemoryLimit: '1GB',
+      duckdbIdleMemoryLimit: '64MB',
       mqttPort: 1883,
       mqttHost: '127.0.0.1',
       mqttPublic: { port: 1883, tls: false },
@@ -96,6 +97,11 @@ describe('settingsFromEnv', () => {
     }
     expect(parse({ KW_DEMO: '' }).demo).toBe(true);
     expect(parse({ PORT: '' }).port).toBe(8080);
+  });
+
+  it('takes the idle memory limit of DuckDB, or off', () => {
+    expect(parse({ KW_DUCKDB_IDLE_MEMORY_LIMIT: '128MB' }).duckdbIdleMemoryLimit).toBe('128MB');
+    expect(parse({ KW_DUCKDB_IDLE_MEMORY_LIMIT: 'OFF' }).duckdbIdleMemoryLimit).toBeUndefined();
   });
 
   it('takes KW_MQTT_PUBLIC_URL, else the external broker’s port and TLS', () => {
@@ -201,6 +207,7 @@ describe('settingsFromEnv', () => {
     ['KW_DEMO_HISTORY_DAYS', '0', 'a whole number of days from 1 to 3660'],
     ['KW_SIM_INTERVAL_MS', '10', 'a whole number of milliseconds from 100 to 3600000'],
     ['KW_DUCKDB_MEMORY_LIMIT', '80%', 'a size such as 512MB or 2GB'],
+    ['KW_DUCKDB_IDLE_MEMORY_LIMIT', 'none', 'a size such as 64MB, or off'],
     [
       'KW_TRUST_PROXY',
       'the proxy',

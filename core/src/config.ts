@@ -118,6 +118,14 @@ export const ENVIRONMENT = v.object({
     v.pipe(v.string(), v.trim(), v.check(isMemorySize, 'a size such as 512MB or 2GB')),
     '1GB',
   ),
+  KW_DUCKDB_IDLE_MEMORY_LIMIT: v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.check((s) => s.toLowerCase() === 'off' || isMemorySize(s), 'a size such as 64MB, or off'),
+    ),
+    '64MB',
+  ),
   MQTT_URL: v.optional(url(['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'tls:'], 'mqtt://mosquitto:1883')),
   KW_MQTT_PORT: v.optional(whole(0, 65535), '1883'),
   KW_MQTT_HOST: v.optional(text('an address to listen on, e.g. 0.0.0.0'), '127.0.0.1'),
@@ -234,6 +242,8 @@ export interface ServerSettings {
       }
     | undefined;
   duckdbMemoryLimit: string;
+  /** What DuckDB keeps cached once idle (trimmed after 15 s without a query); undefined: no trim. */
+  duckdbIdleMemoryLimit: string | undefined;
   mqttUrl: string | undefined;
   /** The embedded broker's port and listen address. */
   mqttPort: number;
@@ -412,6 +422,8 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
         }
       : undefined,
     duckdbMemoryLimit: e.KW_DUCKDB_MEMORY_LIMIT,
+    duckdbIdleMemoryLimit:
+      e.KW_DUCKDB_IDLE_MEMORY_LIMIT.toLowerCase() === 'off' ? undefined : e.KW_DUCKDB_IDLE_MEMORY_LIMIT,
     mqttUrl: e.MQTT_URL,
     mqttPort,
     mqttHost: e.KW_MQTT_HOST,

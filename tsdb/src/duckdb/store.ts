@@ -15,20 +15,21 @@
 import type { CounterRules } from '@kilowatch/core';
 import { isMemorySize } from '@kilowatch/core';
 import { type ColumnBatch, checkBatch, columnize } from '../columns.ts';
-import type {
-  EnergyQuery,
-  EnergyResult,
-  LatestValues,
-  RawPage,
-  RawQuery,
-  RawRow,
-  Reading,
-  RollupRunResult,
-  SeriesQuery,
-  SeriesResult,
-  StoreHealth,
-  TelemetryStore,
-  WriteResult,
+import {
+  type EnergyQuery,
+  type EnergyResult,
+  type LatestValues,
+  type RawPage,
+  type RawQuery,
+  type RawRow,
+  type Reading,
+  type RollupRunResult,
+  type SeriesQuery,
+  type SeriesResult,
+  StoreError,
+  type StoreHealth,
+  type TelemetryStore,
+  type WriteResult,
 } from '../port.ts';
 import { BulkLoader } from './bulk.ts';
 import { Checkpoints, type WriteStats } from './checkpoints.ts';
@@ -40,6 +41,7 @@ import { openDatabase } from './open.ts';
 import { RawReader } from './raw.ts';
 import { RollupRefresher } from './rollups.ts';
 import { SeriesReader } from './series.ts';
+import { MemoryTrim, type TrimResult } from './trim.ts';
 import { WritePath } from './writer.ts';
 
 export interface DuckDbStoreOptions {
@@ -55,6 +57,13 @@ export interface DuckDbStoreOptions {
    * default, 80 % of the machine's memory — too greedy for a small home server running other things.
    */
   memoryLimit?: string;
+  /**
+   * What DuckDB may keep cached once the store has been idle for `idleTrimMs` (a file database only;
+   * trim.ts): `64MB` gives the rest of a large query's cache back to the system. Unset: no trim.
+   */
+  idleMemoryLimit?: string;
+  /** Milliseconds without a read or bulk load before the idle trim (default 15 s). */
+  idleTrimMs?: number;
 }
 
 /** Whether `text` is a size DuckDB's `memory_limit` takes: a number and a unit (`512MB`, `1.5GiB`). */
@@ -62,6 +71,12 @@ export { isMemorySize };
 
 /** Readings the journal takes while a checkpoint runs; past it, writes wait for DuckDB (backpressure). */
 const MAX_PARKED_ROWS = 200_000;
+
+/** Rollup buckets a refresh rewrites past which its cache is trimmed when idle (a minute of 6 meters: ~1,300). */
+const LARGE_REFRESH_BUCKETS = 50_000;
+
+/** Idle time before DuckDB's cache is trimmed to `idleMemoryLimit`. */
+const IDLE_TRIM_MS = 15_000;
 
 export class DuckDbStore implements TelemetryStore {
   readonly engine = 'duckdb' as const;
@@ -80,6 +95,8 @@ export class DuckDbStore implements TelemetryStore {
    * connection would wait behind the longest read in progress and report a busy store as a slow one.
    */
   private probeConn: Awaited<ReturnType<Db['instance']['connect']>> | null = null;
+  /** The idle trim of DuckDB's cache (trim.ts), when asked for. */
+  private trimmer: MemoryTrim | null = null;
 
   private constructor(
     private readonly db: Db,
@@ -107,7 +124,46 @@ export class DuckDbStore implements TelemetryStore {
     await store.state.load(w);
     if (opts.path) await store.checkpoints.openJournal(`${opts.path}.journal`);
     if (rebuild) await store.refreshRollups();
+    const idle = opts.idleMemoryLimit?.trim();
+    if (idle !== undefined && opts.path) {
+      const limit = opts.memoryLimit?.trim();
+      const problem = !isMemorySize(idle)
+        ? `the idle memory limit must be a size such as 64MB, got "${opts.idleMemoryLimit}"`
+        : limit === undefined
+          ? 'an idle memory limit needs a memory limit to go back to'
+          : null;
+      if (problem) {
+        await store.close();
+        throw new StoreError(problem, 'configuration');
+      }
+      store.trimmer = new MemoryTrim(db, {
+        limit: limit!,
+        idleLimit: idle,
+        idleMs: opts.idleTrimMs ?? IDLE_TRIM_MS,
+      });
+      store.trimmer.start();
+    }
     return store;
+  }
+
+  /**
+   * Trims DuckDB's cache to the idle memory limit now, unless a read or bulk load runs (trim.ts); the
+   * store does this by itself after `idleTrimMs` without one.
+   */
+  trimMemory(): Promise<TrimResult> {
+    return this.trimmer ? this.trimmer.trim() : Promise.resolve('small');
+  }
+
+  /** Bytes DuckDB holds for its cache and queries, by its own accounting. */
+  async memoryUsage(): Promise<number> {
+    this.db.assertOpen();
+    const [row] = await readRows(this.db.r, 'SELECT sum(memory_usage_bytes)::DOUBLE FROM duckdb_memory()');
+    return Number(row?.[0]);
+  }
+
+  /** Runs a read (or bulk load) so that the idle trim waits for it. */
+  private during<T>(fn: () => Promise<T>): Promise<T> {
+    return this.trimmer ? this.trimmer.during(fn) : fn();
   }
 
   /** The memory limit DuckDB works under, as DuckDB writes it (`1.0 GiB`). */
@@ -141,7 +197,7 @@ export class DuckDbStore implements TelemetryStore {
   /** History in large transactions beside the live writes (bulk.ts). */
   async writeBulk(batches: AsyncIterable<readonly Reading[] | ColumnBatch>): Promise<WriteResult> {
     this.db.assertOpen();
-    return this.bulk.write(batches);
+    return this.during(() => this.bulk.write(batches));
   }
 
   /** Counters of the write path (for tests and metrics). */
@@ -150,34 +206,39 @@ export class DuckDbStore implements TelemetryStore {
   }
 
   /** Refreshes the rollups of every device written since the last refresh (rollups.ts). */
-  refreshRollups(now: number = Date.now()): Promise<RollupRunResult> {
-    return this.rollups.refresh(now);
+  async refreshRollups(now: number = Date.now()): Promise<RollupRunResult> {
+    const result = await this.rollups.refresh(now);
+    // A refresh after a backfill fills the cache up to the limit; the minute's refresh of live
+    // readings does not count (trim.ts).
+    if (result.buckets >= LARGE_REFRESH_BUCKETS) this.trimmer?.touched();
+    return result;
   }
 
   // ---------------------------------------------------------------- reads
 
   readRaw(query: RawQuery): Promise<RawPage> {
-    return this.raw.readRaw(query);
+    return this.during(() => this.raw.readRaw(query));
   }
 
   streamRaw(query: Omit<RawQuery, 'cursor' | 'limit'> & { pageSize?: number }): AsyncIterable<RawRow[]> {
-    return this.raw.streamRaw(query);
+    const pages = this.raw.streamRaw(query);
+    return this.trimmer ? this.trimmer.iterate(pages) : pages;
   }
 
   latest(deviceKey: string): Promise<LatestValues | null> {
-    return this.raw.latest(deviceKey);
+    return this.during(() => this.raw.latest(deviceKey));
   }
 
   series(query: SeriesQuery): Promise<SeriesResult> {
-    return this.seriesReader.series(query);
+    return this.during(() => this.seriesReader.series(query));
   }
 
   seriesMany(queries: readonly SeriesQuery[]): Promise<SeriesResult[]> {
-    return this.seriesReader.seriesMany(queries);
+    return this.during(() => this.seriesReader.seriesMany(queries));
   }
 
   energy(query: EnergyQuery): Promise<EnergyResult> {
-    return this.energyReader.read(query);
+    return this.during(() => this.energyReader.read(query));
   }
 
   // ---------------------------------------------------------------- admin
@@ -213,6 +274,7 @@ export class DuckDbStore implements TelemetryStore {
   async close(): Promise<void> {
     const { db } = this;
     if (db.closed) return;
+    this.trimmer?.stop();
     await this.checkpoints.running();
     await db.lock.run(async () => {
       // What the journal holds is applied now, or kept for the next open if DuckDB refuses it.

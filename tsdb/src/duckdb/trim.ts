@@ -1,0 +1,149 @@
+/**
+ * Gives DuckDB's cache back to the system once the store has been idle: a one-year chart, a yearly
+ * heatmap or a year's export leaves hundreds of megabytes of blocks cached up to the memory limit, and
+ * DuckDB keeps them for good. After `idleMs` without a read or a bulk load, the limit is lowered to
+ * `idleLimit` for a moment (DuckDB evicts its unpinned blocks down to it and frees their memory) and set
+ * back at once, so the next query may again use the whole limit. On the demo year this took the resident
+ * memory of a DuckDB file after a year's queries from 665 MB to 191 MB (bench/results/footprint.md).
+ *
+ * The lowered limit must never meet a query that needs more: a trim runs only when no read and no bulk
+ * load is in progress, under the write lock (so no commit, checkpoint or rollup window runs beside it),
+ * and a read or bulk load that starts meanwhile waits for it (a few milliseconds).
+ */
+import { type Db, readRows } from './db.ts';
+
+export interface TrimOptions {
+  /**
+   * The limit the store was opened with, set back after each trim as it was given (DuckDB's own
+   * spelling of it, `488.2 MiB`, would not come back the same, and `RESET` does not restore a default).
+   */
+  limit: string;
+  /** What DuckDB may keep cached while idle (`64MB`). */
+  idleLimit: string;
+  /** Milliseconds without a read or bulk load before a trim. */
+  idleMs: number;
+  /** The clock (tests pass their own). */
+  now?: () => number;
+}
+
+export type TrimResult = 'trimmed' | 'busy' | 'small' | 'closed';
+
+export class MemoryTrim {
+  private active = 0;
+  private lastEnd = 0;
+  /**
+   * Whether a read, a bulk load or a large rollup refresh ran since the last trim. Live writes and the
+   * minute's refresh do not count: what they use is used again a minute later, and trimming it after
+   * each refresh cost ~1 % of a core in re-reads (a year of demo history).
+   */
+  private used = false;
+  private gate: Promise<unknown> | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly opts: TrimOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Checks every half idle period, at most every 50 ms (the timer does not keep the process alive). */
+  start(): void {
+    this.timer ??= setInterval(
+      () => {
+        if (this.idleFor() >= this.opts.idleMs) void this.trim().catch(() => undefined);
+      },
+      Math.max(50, this.opts.idleMs / 2),
+    );
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Runs `fn` as a read or bulk load: no trim starts while it runs, and it waits for one running. */
+  async during<T>(fn: () => Promise<T>): Promise<T> {
+    await this.enter();
+    try {
+      return await fn();
+    } finally {
+      this.exit();
+    }
+  }
+
+  /** `during` for an async iterable: counted from the first item asked until it ends or is left. */
+  async *iterate<T>(items: AsyncIterable<T>): AsyncIterable<T> {
+    await this.enter();
+    try {
+      yield* items;
+    } finally {
+      this.exit();
+    }
+  }
+
+  /** Marks a large rollup refresh (after a backfill) for the next idle trim, as a read would be. */
+  touched(): void {
+    this.used = true;
+    this.lastEnd = this.now();
+  }
+
+  private async enter(): Promise<void> {
+    while (this.gate) await this.gate;
+    this.active++;
+    this.used = true;
+  }
+
+  private exit(): void {
+    this.active--;
+    this.lastEnd = this.now();
+  }
+
+  private idleFor(): number {
+    return this.active > 0 ? 0 : this.now() - this.lastEnd;
+  }
+
+  /**
+   * Trims now unless a read or bulk load is running (`busy`), nothing ran since the last trim or DuckDB
+   * holds no more than the idle limit (`small`). The timer calls it; tests call it directly.
+   */
+  async trim(): Promise<TrimResult> {
+    if (this.db.closed) return 'closed';
+    if (this.active > 0 || this.gate) return 'busy';
+    if (!this.used) return 'small';
+    const run = this.db.lock.run(async (): Promise<TrimResult> => {
+      if (this.db.closed) return 'closed';
+      if (this.active > 0) return 'busy';
+      this.used = false;
+      const [row] = await readRows(
+        this.db.w,
+        `SELECT sum(memory_usage_bytes)::DOUBLE, ${sizeSql(this.opts.idleLimit)} FROM duckdb_memory()`,
+      );
+      if (!(Number(row?.[0]) > Number(row?.[1]))) return 'small';
+      try {
+        await this.db.w.run(`SET memory_limit = '${this.opts.idleLimit}'`);
+      } finally {
+        await this.db.w.run(`SET memory_limit = '${this.opts.limit}'`);
+      }
+      return 'trimmed';
+    });
+    this.gate = run;
+    try {
+      return await run;
+    } finally {
+      this.gate = null;
+    }
+  }
+}
+
+/** DuckDB's byte count of a size such as `64MB` (the same parser `memory_limit` uses is not exposed). */
+function sizeSql(size: string): string {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$/i.exec(size);
+  if (!m) throw new Error(`not a memory size: ${size}`);
+  const unit = (m[2] ?? 'B').toUpperCase();
+  const power = { B: 0, KB: 1, MB: 2, GB: 3, TB: 4, KIB: 1, MIB: 2, GIB: 3, TIB: 4 }[unit] ?? 0;
+  const base = unit.includes('I') ? 1024 : 1000;
+  return String(Number(m[1]) * base ** power);
+}
