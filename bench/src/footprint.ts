@@ -9,9 +9,10 @@
  * - the demo history: seconds until it is written and the peak RSS meanwhile;
  * - steady RSS after it (20 s after the history is written, with `--meters` idle claimed meters more);
  * - idle CPU: the process's CPU time over `--idle-s` seconds with the demo simulator running, as % of
- *   one core;
+ *   one core, and the RSS after that idle time (DuckDB's cache is trimmed 15 s after the last read);
  * - the burst: a one-year chart (1 h), a yearly heatmap and a CSV export of a year of the three-phase
- *   meter asked at once; the peak RSS during it (the kernel's peak counter is reset first) and its time.
+ *   meter asked at once; the peak RSS during it (the kernel's peak counter is reset first) and its time,
+ *   and the RSS 30 s after it.
  *
  * Progress goes to stderr; the last stdout line is the JSON result. Linux only (reads /proc).
  */
@@ -187,7 +188,7 @@ export default async function (args: string[]): Promise<object> {
     const burstMs = performance.now() - b0;
     const afterBurst = memoryOf(pid);
     log(`burst ${Math.round(burstMs)} ms; peak RSS ${afterBurst.peakMb} MB (sampled ${sampledPeak} MB)`);
-    await sleep(10_000);
+    await sleep(30_000);
     const settled = memoryOf(pid);
     return {
       days,
@@ -202,6 +203,7 @@ export default async function (args: string[]): Promise<object> {
       rss_after_history_mb: steady.rssMb,
       idle_cpu_pct: round1(idlePct),
       idle_s: idleS,
+      rss_after_idle_mb: afterIdle.rssMb,
       burst_ms: Math.round(burstMs),
       burst: { chart_ms: chartMs, heatmap_ms: heatmapMs, export_ms: exportMs, csv_bytes: csvBytes },
       peak_rss_during_burst_mb: Math.max(afterBurst.peakMb, sampledPeak),
