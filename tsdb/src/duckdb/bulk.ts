@@ -97,6 +97,7 @@ export class BulkLoader {
       if (e instanceof StoreError) throw e;
       throw new StoreError(`bulk write failed: ${(e as Error).message}`, 'unavailable', { cause: e });
     } finally {
+      await staging.dropAll().catch(() => undefined);
       for (const id of loading) {
         const n = (bulkLoading.get(id) ?? 1) - 1;
         if (n > 0) bulkLoading.set(id, n);
