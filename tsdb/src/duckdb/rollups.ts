@@ -30,6 +30,8 @@ const REFRESH_WINDOW_MS = 366 * 86_400_000;
 const LAYOUT_CHUNK_MS = 30 * 86_400_000;
 /** How far before a refresh's start the counters' seeds are looked for first (see `seeds`). */
 const SEED_LOOKBACK_MS = 2 * 86_400_000;
+/** History per device up to which every device is refreshed in one statement (see `refreshGroups`). */
+const SMALL_REFRESH_MS = 6 * 3_600_000;
 /** Devices of the same kind refreshed in one statement (see `refreshGroups`). */
 const REFRESH_GROUP = 4;
 const COUNTER_SET: ReadonlySet<string> = new Set(COUNTERS);
@@ -80,7 +82,7 @@ export class RollupRefresher {
           const part = run
             .filter((d) => d.start < b && (this.state.newest.get(d.dev) ?? Number.NEGATIVE_INFINITY) >= a)
             .map((d) => ({ dev: d.dev, start: Math.max(d.start, a) }));
-          const groups = this.refreshGroups(part);
+          const groups = this.refreshGroups(part, a, end);
           for (const group of groups) {
             buckets += await this.db.lock.run(async () => {
               if (this.db.closed) return 0;
@@ -115,7 +117,16 @@ export class RollupRefresher {
    * every counter of the group for every row, so devices of different kinds go apart), at most
    * `REFRESH_GROUP` at a time.
    */
-  private refreshGroups<T extends { dev: number }>(part: readonly T[]): T[][] {
+  private refreshGroups<T extends { dev: number; start: number }>(
+    part: readonly T[],
+    from: number,
+    end: number | null,
+  ): T[][] {
+    // A short span (the minute's refresh of live readings) has few rows: one statement for every device
+    // is planned once instead of once per kind, which is most of such a refresh's cost.
+    const lo = Math.max(from, Math.min(...part.map((p) => p.start)));
+    const hi = end ?? Math.max(...part.map((p) => this.state.newest.get(p.dev) ?? p.start));
+    if (part.length > 0 && hi - lo <= SMALL_REFRESH_MS) return [[...part]];
     const bySig = new Map<string, T[][]>();
     for (const p of part) {
       const sig = this.state.params(p.dev).join(',');

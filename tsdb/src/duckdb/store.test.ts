@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { columnize } from '../columns.ts';
 import { describeTelemetryStoreConformance } from '../conformance.ts';
 import { createDuckDbStore } from '../index.ts';
+import type { SeriesQuery } from '../port.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'kilowatch-tsdb-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -273,6 +274,74 @@ describe('DuckDB engine', () => {
     }
     const all = await store.energy({ deviceKey: dev, counters: ['eai1'], from, to, interval: '1h' });
     expect(all.resets.length).toBeGreaterThan(0);
+    await store.close();
+  });
+
+  it('short refreshes of meters of different kinds in one statement give the numbers of raw', async () => {
+    // Refreshed every ten minutes, as live readings are: each refresh spans well under the six hours up to
+    // which every device shares one statement (rollups.ts), so a single-phase meter and a three-phase one
+    // with a net register that drops (its counter stepped in full, the others without the running
+    // maximum) are refreshed together.
+    const store = await createDuckDbStore();
+    const single = 'e1e2e3e4e5e6';
+    const three = 'f1f2f3f4f5f6';
+    const readings: Reading[] = [];
+    let imp = 100;
+    let net = 50;
+    for (let i = 0; i < 600; i++) {
+      imp += 0.01 + (i % 7) * 0.002;
+      // A net register: runs back while exporting (resets), and wobbles a digit below (jitter).
+      net += i % 90 < 45 ? 0.02 : -0.015;
+      const wobble = i % 5 === 2 && i % 90 < 45 ? -0.025 : 0; // 0.005 below the reading before
+      readings.push({ deviceKey: single, ts: T0 + i * MIN, values: { eai1: imp, vave1: 229 + (i % 5) } });
+      readings.push({
+        deviceKey: three,
+        ts: T0 + i * MIN + 7_000,
+        values: {
+          eai1: imp * 2,
+          eai2: imp * 3,
+          eai3: imp * 4,
+          energy3phases: net + wobble,
+          pave1: 100 + i,
+          vave2: 231 - (i % 3),
+        },
+      });
+    }
+    for (let off = 0; off < readings.length; off += 20) {
+      await store.write(readings.slice(off, off + 20));
+      await store.refreshRollups(T0 + 700 * MIN);
+    }
+    const from = T0;
+    const to = T0 + 600 * MIN;
+    for (const [dev, counters, params] of [
+      [single, ['eai1'], ['vave1']],
+      [three, ['eai1', 'eai2', 'eai3', 'energy3phases'], ['pave1', 'vave2']],
+    ] as const) {
+      for (const interval of ['15m', '1h'] as const) {
+        const q = { deviceKey: dev, counters: [...counters], from, to, interval };
+        const a = await store.energy(q);
+        const b = await store.energy({ ...q, source: 'raw' });
+        for (const c of counters) {
+          expect(a.energy[c]!.length).toBe(b.energy[c]!.length);
+          a.energy[c]!.forEach((v, i) => {
+            const w = b.energy[c]![i]!;
+            if (w === null) expect(v).toBeNull();
+            else expect(v).toBeCloseTo(w, 9);
+          });
+        }
+        expect(a.resets).toEqual(b.resets);
+        const sq = { deviceKey: dev, params: [...params], from, to, interval, stats: ['min', 'avg', 'max'] };
+        const sa = await store.series(sq as SeriesQuery);
+        const sb = await store.series({ ...sq, source: 'raw' } as SeriesQuery);
+        for (const p of params) {
+          expect(sa.series[p]!.min).toEqual(sb.series[p]!.min);
+          expect(sa.series[p]!.max).toEqual(sb.series[p]!.max);
+          sa.series[p]!.avg!.forEach((v, i) => {
+            expect(v).toBeCloseTo(sb.series[p]!.avg![i]!, 9);
+          });
+        }
+      }
+    }
     await store.close();
   });
 
