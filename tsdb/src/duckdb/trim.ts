@@ -22,8 +22,6 @@ export interface TrimOptions {
   idleLimit: string;
   /** Milliseconds without a read or bulk load before a trim. */
   idleMs: number;
-  /** The clock (tests pass their own). */
-  now?: () => number;
 }
 
 export type TrimResult = 'trimmed' | 'busy' | 'small' | 'closed';
@@ -39,14 +37,11 @@ export class MemoryTrim {
   private used = false;
   private gate: Promise<unknown> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
-  private readonly now: () => number;
 
   constructor(
     private readonly db: Db,
     private readonly opts: TrimOptions,
-  ) {
-    this.now = opts.now ?? Date.now;
-  }
+  ) {}
 
   /** Checks every half idle period, at most every 50 ms (the timer does not keep the process alive). */
   start(): void {
@@ -87,7 +82,7 @@ export class MemoryTrim {
   /** Marks a large rollup refresh (after a backfill) for the next idle trim, as a read would be. */
   touched(): void {
     this.used = true;
-    this.lastEnd = this.now();
+    this.lastEnd = Date.now();
   }
 
   private async enter(): Promise<void> {
@@ -98,11 +93,11 @@ export class MemoryTrim {
 
   private exit(): void {
     this.active--;
-    this.lastEnd = this.now();
+    this.lastEnd = Date.now();
   }
 
   private idleFor(): number {
-    return this.active > 0 ? 0 : this.now() - this.lastEnd;
+    return this.active > 0 ? 0 : Date.now() - this.lastEnd;
   }
 
   /**
