@@ -61,14 +61,13 @@ function expectSame(a: SeriesResult, b: SeriesResult): void {
   }
 }
 
+/** A file store with a 16MB idle limit whose timer never fires in a test: trims are asked for by hand. */
+const trimmedByHand = (file: string, memoryLimit: string) =>
+  createDuckDbStore({ path: join(dir, file), memoryLimit, idleMemoryLimit: '16MB', idleTrimMs: 3_600_000 });
+
 describe('idle trim of the DuckDB cache', () => {
   it('gives the cache back down to the idle limit and keeps the working limit', async () => {
-    const store = await createDuckDbStore({
-      path: join(dir, 'trim.duckdb'),
-      memoryLimit: '512MB',
-      idleMemoryLimit: '16MB',
-      idleTrimMs: 3_600_000,
-    });
+    const store = await trimmedByHand('trim.duckdb', '512MB');
     try {
       const readings = history(60);
       for (let i = 0; i < readings.length; i += 20_000) await store.write(readings.slice(i, i + 20_000));
@@ -108,12 +107,7 @@ describe('idle trim of the DuckDB cache', () => {
   });
 
   it('does not trim while a read is in progress', async () => {
-    const store = await createDuckDbStore({
-      path: join(dir, 'busy.duckdb'),
-      memoryLimit: '256MB',
-      idleMemoryLimit: '16MB',
-      idleTrimMs: 3_600_000,
-    });
+    const store = await trimmedByHand('busy.duckdb', '256MB');
     try {
       await store.write(history(2));
       const pages = store
