@@ -1,21 +1,37 @@
 import type { Reporter, TestModule } from 'vitest/node';
 
-// Prints the closing line CI reads: "N passed, N failed[, N skipped]".
+// Prints the closing line CI reads: "N passed, N failed[, N skipped]", preceded by one "FAILED: " line per
+// failed test (project, file, name, the error's first line) so the tail of a CI log says what broke.
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>): void {
     let passed = 0;
-    let failed = unhandledErrors.length;
     let skipped = 0;
+    const failures: string[] = unhandledErrors.map((error) => `unhandled error: ${firstLine(error)}`);
     for (const mod of testModules) {
+      const where = `${mod.project.name} ${mod.relativeModuleId}`;
       // A file that failed to load has no tests; count it as one failure.
-      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed++;
+      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) {
+        failures.push(`${where}: ${mod.errors().map(firstLine).join('; ') || 'failed to load'}`);
+      }
       for (const test of mod.children.allTests()) {
-        const state = test.result().state;
-        if (state === 'passed') passed++;
-        else if (state === 'failed') failed++;
+        const result = test.result();
+        if (result.state === 'passed') passed++;
+        else if (result.state === 'failed')
+          failures.push(`${where} > ${test.fullName}: ${(result.errors ?? []).map(firstLine).join('; ')}`);
         else skipped++;
       }
     }
-    process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+    const lines = failures.map((failure) => `FAILED: ${failure}\n`).join('');
+    process.stdout.write(
+      `\n${lines}${passed} passed, ${failures.length} failed${skipped ? `, ${skipped} skipped` : ''}\n`,
+    );
   }
+}
+
+function firstLine(error: unknown): string {
+  const text =
+    error instanceof Error || (typeof error === 'object' && error !== null && 'message' in error)
+      ? String((error as { message: unknown }).message)
+      : String(error);
+  return (text.split('\n')[0] ?? '').slice(0, 300);
 }
