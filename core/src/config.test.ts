@@ -25,7 +25,7 @@ describe('settingsFromEnv', () => {
       embedded: true,
       dataDir: './data',
       influx: undefined,
-      duckdbMemoryLimit: '1GB',
+      duckdbMemoryLimit: '384MB',
       duckdbIdleMemoryLimit: '64MB',
       mqttPort: 1883,
       mqttHost: '127.0.0.1',

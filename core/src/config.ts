@@ -116,7 +116,7 @@ export const ENVIRONMENT = v.object({
   INFLUX_RP: v.optional(text('a retention policy name')),
   KW_DUCKDB_MEMORY_LIMIT: v.optional(
     v.pipe(v.string(), v.trim(), v.check(isMemorySize, 'a size such as 512MB or 2GB')),
-    '1GB',
+    '384MB',
   ),
   KW_DUCKDB_IDLE_MEMORY_LIMIT: v.optional(
     v.pipe(
