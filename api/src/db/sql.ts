@@ -2,6 +2,8 @@
  * One small SQL interface over the two metadata engines: PGlite (embedded PostgreSQL in WASM, a
  * directory under KW_DATA_DIR) and PostgreSQL over `pg` (DATABASE_URL). Same SQL, `$n` parameters.
  */
+
+import { setFlagsFromString } from 'node:v8';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { UnavailableError } from '../errors.ts';
@@ -66,7 +68,21 @@ export interface PgliteOptions {
  */
 export const PGLITE_SHARED_BUFFERS = '16MB';
 
+/**
+ * PGlite's WebAssembly is compiled by V8's baseline compiler (Liftoff) only, never tiered up to its
+ * optimising one. The tier-up kept ~35–50 MB of optimised code and compiler memory resident in the
+ * process for no speed a user sees: a metadata query's time is PGlite's protocol and JavaScript, and
+ * 6,000 point queries plus 3,000 upserts ran in the same time both ways (bench/results/footprint.md).
+ * The flag is V8's, so it holds for any WebAssembly the process compiles after it; PGlite's is the only
+ * WebAssembly the server runs.
+ */
+let liftoffOnly = false;
+
 export async function createPgliteSql(options: PgliteOptions = {}): Promise<Sql> {
+  if (!liftoffOnly) {
+    setFlagsFromString('--liftoff-only');
+    liftoffOnly = true;
+  }
   const { PGlite } = await import('@electric-sql/pglite');
   const defaults = (PGlite as unknown as { defaultStartParams?: string[] }).defaultStartParams;
   const db: PGlite = await PGlite.create({
