@@ -2,6 +2,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MESSAGES } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
+import { createDuckDbStore } from '@kilowatch/tsdb';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimMeter } from './analytics/testing.ts';
@@ -148,6 +149,29 @@ describe('the app: headers, errors, limits, docs', () => {
     expect(res.body).toMatch(
       /kilowatch_api_responses_total\{method="GET",route="\/api\/health",status="200"\} \d+/,
     );
+    const rss = Number(/^process_resident_memory_bytes (\d+)$/m.exec(res.body)?.[1]);
+    expect(rss).toBeGreaterThan(10 * 2 ** 20);
+    expect(res.body).toMatch(/^nodejs_heap_used_bytes \d+$/m);
+    // A store without its own count of memory (this one answers nothing) adds no lines.
+    expect(res.body).not.toContain('kilowatch_store_memory_bytes');
+  });
+
+  it("adds the embedded store's memory by tag to /metrics", async () => {
+    const store = await createDuckDbStore();
+    const own = await buildTestApp(engine, { store });
+    try {
+      await store.write([{ deviceKey: 'metrics-meter', ts: Date.UTC(2026, 0, 1), values: { vave1: 230 } }]);
+      const res = await own.app.inject({ method: 'GET', url: '/metrics' });
+      expect(res.statusCode).toBe(200);
+      const held = Number(
+        /^kilowatch_store_memory_bytes\{tag="IN_MEMORY_TABLE"\} (\d+)$/m.exec(res.body)?.[1],
+      );
+      expect(held).toBeGreaterThan(0);
+      expect(res.body).toMatch(/^kilowatch_store_temporary_bytes\{tag="BASE_TABLE"\} \d+$/m);
+    } finally {
+      await own.close();
+      await store.close();
+    }
   });
 
   it('serves an OpenAPI 3 document that validates and lists every route', async () => {

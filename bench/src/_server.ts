@@ -77,6 +77,43 @@ export function memoryOf(pid: number): { rssMb: number; peakMb: number } {
   return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
 }
 
+/**
+ * What of the process's resident memory is anonymous, and how much of that the allocators have already
+ * given back lazily (`MADV_FREE`: counted in RSS until the kernel needs the pages), MB, from
+ * /proc/<pid>/smaps_rollup. Walks every mapping: for the moments measured, not for a sampler.
+ */
+export function residentOf(pid: number): { anonMb: number; lazyFreeMb: number } {
+  const r = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(r)?.[1] ?? Number.NaN);
+  return { anonMb: Math.round(kb('Anonymous') / 1024), lazyFreeMb: Math.round(kb('LazyFree') / 1024) };
+}
+
+/**
+ * The server's own count of its memory from /metrics, MB: V8's heap (used, total), memory held outside
+ * it (buffers, PGlite's WebAssembly memory) and the embedded store's by tag (in memory; spilled).
+ */
+export async function memoryMetrics(base: string): Promise<{
+  heapUsedMb: number;
+  heapTotalMb: number;
+  externalMb: number;
+  store: Record<string, number>;
+}> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+  const one = (name: string) => mb(Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN));
+  const store: Record<string, number> = {};
+  for (const m of text.matchAll(/^kilowatch_store_(memory|temporary)_bytes\{tag="(\w+)"\} (\d+)/gm)) {
+    const v = mb(Number(m[3]));
+    if (v > 0) store[m[1] === 'memory' ? m[2]! : `${m[2]} (spilled)`] = v;
+  }
+  return {
+    heapUsedMb: one('nodejs_heap_used_bytes'),
+    heapTotalMb: one('nodejs_heap_total_bytes'),
+    externalMb: one('nodejs_external_memory_bytes'),
+    store,
+  };
+}
+
 /** CPU seconds the process has used (every thread), from /proc/<pid>/stat. */
 export function cpuSecondsOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

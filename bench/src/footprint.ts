@@ -25,7 +25,9 @@ import {
   demoToken,
   getJson,
   health,
+  memoryMetrics,
   memoryOf,
+  residentOf,
   round1,
   log as say,
   startServer,
@@ -105,13 +107,21 @@ export default async function (args: string[]): Promise<object> {
     }
     await sleep(20_000);
     const steady = memoryOf(pid);
-    log(`steady RSS ${steady.rssMb} MB; idle CPU over ${idleS} s…`);
+    const steadyResident = residentOf(pid);
+    const steadyCount = await memoryMetrics(base);
+    log(
+      `steady RSS ${steady.rssMb} MB (anonymous ${steadyResident.anonMb}, lazily freed ${steadyResident.lazyFreeMb}); idle CPU over ${idleS} s…`,
+    );
     const c0 = cpuSecondsOf(pid);
     const i0 = performance.now();
     await sleep(idleS * 1000);
     const idlePct = ((cpuSecondsOf(pid) - c0) / ((performance.now() - i0) / 1000)) * 100;
     const afterIdle = memoryOf(pid);
-    log(`idle CPU ${round1(idlePct)} % of one core; RSS ${afterIdle.rssMb} MB`);
+    const idleResident = residentOf(pid);
+    const idleCount = await memoryMetrics(base);
+    log(
+      `idle CPU ${round1(idlePct)} % of one core; RSS ${afterIdle.rssMb} MB (anonymous ${idleResident.anonMb}, lazily freed ${idleResident.lazyFreeMb})`,
+    );
 
     // The burst: a year's chart, heatmap and CSV export of the three-phase meter at once.
     const token = await demoToken(base);
@@ -190,6 +200,8 @@ export default async function (args: string[]): Promise<object> {
     log(`burst ${Math.round(burstMs)} ms; peak RSS ${afterBurst.peakMb} MB (sampled ${sampledPeak} MB)`);
     await sleep(30_000);
     const settled = memoryOf(pid);
+    const settledResident = residentOf(pid);
+    const settledCount = await memoryMetrics(base);
     return {
       days,
       idle_meters: meters,
@@ -201,13 +213,19 @@ export default async function (args: string[]): Promise<object> {
       peak_rss_during_history_mb: duringHistory.peakMb,
       disk,
       rss_after_history_mb: steady.rssMb,
+      lazy_free_after_history_mb: steadyResident.lazyFreeMb,
+      counted_after_history: steadyCount,
       idle_cpu_pct: round1(idlePct),
       idle_s: idleS,
       rss_after_idle_mb: afterIdle.rssMb,
+      lazy_free_after_idle_mb: idleResident.lazyFreeMb,
+      counted_after_idle: idleCount,
       burst_ms: Math.round(burstMs),
       burst: { chart_ms: chartMs, heatmap_ms: heatmapMs, export_ms: exportMs, csv_bytes: csvBytes },
       peak_rss_during_burst_mb: Math.max(afterBurst.peakMb, sampledPeak),
       rss_after_burst_mb: settled.rssMb,
+      lazy_free_after_burst_mb: settledResident.lazyFreeMb,
+      counted_after_burst: settledCount,
       cpu_s_total: round1(cpuSecondsOf(pid)),
       machine: { cpus: cpus().length, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version },
       load_average: [round1(load0), round1(loadavg()[0]!)],

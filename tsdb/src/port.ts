@@ -176,6 +176,15 @@ export function seriesStats(stats: readonly Stat[]): Stat[] {
   return stats.length === 0 ? [...ALL_STATS] : [...new Set(stats)];
 }
 
+/** What `memoryByTag` answers for one tag (DuckDB's `duckdb_memory()`: BASE_TABLE, IN_MEMORY_TABLE, …). */
+export interface StoreMemory {
+  tag: string;
+  /** Bytes resident in memory. */
+  memoryBytes: number;
+  /** Bytes spilled to temporary files. */
+  temporaryBytes: number;
+}
+
 export interface TelemetryStore {
   readonly engine: StoreHealth['engine'];
 
@@ -206,6 +215,12 @@ export interface TelemetryStore {
    * rollups of the devices being loaded are refreshed after the load, not while it runs.
    */
   writeBulk?(batches: AsyncIterable<readonly Reading[] | ColumnBatch>): Promise<WriteResult>;
+
+  /**
+   * Optional: the store's own count of the memory it holds in this process, by what holds it (for
+   * /metrics). Engines in another process (InfluxDB) have none.
+   */
+  memoryByTag?(): Promise<readonly StoreMemory[]>;
 
   /** Raw readings in time order, paged (data log). */
   readRaw(query: RawQuery): Promise<RawPage>;

@@ -28,6 +28,7 @@ import {
   type SeriesResult,
   StoreError,
   type StoreHealth,
+  type StoreMemory,
   type TelemetryStore,
   type WriteResult,
 } from '../port.ts';
@@ -159,6 +160,19 @@ export class DuckDbStore implements TelemetryStore {
     this.db.assertOpen();
     const [row] = await readRows(this.db.r, 'SELECT sum(memory_usage_bytes)::DOUBLE FROM duckdb_memory()');
     return Number(row?.[0]);
+  }
+
+  async memoryByTag(): Promise<StoreMemory[]> {
+    this.db.assertOpen();
+    const rows = await readRows(
+      this.db.r,
+      'SELECT tag, memory_usage_bytes::DOUBLE, temporary_storage_bytes::DOUBLE FROM duckdb_memory() ORDER BY tag',
+    );
+    return rows.map(([tag, memoryBytes, temporaryBytes]) => ({
+      tag: String(tag),
+      memoryBytes: Number(memoryBytes),
+      temporaryBytes: Number(temporaryBytes),
+    }));
   }
 
   /** Runs a read (or bulk load) so that the idle trim waits for it. */

@@ -1,6 +1,9 @@
 /** API counters in Prometheus text format at GET /metrics, followed by other components' (ingest). */
+
+import type { StoreMemory } from '@kilowatch/tsdb';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { within } from '../../routes/health.ts';
 
 export default fp(
   async (app: FastifyInstance, opts: { extra?: () => string }) => {
@@ -100,6 +103,40 @@ export default fp(
               pool.waiting,
             ),
             ...gauge('kilowatch_db_pool_max', 'Largest PostgreSQL pool size.', pool.max),
+          );
+        }
+        // The process's memory, and the telemetry store's own count of its part when it runs in here.
+        const mem = process.memoryUsage();
+        lines.push(
+          ...gauge('process_resident_memory_bytes', 'Resident memory of this process.', mem.rss),
+          ...gauge('nodejs_heap_used_bytes', "JavaScript objects in V8's heap.", mem.heapUsed),
+          ...gauge('nodejs_heap_total_bytes', "V8's heap, used and free.", mem.heapTotal),
+          ...gauge(
+            'nodejs_external_memory_bytes',
+            'Memory outside the heap held by JavaScript objects (buffers, WebAssembly memory).',
+            mem.external,
+          ),
+        );
+        // A store too busy to answer within the health probes' time leaves its lines out, not the scrape.
+        const counted = app.hasDecorator('store') ? app.store.memoryByTag?.() : undefined;
+        const store = counted ? await within(counted, () => null) : null;
+        if (store) {
+          const tagged = (name: string, help: string, value: (m: StoreMemory) => number) => [
+            `# HELP ${name} ${help}`,
+            `# TYPE ${name} gauge`,
+            ...store.map((m) => `${name}{tag="${m.tag}"} ${value(m)}`),
+          ];
+          lines.push(
+            ...tagged(
+              'kilowatch_store_memory_bytes',
+              "The embedded telemetry store's memory by what holds it (DuckDB's duckdb_memory()).",
+              (m) => m.memoryBytes,
+            ),
+            ...tagged(
+              'kilowatch_store_temporary_bytes',
+              "The embedded telemetry store's memory spilled to temporary files, by what holds it.",
+              (m) => m.temporaryBytes,
+            ),
           );
         }
         const extra = opts.extra?.();
