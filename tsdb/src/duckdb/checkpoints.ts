@@ -204,8 +204,18 @@ export class Checkpoints {
    */
   committed(bytes: number): void {
     this.walBytes += bytes;
+    if (this.walBytes >= CHECKPOINT_BYTES) this.request();
+  }
+
+  /**
+   * Checkpoints now, as if the threshold had been crossed, unless one is running. After a large rollup
+   * refresh: its rows were written to the database file but stay DuckDB's in-memory table segments (and
+   * spill to its temporary file) until a checkpoint, hundreds of megabytes after a year of history, and
+   * the little WAL such a write leaves would not reach the threshold for hours.
+   */
+  request(): void {
     const ck = this.db.ck;
-    if (!ck || this.checkpoint || this.walBytes < CHECKPOINT_BYTES) return;
+    if (!ck || this.checkpoint || this.db.closed) return;
     this.walBytes = 0;
     // From here until the checkpoint is over and what arrived meanwhile is applied, writes go to the
     // journal and are acknowledged from there (see journal.ts): no commit waits for the checkpoint.

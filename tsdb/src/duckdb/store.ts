@@ -73,8 +73,14 @@ export { isMemorySize };
 /** Readings the journal takes while a checkpoint runs; past it, writes wait for DuckDB (backpressure). */
 const MAX_PARKED_ROWS = 200_000;
 
-/** Rollup buckets a refresh rewrites past which its cache is trimmed when idle (a minute of 6 meters: ~1,300). */
+/**
+ * Rollup buckets a refresh rewrites past which the store checkpoints and its cache is trimmed when idle
+ * (a minute of 6 meters: ~1,300).
+ */
 const LARGE_REFRESH_BUCKETS = 50_000;
+
+/** Time after a large refresh before its checkpoint, and between looks for a bulk load's end. */
+const CHECKPOINT_DELAY_MS = 1_000;
 
 /** Idle time before DuckDB's cache is trimmed to `idleMemoryLimit`. */
 const IDLE_TRIM_MS = 15_000;
@@ -98,6 +104,8 @@ export class DuckDbStore implements TelemetryStore {
   private probeConn: Awaited<ReturnType<Db['instance']['connect']>> | null = null;
   /** The idle trim of DuckDB's cache (trim.ts), when asked for. */
   private trimmer: MemoryTrim | null = null;
+  /** A large refresh ran: checkpoint once no bulk load runs (`checkpointSoon`). */
+  private checkpointTimer: ReturnType<typeof setTimeout> | null = null;
 
   private constructor(
     private readonly db: Db,
@@ -222,10 +230,28 @@ export class DuckDbStore implements TelemetryStore {
   /** Refreshes the rollups of every device written since the last refresh (rollups.ts). */
   async refreshRollups(now: number = Date.now()): Promise<RollupRunResult> {
     const result = await this.rollups.refresh(now);
-    // A refresh after a backfill fills the cache up to the limit; the minute's refresh of live
-    // readings does not count (trim.ts).
-    if (result.buckets >= LARGE_REFRESH_BUCKETS) this.trimmer?.touched();
+    // A refresh after a backfill fills the cache up to the limit, and its rows stay in memory until a
+    // checkpoint (checkpoints.ts `request`); the minute's refresh of live readings does neither (trim.ts).
+    if (result.buckets >= LARGE_REFRESH_BUCKETS) {
+      this.checkpointSoon();
+      this.trimmer?.touched();
+    }
     return result;
+  }
+
+  /**
+   * Checkpoints `CHECKPOINT_DELAY_MS` after a large refresh, or once the bulk load running then is over: a
+   * bulk load often follows such a refresh (the demo's two days, then its year), and a checkpoint beside
+   * it would hold its commits back.
+   */
+  private checkpointSoon(): void {
+    this.checkpointTimer ??= setTimeout(() => {
+      this.checkpointTimer = null;
+      if (this.db.closed) return;
+      if (this.state.bulkLoading.size > 0) this.checkpointSoon();
+      else this.checkpoints.request();
+    }, CHECKPOINT_DELAY_MS);
+    this.checkpointTimer.unref();
   }
 
   // ---------------------------------------------------------------- reads
@@ -289,6 +315,8 @@ export class DuckDbStore implements TelemetryStore {
     const { db } = this;
     if (db.closed) return;
     this.trimmer?.stop();
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    this.checkpointTimer = null;
     await this.checkpoints.running();
     await db.lock.run(async () => {
       // What the journal holds is applied now, or kept for the next open if DuckDB refuses it.

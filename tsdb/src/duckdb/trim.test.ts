@@ -132,6 +132,43 @@ describe('idle trim of the DuckDB cache', () => {
     }
   });
 
+  it('checkpoints after a large refresh: its rows leave the in-memory table segments', async () => {
+    const store = await trimmedByHand('checkpointed.duckdb', '512MB');
+    const inMemory = async () =>
+      (await store.memoryByTag()).find((m) => m.tag === 'IN_MEMORY_TABLE')?.memoryBytes ?? 0;
+    try {
+      const readings = history(60);
+      await store.writeBulk(
+        (async function* () {
+          for (let i = 0; i < readings.length; i += 20_000) yield readings.slice(i, i + 20_000);
+        })(),
+      );
+      const held = await inMemory();
+      const { buckets } = await store.refreshRollups(T0 + 61 * 86_400_000);
+      expect(buckets).toBeGreaterThan(50_000);
+      // The refresh's rows sit in memory until the checkpoint it asked for has run.
+      expect(await inMemory()).toBeGreaterThan(held + 4 * MB);
+      const deadline = Date.now() + 20_000;
+      while ((await inMemory()) > held + MB && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(await inMemory()).toBeLessThanOrEqual(held + MB);
+      // And nothing was lost on the way: the rollups answer what the raw readings do.
+      const q = {
+        deviceKey: 'aa0000000001',
+        counters: ['eai1'],
+        from: T0,
+        to: T0 + 60 * 86_400_000,
+      } as const;
+      const rolled = await store.energy({ ...q, interval: '1d' });
+      const raw = await store.energy({ ...q, interval: '1d', source: 'raw' });
+      expect(rolled.t).toEqual(raw.t);
+      expectClose(rolled.energy.eai1, raw.energy.eai1!);
+    } finally {
+      await store.close();
+    }
+  }, 90_000);
+
   it('refuses an idle limit that is not a size, or without a limit to go back to', async () => {
     await expect(
       createDuckDbStore({ path: join(dir, 'bad.duckdb'), memoryLimit: '1GB', idleMemoryLimit: 'half' }),
