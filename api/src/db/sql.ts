@@ -70,8 +70,8 @@ export const PGLITE_SHARED_BUFFERS = '16MB';
 
 /**
  * PGlite's WebAssembly is compiled by V8's baseline compiler (Liftoff) only, never tiered up to its
- * optimising one. The tier-up kept ~35–50 MB of optimised code and compiler memory resident in the
- * process for no speed a user sees: a metadata query's time is PGlite's protocol and JavaScript, and
+ * optimising one. The tier-up kept optimised code and compiler memory resident (the server: 315 → ~240 MB
+ * at ready; PGlite alone: 196 → 161 MB) for no speed a user sees: a metadata query's time is PGlite's protocol and JavaScript, and
  * 6,000 point queries plus 3,000 upserts ran in the same time both ways (bench/results/footprint.md).
  * The flag is V8's, so it holds for any WebAssembly the process compiles after it; PGlite's is the only
  * WebAssembly the server runs.

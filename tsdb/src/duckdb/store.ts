@@ -163,11 +163,9 @@ export class DuckDbStore implements TelemetryStore {
     return this.trimmer ? this.trimmer.trim() : Promise.resolve('small');
   }
 
-  /** Bytes DuckDB holds for its cache and queries, by its own accounting. */
+  /** Bytes DuckDB holds for its cache and queries, by its own accounting (`memoryByTag`, summed). */
   async memoryUsage(): Promise<number> {
-    this.db.assertOpen();
-    const [row] = await readRows(this.db.r, 'SELECT sum(memory_usage_bytes)::DOUBLE FROM duckdb_memory()');
-    return Number(row?.[0]);
+    return (await this.memoryByTag()).reduce((sum, m) => sum + m.memoryBytes, 0);
   }
 
   async memoryByTag(): Promise<StoreMemory[]> {
