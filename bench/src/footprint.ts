@@ -1,5 +1,5 @@
 /**
- * `pnpm bench footprint [--days 365] [--idle-s 60] [--meters 20]`
+ * `pnpm bench footprint [--days 365] [--idle-s 60] [--meters 20] [--timeline]`
  *
  * What the embedded deployment asks of a small home server, measured on the compiled server as
  * `pnpm start` runs it (demo on, a fresh data directory, plain `node`):
@@ -13,6 +13,9 @@
  * - the burst: a one-year chart (1 h), a yearly heatmap and a CSV export of a year of the three-phase
  *   meter asked at once; the peak RSS during it (the kernel's peak counter is reset first) and its time,
  *   and the RSS 30 s after it.
+ *
+ * `--timeline` logs the RSS and the server's own count of its memory every half second of the history
+ * write and the burst.
  *
  * Progress goes to stderr; the last stdout line is the JSON result. Linux only (reads /proc).
  */
@@ -48,6 +51,60 @@ function sizeMb(dir: string): number {
   return Math.round(bytes / 2 ** 20);
 }
 
+type Counted = Awaited<ReturnType<typeof memoryMetrics>>;
+
+/**
+ * Samples the RSS every 50 ms and the server's own count (/metrics) every 500 ms until stopped; answers
+ * the highest RSS seen, when (seconds after the start), and the count taken closest after it, to tell
+ * what a peak is made of.
+ */
+function peakSampler(
+  pid: number,
+  base: string,
+  timeline: boolean,
+): { stop(): { peakMb: number; atS: number; counted: Counted | null } } {
+  const t0 = performance.now();
+  let peakMb = 0;
+  let atS = 0;
+  let counted: Counted | null = null;
+  let stale = true;
+  let asking = false;
+  const rss = setInterval(() => {
+    const now = memoryOf(pid).rssMb;
+    if (now > peakMb) {
+      peakMb = now;
+      atS = round1((performance.now() - t0) / 1000);
+      stale = true;
+    }
+  }, 50);
+  const count = setInterval(() => {
+    if ((!stale && !timeline) || asking) return;
+    asking = true;
+    stale = false;
+    memoryMetrics(base)
+      .then((c) => {
+        counted = c;
+        if (timeline) {
+          const duck = Object.entries(c.store).filter(([tag]) => !tag.endsWith('(spilled)'));
+          log(
+            `${round1((performance.now() - t0) / 1000)} s: RSS ${memoryOf(pid).rssMb} MB, heap ${c.heapTotalMb}, external ${c.externalMb}, DuckDB ${duck.reduce((a, [, v]) => a + v, 0)} (${duck.map(([k, v]) => `${k} ${v}`).join(', ')})`,
+          );
+        }
+      })
+      .catch(() => {})
+      .finally(() => {
+        asking = false;
+      });
+  }, 500);
+  return {
+    stop() {
+      clearInterval(rss);
+      clearInterval(count);
+      return { peakMb, atS, counted };
+    },
+  };
+}
+
 function arg(args: string[], name: string, dflt: number): number {
   const i = args.indexOf(`--${name}`);
   const v = i >= 0 ? Number(args[i + 1]) : Number.NaN;
@@ -58,6 +115,7 @@ export default async function (args: string[]): Promise<object> {
   const days = arg(args, 'days', 365);
   const idleS = arg(args, 'idle-s', 60);
   const meters = arg(args, 'meters', 20);
+  const timeline = args.includes('--timeline');
   const load0 = loadavg()[0]!;
   buildServer();
   const server = await startServer({ KW_DEMO_HISTORY_DAYS: String(days) });
@@ -68,6 +126,7 @@ export default async function (args: string[]): Promise<object> {
       `answers after ${Math.round(server.firstAnswerMs)} ms, ready after ${Math.round(server.readyMs)} ms, RSS ${atStart.rssMb} MB`,
     );
     const t0 = performance.now() - server.readyMs;
+    const historySampler = peakSampler(pid, base, timeline);
     let state = 'writing';
     while (state !== 'done' && state !== 'failed') {
       await sleep(1000);
@@ -77,12 +136,15 @@ export default async function (args: string[]): Promise<object> {
     }
     const historyS = (performance.now() - t0) / 1000;
     const duringHistory = memoryOf(pid);
+    const historyPeak = historySampler.stop();
     const disk = {
       telemetry_mb: sizeMb(join(server.dataDir, 'telemetry.duckdb')),
       metadata_mb: sizeMb(join(server.dataDir, 'meta')),
       data_dir_mb: sizeMb(server.dataDir),
     };
-    log(`history ${state} after ${round1(historyS)} s; peak RSS ${duringHistory.peakMb} MB`);
+    log(
+      `history ${state} after ${round1(historyS)} s; peak RSS ${duringHistory.peakMb} MB; counted near the sampled peak (${historyPeak.peakMb} MB at ${historyPeak.atS} s): ${JSON.stringify(historyPeak.counted)}`,
+    );
 
     // Idle claimed meters (never publishing) on an account of their own.
     const email = `footprint-${Date.now()}@example.com`;
@@ -136,10 +198,7 @@ export default async function (args: string[]): Promise<object> {
     } catch {
       log('cannot reset the peak RSS counter: the burst peak includes the history write');
     }
-    let sampledPeak = 0;
-    const sampler = setInterval(() => {
-      sampledPeak = Math.max(sampledPeak, memoryOf(pid).rssMb);
-    }, 50);
+    const burstSampler = peakSampler(pid, base, timeline);
     const b0 = performance.now();
     const timed = async (p: Promise<unknown>) => {
       const s = performance.now();
@@ -194,10 +253,15 @@ export default async function (args: string[]): Promise<object> {
     ]);
     // The sampler stops however the burst ends (a failed export would otherwise leave it reading the
     // stopped server's /proc entry).
-    const [chartMs, heatmapMs, exportMs] = await burst.finally(() => clearInterval(sampler));
+    let burstPeak: ReturnType<ReturnType<typeof peakSampler>['stop']> = { peakMb: 0, atS: 0, counted: null };
+    const [chartMs, heatmapMs, exportMs] = await burst.finally(() => {
+      burstPeak = burstSampler.stop();
+    });
     const burstMs = performance.now() - b0;
     const afterBurst = memoryOf(pid);
-    log(`burst ${Math.round(burstMs)} ms; peak RSS ${afterBurst.peakMb} MB (sampled ${sampledPeak} MB)`);
+    log(
+      `burst ${Math.round(burstMs)} ms; peak RSS ${afterBurst.peakMb} MB (sampled ${burstPeak.peakMb} MB); counted near it: ${JSON.stringify(burstPeak.counted)}`,
+    );
     await sleep(30_000);
     const settled = memoryOf(pid);
     const settledResident = residentOf(pid);
@@ -211,6 +275,8 @@ export default async function (args: string[]): Promise<object> {
       history: state,
       history_s: round1(historyS),
       peak_rss_during_history_mb: duringHistory.peakMb,
+      history_peak_at_s: historyPeak.atS,
+      counted_at_history_peak: historyPeak.counted,
       disk,
       rss_after_history_mb: steady.rssMb,
       lazy_free_after_history_mb: steadyResident.lazyFreeMb,
@@ -222,7 +288,8 @@ export default async function (args: string[]): Promise<object> {
       counted_after_idle: idleCount,
       burst_ms: Math.round(burstMs),
       burst: { chart_ms: chartMs, heatmap_ms: heatmapMs, export_ms: exportMs, csv_bytes: csvBytes },
-      peak_rss_during_burst_mb: Math.max(afterBurst.peakMb, sampledPeak),
+      peak_rss_during_burst_mb: Math.max(afterBurst.peakMb, burstPeak.peakMb),
+      counted_at_burst_peak: burstPeak.counted,
       rss_after_burst_mb: settled.rssMb,
       lazy_free_after_burst_mb: settledResident.lazyFreeMb,
       counted_after_burst: settledCount,
