@@ -185,6 +185,11 @@ function setBits(bits: Uint32Array, from: number, to: number): void {
   for (; r < to; r++) bits[r >>> 5]! |= 1 << (r & 31);
 }
 
+/** The buffers behind a batch's typed arrays, for moving it to another thread (`postMessage`'s transfer list). */
+export function columnBuffers(b: ColumnBatch): ArrayBuffer[] {
+  return [b.dev.buffer, b.ts.buffer, ...b.values.map((v) => v.buffer), ...b.valid.map((v) => v.buffer)];
+}
+
 /**
  * Several laid-out batches as one, when every device's readings only move forward from one batch to the
  * next (so no (device, ts) repeats across them); otherwise null, and the caller lays the readings out

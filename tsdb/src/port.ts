@@ -212,7 +212,8 @@ export interface TelemetryStore {
    * as it is. Resolves once everything is committed; a failure may leave a prefix of the batches stored
    * (running the same load again completes it). Engines without it take the batches through `write`.
    * A batch may come laid out in columns already (`columnize`, e.g. in a generation thread). The
-   * rollups of the devices being loaded are refreshed after the load, not while it runs.
+   * rollups of the devices being loaded are refreshed after the load, not while it runs. The store reads
+   * a batch only until it asks for the next one: the caller may then reuse or release its buffers.
    */
   writeBulk?(batches: AsyncIterable<readonly Reading[] | ColumnBatch>): Promise<WriteResult>;
 

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Reading } from '@kilowatch/core';
 import type { ColumnBatch, TelemetryStore } from '@kilowatch/tsdb';
+import { columnBuffers } from '@kilowatch/tsdb/columns';
 import type { BackfillWork } from './backfillWorker.ts';
 import type { SimulatedDevice } from './devices.ts';
 import { type SimulationOptions, simulatedReading } from './readings.ts';
@@ -82,6 +83,10 @@ async function* generatedInThread(work: BackfillWork): AsyncGenerator<ColumnBatc
       if (m.done) return;
       worker.postMessage({ next: true });
       yield m.batch!;
+      // The store asked for the next batch, so it is done with this one (port.ts). Its column buffers
+      // go back to the generation thread, whose frequent collections free them: here they waited for a
+      // collection of the server's thread, ~60 MB of them at a time while the demo year was written.
+      worker.postMessage({ spent: true }, columnBuffers(m.batch!));
     }
   } finally {
     worker.removeAllListeners('exit');

@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Reading } from '@kilowatch/core';
-import { columnize } from '@kilowatch/tsdb/columns';
+import { columnBuffers, columnize } from '@kilowatch/tsdb/columns';
 import type { SimulatedDevice } from './devices.ts';
 import { type SimulationOptions, simulatedReading } from './readings.ts';
 
@@ -33,15 +33,12 @@ function nextBatch(): void {
     return;
   }
   const b = columnize(batch);
-  port!.postMessage({ batch: b, readings: batch.length }, [
-    b.dev.buffer,
-    b.ts.buffer,
-    ...b.values.map((v) => v.buffer),
-    ...b.valid.map((v) => v.buffer),
-  ]);
+  port!.postMessage({ batch: b, readings: batch.length }, columnBuffers(b));
 }
 
-port.on('message', (m: { next?: true }) => {
+// `spent`: a batch's buffers, moved back once the store is done with it, are left to this thread's
+// frequent collections (see `backfill.ts`).
+port.on('message', (m: { next?: true; spent?: true }) => {
   if (m.next) nextBatch();
 });
 port.postMessage({ ready: true });

@@ -1,4 +1,4 @@
-import { createDuckDbStore } from '@kilowatch/tsdb';
+import { type ColumnBatch, createDuckDbStore } from '@kilowatch/tsdb';
 import { describe, expect, it } from 'vitest';
 import { decodeMessage } from '../decoders/index.ts';
 import { backfillHistory } from './backfill.ts';
@@ -166,14 +166,19 @@ describe('backfillHistory', () => {
       const to = from + 1440 * MIN;
       const opts = { from, to, batchSize: 4000, seed: 7 };
       const progress: number[] = [];
-      // What reaches the store: readings laid out in columns already (by the thread).
+      // What reaches the store: readings laid out in columns already (by the thread); once the store asks
+      // for the next batch, the one before has gone back to the thread (its buffers detached here).
       const kinds = new Set<string>();
+      const released: boolean[] = [];
       const bulk = there.writeBulk.bind(there);
       there.writeBulk = (batches) =>
         bulk(
           (async function* () {
+            let previous: ColumnBatch | null = null;
             for await (const x of batches) {
               kinds.add(Array.isArray(x) ? 'readings' : 'columns');
+              if (previous) released.push(previous.ts.byteLength === 0 && previous.dev.byteLength === 0);
+              previous = Array.isArray(x) ? null : (x as ColumnBatch);
               yield x;
             }
           })(),
@@ -186,6 +191,8 @@ describe('backfillHistory', () => {
       });
       expect(b).toEqual(a);
       expect([...kinds]).toEqual(['columns']);
+      expect(released.length).toBeGreaterThan(0);
+      expect(released.every(Boolean)).toBe(true);
       expect(b.readings).toBe(1440 * DEMO_DEVICES.length);
       expect(progress.at(-1)).toBe(b.readings);
       await here.refreshRollups(to);
