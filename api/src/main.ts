@@ -103,6 +103,7 @@ async function openStore(): Promise<TelemetryStore> {
     path: path.join(config.dataDir, 'telemetry.duckdb'),
     memoryLimit: config.duckdbMemoryLimit,
     ...(config.duckdbIdleMemoryLimit ? { idleMemoryLimit: config.duckdbIdleMemoryLimit } : {}),
+    ...(config.duckdbBulkMemoryLimit ? { bulkMemoryLimit: config.duckdbBulkMemoryLimit } : {}),
   });
   return duckdb;
 }
@@ -125,21 +126,22 @@ async function writeDemoHistory(store: TelemetryStore, http: FastifyInstance): P
   // Generated and laid out in columns in a worker thread; batches of 10,000 readings (the store still
   // merges them in large transactions), so handing one to DuckDB holds the event loop only briefly.
   const batchSize = 10_000;
-  const recent = await backfillHistory(store, DEMO_DEVICES, {
-    from: recentFrom,
-    to,
-    batchSize,
-    thread: true,
-  });
+  // A failed load runs once more at once: the store keeps what it stored, and after running out of memory
+  // under its bulk memory limit it gives that limit up (tsdb limits.ts), so the second run completes it.
+  const load = async (from: number, until: number) => {
+    const opts = { from, to: until, batchSize, thread: true };
+    try {
+      return await backfillHistory(store, DEMO_DEVICES, opts);
+    } catch (e) {
+      http.log.warn({ err: e }, 'demo history: writing failed; trying once more');
+      return backfillHistory(store, DEMO_DEVICES, opts);
+    }
+  };
+  const recent = await load(recentFrom, to);
   await store.refreshRollups();
   demoHistoryState = 'recent';
   http.log.info(`demo history: the last two days are written (${recent.readings} readings)`);
-  const older = await backfillHistory(store, DEMO_DEVICES, {
-    from: to - HISTORY_MS,
-    to: recentFrom,
-    batchSize,
-    thread: true,
-  });
+  const older = await load(to - HISTORY_MS, recentFrom);
   await store.refreshRollups();
   await writeFile(marker, new Date().toISOString());
   http.log.info(`demo history written: ${recent.readings + older.readings} readings`);

@@ -6,7 +6,7 @@
  * asked at once as the page does). Reports the time from start until `/api/health` says the history is
  * written, p50/p95/max of the sign-in and of the page meanwhile, the server's CPU seconds and peak RSS.
  *
- * `pnpm bench backfill --loader [--days 365] [--batch 50000] [--memory-limit 1GB|duckdb]`
+ * `pnpm bench backfill --loader [--days 365] [--batch 50000] [--memory-limit 1GB|duckdb] [--bulk-memory-limit 192MB|off]`
  *
  * The loader alone: the demo history through `backfillHistory` (6 simulated meters, one reading a
  * minute) into a DuckDB file in a temp dir, then one `refreshRollups` for the whole range: generation +
@@ -31,7 +31,7 @@ import {
   round1,
   startServer,
 } from './_server.ts';
-import { memoryLimitArg } from './memory.ts';
+import { bulkMemoryLimitArg, memoryLimitArg } from './memory.ts';
 
 const log = (msg: string) => process.stderr.write(`[backfill bench] ${msg}\n`);
 
@@ -127,12 +127,17 @@ async function loader(args: string[]): Promise<object> {
   const days = arg(args, 'days', 365);
   const batchSize = arg(args, 'batch', 50_000);
   const memoryLimit = memoryLimitArg(args);
+  const bulkMemoryLimit = bulkMemoryLimitArg(args);
   const dir = await mkdtemp(join(tmpdir(), 'kw-bench-backfill-'));
   const to = Math.floor(Date.now() / 60_000) * 60_000;
   const from = to - days * 86_400_000;
   const load0 = loadavg()[0]!;
   try {
-    const store = await createDuckDbStore({ path: join(dir, 'telemetry.duckdb'), memoryLimit });
+    const store = await createDuckDbStore({
+      path: join(dir, 'telemetry.duckdb'),
+      memoryLimit,
+      ...(bulkMemoryLimit ? { bulkMemoryLimit } : {}),
+    });
     try {
       log(`${DEMO_DEVICES.length} meters × ${days} days, batches of ${batchSize}`);
       const cpu = () => {
@@ -178,6 +183,7 @@ async function loader(args: string[]): Promise<object> {
         write_cpu_s: Math.round((c1 - c0) * 10) / 10,
         refresh_cpu_s: Math.round((c2 - c1) * 10) / 10,
         memory_limit: await store.memoryLimit(),
+        bulk_memory_limit: bulkMemoryLimit ?? 'off',
         // The whole process's peak (resourceUsage gives KiB).
         peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
         load_average: [Math.round(load0 * 10) / 10, Math.round(loadavg()[0]! * 10) / 10],

@@ -1,15 +1,19 @@
 /**
- * `pnpm bench export [--days 365]`: a year-long CSV of one device's 1-minute readings through the export
+ * `pnpm bench export [--days 365] [--memory-limit 384MB] [--bulk-memory-limit 192MB|off]`: a year-long CSV of one device's 1-minute readings through the export
  * queue (POST /api/exports, then waiting for the job), with wall time and the process's peak memory.
  */
 import { stat } from 'node:fs/promises';
-import { memoryLimitArg } from './memory.ts';
+import { bulkMemoryLimitArg, memoryLimitArg } from './memory.ts';
 import { arg, benchApp } from './query.ts';
 
 export default async function exportBench(args: string[]): Promise<object> {
   const days = arg(args, 'days', 365);
   const from = Date.parse('2025-01-01T00:00:00Z');
-  const b = await benchApp(1, days, from, { memoryLimit: memoryLimitArg(args) });
+  const bulkMemoryLimit = bulkMemoryLimitArg(args);
+  const b = await benchApp(1, days, from, {
+    memoryLimit: memoryLimitArg(args),
+    ...(bulkMemoryLimit ? { bulkMemoryLimit } : {}),
+  });
   try {
     if (global.gc) global.gc();
     const baseRss = process.memoryUsage().rss;
@@ -58,6 +62,7 @@ export default async function exportBench(args: string[]): Promise<object> {
       peakRssMB: +(peakRss / 1e6).toFixed(1),
       rssGrowthMB: +((peakRss - baseRss) / 1e6).toFixed(1),
       peakHeapMB: +(peakHeap / 1e6).toFixed(1),
+      bulkMemoryLimit: bulkMemoryLimit ?? 'off',
     };
   } finally {
     await b.close();

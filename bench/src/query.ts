@@ -86,6 +86,8 @@ export interface BenchApp {
 export interface BenchAppOptions {
   /** DuckDB's memory limit (embedded only). */
   memoryLimit?: string;
+  /** DuckDB's limit while bulk work runs (embedded only; tsdb limits.ts). */
+  bulkMemoryLimit?: string;
   /** `influx`: a throw-away `influxd` on loopback instead of a DuckDB file. */
   engine?: 'duckdb' | 'influx';
   /** Minutes between readings (1 by default). */
@@ -102,7 +104,7 @@ export async function benchApp(
   from: number,
   options: BenchAppOptions = {},
 ): Promise<BenchApp> {
-  const { memoryLimit, engine = 'duckdb', stepMin = 1 } = options;
+  const { memoryLimit, bulkMemoryLimit, engine = 'duckdb', stepMin = 1 } = options;
   const dir = await mkdtemp(path.join(tmpdir(), 'kw-bench-'));
   let influx: InfluxTestServer | undefined;
   let store: TelemetryStore;
@@ -110,7 +112,11 @@ export async function benchApp(
     influx = await startInfluxServer();
     store = await createInfluxStore({ url: influx.url, database: influx.database });
   } else {
-    store = await createDuckDbStore({ path: path.join(dir, 'telemetry.duckdb'), memoryLimit });
+    store = await createDuckDbStore({
+      path: path.join(dir, 'telemetry.duckdb'),
+      memoryLimit,
+      ...(bulkMemoryLimit ? { bulkMemoryLimit } : {}),
+    });
   }
   const sql = await createPgliteSql();
   const app = await buildApp({

@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, ENV_NAMES, type EnvName, envDefault, settingsFromEnv } from './config.ts';
+import {
+  ConfigError,
+  ENV_NAMES,
+  type EnvName,
+  envDefault,
+  memorySizeBytes,
+  settingsFromEnv,
+} from './config.ts';
 
 const parse = (env: Record<string, string>) => settingsFromEnv(env, 'host-a');
 
@@ -27,6 +34,7 @@ describe('settingsFromEnv', () => {
       influx: undefined,
       duckdbMemoryLimit: '384MB',
       duckdbIdleMemoryLimit: '64MB',
+      duckdbBulkMemoryLimit: '192MB',
       mqttPort: 1883,
       mqttHost: '127.0.0.1',
       mqttPublic: { port: 1883, tls: false },
@@ -102,6 +110,21 @@ describe('settingsFromEnv', () => {
   it('takes the idle memory limit of DuckDB, or off', () => {
     expect(parse({ KW_DUCKDB_IDLE_MEMORY_LIMIT: '128MB' }).duckdbIdleMemoryLimit).toBe('128MB');
     expect(parse({ KW_DUCKDB_IDLE_MEMORY_LIMIT: 'OFF' }).duckdbIdleMemoryLimit).toBeUndefined();
+  });
+
+  it('takes the bulk memory limit of DuckDB, or off', () => {
+    expect(parse({}).duckdbBulkMemoryLimit).toBe('192MB');
+    expect(parse({ KW_DUCKDB_BULK_MEMORY_LIMIT: '256MB' }).duckdbBulkMemoryLimit).toBe('256MB');
+    expect(parse({ KW_DUCKDB_BULK_MEMORY_LIMIT: 'off' }).duckdbBulkMemoryLimit).toBeUndefined();
+  });
+
+  it('reads a memory size in bytes as DuckDB does', () => {
+    expect(memorySizeBytes('64MB')).toBe(64_000_000);
+    expect(memorySizeBytes('64MiB')).toBe(64 * 2 ** 20);
+    expect(memorySizeBytes(' 1.5GiB ')).toBe(1.5 * 2 ** 30);
+    expect(memorySizeBytes('512 mb')).toBe(512_000_000);
+    expect(memorySizeBytes('100B')).toBe(100);
+    expect(memorySizeBytes('80%')).toBeNaN();
   });
 
   it('takes KW_MQTT_PUBLIC_URL, else the external broker’s port and TLS', () => {
@@ -208,6 +231,7 @@ describe('settingsFromEnv', () => {
     ['KW_SIM_INTERVAL_MS', '10', 'a whole number of milliseconds from 100 to 3600000'],
     ['KW_DUCKDB_MEMORY_LIMIT', '80%', 'a size such as 512MB or 2GB'],
     ['KW_DUCKDB_IDLE_MEMORY_LIMIT', 'none', 'a size such as 64MB, or off'],
+    ['KW_DUCKDB_BULK_MEMORY_LIMIT', 'half', 'a size such as 192MB, or off'],
     [
       'KW_TRUST_PROXY',
       'the proxy',

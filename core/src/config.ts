@@ -63,6 +63,14 @@ const url = (protocols: string[], example: string) =>
 export const isMemorySize = (s: string): boolean =>
   /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(s.trim());
 
+/** The bytes of a memory size as DuckDB reads it (`64MB` = 64,000,000; `64MiB` = 64 × 2²⁰); NaN if not one. */
+export function memorySizeBytes(s: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([KMGT]?)(I?)B$/i.exec(s.trim());
+  if (!m) return Number.NaN;
+  const power = ' KMGT'.indexOf(m[2]!.toUpperCase() || ' ');
+  return Number(m[1]) * (m[3] ? 1024 : 1000) ** power;
+}
+
 /**
  * `KW_TRUST_PROXY`: off → trust nobody; on → any proxy (only when nothing else can reach the port); a
  * number → that many proxy hops; otherwise a comma-separated list of proxy addresses or CIDRs.
@@ -125,6 +133,14 @@ export const ENVIRONMENT = v.object({
       v.check((s) => s.toLowerCase() === 'off' || isMemorySize(s), 'a size such as 64MB, or off'),
     ),
     '64MB',
+  ),
+  KW_DUCKDB_BULK_MEMORY_LIMIT: v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.check((s) => s.toLowerCase() === 'off' || isMemorySize(s), 'a size such as 192MB, or off'),
+    ),
+    '192MB',
   ),
   MQTT_URL: v.optional(url(['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'tls:'], 'mqtt://mosquitto:1883')),
   KW_MQTT_PORT: v.optional(whole(0, 65535), '1883'),
@@ -244,6 +260,8 @@ export interface ServerSettings {
   duckdbMemoryLimit: string;
   /** What DuckDB keeps cached once idle (trimmed after 15 s without a query); undefined: no trim. */
   duckdbIdleMemoryLimit: string | undefined;
+  /** DuckDB's limit while history is bulk-loaded and its rollups refreshed (`off`: the memory limit). */
+  duckdbBulkMemoryLimit: string | undefined;
   mqttUrl: string | undefined;
   /** The embedded broker's port and listen address. */
   mqttPort: number;
@@ -424,6 +442,8 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     duckdbMemoryLimit: e.KW_DUCKDB_MEMORY_LIMIT,
     duckdbIdleMemoryLimit:
       e.KW_DUCKDB_IDLE_MEMORY_LIMIT.toLowerCase() === 'off' ? undefined : e.KW_DUCKDB_IDLE_MEMORY_LIMIT,
+    duckdbBulkMemoryLimit:
+      e.KW_DUCKDB_BULK_MEMORY_LIMIT.toLowerCase() === 'off' ? undefined : e.KW_DUCKDB_BULK_MEMORY_LIMIT,
     mqttUrl: e.MQTT_URL,
     mqttPort,
     mqttHost: e.KW_MQTT_HOST,

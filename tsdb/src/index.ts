@@ -21,6 +21,13 @@ import { DuckDbStore } from './duckdb/store.ts';
  */
 export const DEPLOYMENT_MEMORY_LIMIT = '384MB';
 
+/**
+ * DuckDB's limit while bulk work runs (a bulk load, a large refresh, an export's raw stream) in
+ * Kilowatch's deployments unless `KW_DUCKDB_BULK_MEMORY_LIMIT` says otherwise (core's configuration
+ * carries the same default; limits.ts).
+ */
+export const DEPLOYMENT_BULK_MEMORY_LIMIT = '192MB';
+
 /** The embedded engine: in memory when no path is given, else a DuckDB database file. */
 export async function createDuckDbStore(opts: DuckDbStoreOptions = {}): Promise<DuckDbStore> {
   return DuckDbStore.open(opts);

@@ -14,11 +14,16 @@ import { type Reading, StoreError, type WriteResult } from '../port.ts';
 import type { Db } from './db.ts';
 import { type DeviceState, dirtyMarkSql, stateRowsSql } from './deviceState.ts';
 import type { DeviceRegistry } from './devices.ts';
+import { outOfMemory } from './limits.ts';
 import { q, STORED } from './schema.ts';
 import { StagingTables, stage } from './staging.ts';
 import type { WritePath } from './writer.ts';
 
-/** Rows per bulk-load transaction: above DuckDB's row-group size (122,880). */
+/**
+ * Rows per bulk-load transaction: just above DuckDB's row-group size (122,880). The staging table of a
+ * transaction is in memory, holding every column any of its devices reports (~170 MB at 250,000 rows of
+ * the demo's six meters), and it must fit under the bulk memory limit beside everything else.
+ */
 const BULK_ROWS = 250_000;
 
 /**
@@ -40,6 +45,8 @@ export class BulkLoader {
     private readonly devices: DeviceRegistry,
     private readonly state: DeviceState,
     private readonly writer: WritePath,
+    /** Gives up the store's bulk memory limit after DuckDB ran out of memory under it (limits.ts). */
+    private readonly relieve: () => Promise<boolean>,
   ) {}
 
   async write(batches: AsyncIterable<readonly Reading[] | ColumnBatch>): Promise<WriteResult> {
@@ -94,6 +101,9 @@ export class BulkLoader {
       await flush();
     } catch (e) {
       await conn.run('ROLLBACK').catch(() => undefined);
+      // Out of memory under the bulk limit: the store gives that limit up (limits.ts), so running the
+      // same load again (it keeps what is stored) completes it under the whole one.
+      if (outOfMemory(e)) await this.relieve();
       if (e instanceof StoreError) throw e;
       throw new StoreError(`bulk write failed: ${(e as Error).message}`, 'unavailable', { cause: e });
     } finally {

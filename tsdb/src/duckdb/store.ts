@@ -8,7 +8,8 @@
  * - checkpoints.ts: the checkpoint schedule, with the write journal (journal.ts) taking writes meanwhile;
  * - bulk.ts: the bulk loader (history in large transactions on a connection of its own);
  * - rollups.ts: the rollup refresher (counter steps in counters.ts);
- * - raw.ts, series.ts, energy.ts: the readers, on a connection of their own.
+ * - raw.ts, series.ts, energy.ts: the readers, on a connection of their own;
+ * - trim.ts, limits.ts: DuckDB's memory: the idle trim of its cache, the lower limit of bulk work.
  *
  * Writes are serialized on one connection (the write lock, db.ts); queries run on a second one.
  */
@@ -38,6 +39,7 @@ import { Db, readRows } from './db.ts';
 import { DeviceState } from './deviceState.ts';
 import { DeviceRegistry } from './devices.ts';
 import { EnergyReader } from './energy.ts';
+import { MemoryLimits, outOfMemory } from './limits.ts';
 import { openDatabase } from './open.ts';
 import { RawReader } from './raw.ts';
 import { RollupRefresher } from './rollups.ts';
@@ -65,6 +67,13 @@ export interface DuckDbStoreOptions {
   idleMemoryLimit?: string;
   /** Milliseconds without a read or bulk load before the idle trim (default 15 s). */
   idleTrimMs?: number;
+  /**
+   * DuckDB's memory limit while bulk work runs (limits.ts): history bulk-loaded (`writeBulk`), a rollup
+   * refresh of more than a day of history, a raw stream (`streamRaw`, an export). Below `memoryLimit`, it
+   * lowers the process's peak during a backfill or an export; queries meanwhile work under it too. Unset
+   * (or not below `memoryLimit`): `memoryLimit`.
+   */
+  bulkMemoryLimit?: string;
 }
 
 /** Whether `text` is a size DuckDB's `memory_limit` takes: a number and a unit (`512MB`, `1.5GiB`). */
@@ -81,6 +90,9 @@ const LARGE_REFRESH_BUCKETS = 50_000;
 
 /** Time after a large refresh before its checkpoint, and between looks for a bulk load's end. */
 const CHECKPOINT_DELAY_MS = 1_000;
+
+/** History a refresh rewrites (the oldest dirty mark's age) past which it runs under `bulkMemoryLimit`. */
+const HEAVY_REFRESH_MS = 86_400_000;
 
 /** Idle time before DuckDB's cache is trimmed to `idleMemoryLimit`. */
 const IDLE_TRIM_MS = 15_000;
@@ -104,6 +116,8 @@ export class DuckDbStore implements TelemetryStore {
   private probeConn: Awaited<ReturnType<Db['instance']['connect']>> | null = null;
   /** The idle trim of DuckDB's cache (trim.ts), when asked for. */
   private trimmer: MemoryTrim | null = null;
+  /** The lower limit of bulk loads and large refreshes (limits.ts), with a memory limit. */
+  private limits: MemoryLimits | null = null;
   /** A large refresh ran: checkpoint once no bulk load runs (`checkpointSoon`). */
   private checkpointTimer: ReturnType<typeof setTimeout> | null = null;
 
@@ -114,7 +128,13 @@ export class DuckDbStore implements TelemetryStore {
     const { devicesOf: devices, state } = this;
     this.writer = new WritePath(db, devices, state, (bytes) => this.checkpoints.committed(bytes));
     this.checkpoints = new Checkpoints(db, this.writer, maxParkedRows);
-    this.bulk = new BulkLoader(db, devices, state, this.writer);
+    this.bulk = new BulkLoader(
+      db,
+      devices,
+      state,
+      this.writer,
+      () => this.limits?.relieve() ?? Promise.resolve(false),
+    );
     this.rollups = new RollupRefresher(db, state);
     const ready = async () => {
       db.assertOpen();
@@ -132,10 +152,19 @@ export class DuckDbStore implements TelemetryStore {
     await store.devicesOf.load(w);
     await store.state.load(w);
     if (opts.path) await store.checkpoints.openJournal(`${opts.path}.journal`);
+    const limit = opts.memoryLimit?.trim();
+    const bulkLimit = opts.bulkMemoryLimit?.trim();
+    if (bulkLimit !== undefined && !isMemorySize(bulkLimit)) {
+      await store.close();
+      throw new StoreError(
+        `the bulk memory limit must be a size such as 192MB, got "${bulkLimit}"`,
+        'configuration',
+      );
+    }
+    if (limit !== undefined) store.limits = new MemoryLimits(db, limit, bulkLimit);
     if (rebuild) await store.refreshRollups();
     const idle = opts.idleMemoryLimit?.trim();
     if (idle !== undefined && opts.path) {
-      const limit = opts.memoryLimit?.trim();
       const problem = !isMemorySize(idle)
         ? `the idle memory limit must be a size such as 64MB, got "${opts.idleMemoryLimit}"`
         : limit === undefined
@@ -145,8 +174,9 @@ export class DuckDbStore implements TelemetryStore {
         await store.close();
         throw new StoreError(problem, 'configuration');
       }
+      const limits = store.limits!;
       store.trimmer = new MemoryTrim(db, {
-        limit: limit!,
+        limit: () => limits.current(),
         idleLimit: idle,
         idleMs: opts.idleTrimMs ?? IDLE_TRIM_MS,
       });
@@ -179,6 +209,11 @@ export class DuckDbStore implements TelemetryStore {
       memoryBytes: Number(memoryBytes),
       temporaryBytes: Number(temporaryBytes),
     }));
+  }
+
+  /** Runs a bulk load or a large refresh under the bulk memory limit, when there is one (limits.ts). */
+  private heavy<T>(fn: () => Promise<T>): Promise<T> {
+    return this.limits ? this.limits.during(fn) : fn();
   }
 
   /** Runs a read (or bulk load) so that the idle trim waits for it. */
@@ -217,7 +252,7 @@ export class DuckDbStore implements TelemetryStore {
   /** History in large transactions beside the live writes (bulk.ts). */
   async writeBulk(batches: AsyncIterable<readonly Reading[] | ColumnBatch>): Promise<WriteResult> {
     this.db.assertOpen();
-    return this.during(() => this.bulk.write(batches));
+    return this.during(() => this.heavy(() => this.bulk.write(batches)));
   }
 
   /** Counters of the write path (for tests and metrics). */
@@ -227,7 +262,20 @@ export class DuckDbStore implements TelemetryStore {
 
   /** Refreshes the rollups of every device written since the last refresh (rollups.ts). */
   async refreshRollups(now: number = Date.now()): Promise<RollupRunResult> {
-    const result = await this.rollups.refresh(now);
+    let oldest = now;
+    for (const [id, from] of this.state.dirty)
+      if (!this.state.bulkLoading.has(id)) oldest = Math.min(oldest, from);
+    let result: RollupRunResult;
+    if (now - oldest > HEAVY_REFRESH_MS && this.limits) {
+      const limits = this.limits;
+      try {
+        result = await limits.during(() => this.rollups.refresh(now));
+      } catch (e) {
+        // Out of memory under the bulk limit: again under the whole limit, which the store keeps from now on.
+        if (!(outOfMemory(e) && (await limits.relieve()))) throw e;
+        result = await this.rollups.refresh(now);
+      }
+    } else result = await this.rollups.refresh(now);
     // A refresh after a backfill fills the cache up to the limit, and its rows stay in memory until a
     // checkpoint (checkpoints.ts `request`); the minute's refresh of live readings does neither (trim.ts).
     if (result.buckets >= LARGE_REFRESH_BUCKETS) {
@@ -259,7 +307,9 @@ export class DuckDbStore implements TelemetryStore {
   }
 
   streamRaw(query: Omit<RawQuery, 'cursor' | 'limit'> & { pageSize?: number }): AsyncIterable<RawRow[]> {
-    const pages = this.raw.streamRaw(query);
+    // An export's stream reads every block once: under the bulk limit, it does not fill the cache.
+    const raw = this.raw.streamRaw(query);
+    const pages = this.limits ? this.limits.iterate(raw) : raw;
     return this.trimmer ? this.trimmer.iterate(pages) : pages;
   }
 

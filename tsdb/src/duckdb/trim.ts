@@ -10,14 +10,16 @@
  * load is in progress, under the write lock (so no commit, checkpoint or rollup window runs beside it),
  * and a read or bulk load that starts meanwhile waits for it (a few milliseconds).
  */
+import { memorySizeBytes } from '@kilowatch/core';
 import { type Db, readRows } from './db.ts';
 
 export interface TrimOptions {
   /**
-   * The limit the store was opened with, set back after each trim as it was given (DuckDB's own
-   * spelling of it, `488.2 MiB`, would not come back the same, and `RESET` does not restore a default).
+   * The limit in force (the one the store was opened with, or the lower one of a bulk load: limits.ts),
+   * set back after each trim as it was given (DuckDB's own spelling of it, `488.2 MiB`, would not come
+   * back the same, and `RESET` does not restore a default).
    */
-  limit: string;
+  limit: () => string;
   /** What DuckDB may keep cached while idle (`64MB`). */
   idleLimit: string;
   /** Milliseconds without a read or bulk load before a trim. */
@@ -114,13 +116,13 @@ export class MemoryTrim {
       this.used = false;
       const [row] = await readRows(
         this.db.w,
-        `SELECT sum(memory_usage_bytes)::DOUBLE, ${sizeSql(this.opts.idleLimit)} FROM duckdb_memory()`,
+        `SELECT sum(memory_usage_bytes)::DOUBLE, ${memorySizeBytes(this.opts.idleLimit)} FROM duckdb_memory()`,
       );
       if (!(Number(row?.[0]) > Number(row?.[1]))) return 'small';
       try {
         await this.db.w.run(`SET memory_limit = '${this.opts.idleLimit}'`);
       } finally {
-        await this.db.w.run(`SET memory_limit = '${this.opts.limit}'`);
+        await this.db.w.run(`SET memory_limit = '${this.opts.limit()}'`);
       }
       return 'trimmed';
     });
@@ -131,14 +133,4 @@ export class MemoryTrim {
       this.gate = null;
     }
   }
-}
-
-/** DuckDB's byte count of a size such as `64MB` (the same parser `memory_limit` uses is not exposed). */
-function sizeSql(size: string): string {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$/i.exec(size);
-  if (!m) throw new Error(`not a memory size: ${size}`);
-  const unit = (m[2] ?? 'B').toUpperCase();
-  const power = { B: 0, KB: 1, MB: 2, GB: 3, TB: 4, KIB: 1, MIB: 2, GIB: 3, TIB: 4 }[unit] ?? 0;
-  const base = unit.includes('I') ? 1024 : 1000;
-  return String(Number(m[1]) * base ** power);
 }
