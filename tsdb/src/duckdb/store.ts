@@ -116,7 +116,7 @@ export class DuckDbStore implements TelemetryStore {
   private probeConn: Awaited<ReturnType<Db['instance']['connect']>> | null = null;
   /** The idle trim of DuckDB's cache (trim.ts), when asked for. */
   private trimmer: MemoryTrim | null = null;
-  /** The lower limit of bulk loads and large refreshes (limits.ts), with a memory limit. */
+  /** The lower limit of bulk work — bulk loads, large refreshes, raw streams (limits.ts) — with a memory limit. */
   private limits: MemoryLimits | null = null;
   /** A large refresh ran: checkpoint once no bulk load runs (`checkpointSoon`). */
   private checkpointTimer: ReturnType<typeof setTimeout> | null = null;
