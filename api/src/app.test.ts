@@ -154,10 +154,11 @@ describe('the app: headers, errors, limits, docs', () => {
     expect(res.body).toMatch(/^nodejs_heap_used_bytes \d+$/m);
     // A store without its own count of memory (this one answers nothing) adds no lines.
     expect(res.body).not.toContain('kilowatch_store_memory_bytes');
+    expect(res.body).not.toContain('kilowatch_store_memory_limit_bytes');
   });
 
-  it("adds the embedded store's memory by tag to /metrics", async () => {
-    const store = await createDuckDbStore();
+  it("adds the embedded store's memory by tag and its limit in force to /metrics", async () => {
+    const store = await createDuckDbStore({ memoryLimit: '384MB', bulkMemoryLimit: '192MB' });
     const own = await buildTestApp(engine, { store });
     try {
       await store.write([{ deviceKey: 'metrics-meter', ts: Date.UTC(2026, 0, 1), values: { vave1: 230 } }]);
@@ -168,6 +169,8 @@ describe('the app: headers, errors, limits, docs', () => {
       );
       expect(held).toBeGreaterThan(0);
       expect(res.body).toMatch(/^kilowatch_store_temporary_bytes\{tag="BASE_TABLE"\} \d+$/m);
+      expect(res.body).toMatch(/^kilowatch_store_memory_limit_bytes 384000000$/m);
+      expect(res.body).toMatch(/^kilowatch_store_bulk_memory_limit_given_up 0$/m);
     } finally {
       await own.close();
       await store.close();

@@ -176,6 +176,14 @@ export function seriesStats(stats: readonly Stat[]): Stat[] {
   return stats.length === 0 ? [...ALL_STATS] : [...new Set(stats)];
 }
 
+/** What `memoryLimits` answers: DuckDB's memory limit in force and whether the bulk limit was given up. */
+export interface StoreMemoryLimits {
+  /** Bytes DuckDB may use now: the whole limit, or the lower one while bulk work runs. */
+  inForceBytes: number;
+  /** The store ran out of memory under its bulk memory limit and keeps its whole limit from then on. */
+  bulkLimitGivenUp: boolean;
+}
+
 /** What `memoryByTag` answers for one tag (DuckDB's `duckdb_memory()`: BASE_TABLE, IN_MEMORY_TABLE, …). */
 export interface StoreMemory {
   tag: string;
@@ -222,6 +230,9 @@ export interface TelemetryStore {
    * /metrics). Engines in another process (InfluxDB) have none.
    */
   memoryByTag?(): Promise<readonly StoreMemory[]>;
+
+  /** Optional: the memory limit in force, for a store with one in this process (for /metrics). */
+  memoryLimits?(): StoreMemoryLimits | null;
 
   /** Raw readings in time order, paged (data log). */
   readRaw(query: RawQuery): Promise<RawPage>;

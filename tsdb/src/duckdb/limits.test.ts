@@ -58,12 +58,16 @@ describe('the bulk memory limit', () => {
     const s = await store('limits.duckdb', '128MB');
     try {
       expect(await s.memoryLimit()).toMatch(/^488\.\d MiB$/);
+      expect(s.memoryLimits()).toEqual({ inForceBytes: 512_000_000, bulkLimitGivenUp: false });
       const seen: string[] = [];
+      const counted: unknown[] = [];
       await s.writeBulk(
         batches(history('ab0000000001', 2), 1440, async () => {
           seen.push(await s.memoryLimit());
+          counted.push(s.memoryLimits());
         }),
       );
+      expect(counted[0]).toEqual({ inForceBytes: 128_000_000, bulkLimitGivenUp: false });
       expect(seen.length).toBe(2);
       for (const limit of seen) expect(limit).toMatch(/^122\.\d MiB$/);
       expect(await s.memoryLimit()).toMatch(/^488\.\d MiB$/);
@@ -110,6 +114,7 @@ describe('the bulk memory limit', () => {
       try {
         const readings = history('ab0000000003', 30);
         await expect(s.writeBulk(batches(readings, 20_000))).rejects.toSatisfy(outOfMemory);
+        expect(s.memoryLimits()).toEqual({ inForceBytes: 512_000_000, bulkLimitGivenUp: true });
         // The lower limit is given up for good: the same load again runs under the whole limit.
         const seen: string[] = [];
         const { written } = await s.writeBulk(

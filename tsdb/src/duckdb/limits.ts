@@ -34,6 +34,9 @@ export class MemoryLimits {
 
   private low: string | null;
 
+  /** Whether the lower limit was given up after DuckDB ran out of memory under it. */
+  givenUp = false;
+
   /** The limit in force now, as it was given. */
   current(): string {
     return this.heavy > 0 && this.low ? this.low : this.normal;
@@ -71,6 +74,7 @@ export class MemoryLimits {
   async relieve(): Promise<boolean> {
     if (!this.low) return false;
     this.low = null;
+    this.givenUp = true;
     await this.apply();
     return true;
   }

@@ -14,7 +14,7 @@
  * Writes are serialized on one connection (the write lock, db.ts); queries run on a second one.
  */
 import type { CounterRules } from '@kilowatch/core';
-import { isMemorySize } from '@kilowatch/core';
+import { isMemorySize, memorySizeBytes } from '@kilowatch/core';
 import { type ColumnBatch, checkBatch, columnize } from '../columns.ts';
 import {
   type EnergyQuery,
@@ -30,6 +30,7 @@ import {
   StoreError,
   type StoreHealth,
   type StoreMemory,
+  type StoreMemoryLimits,
   type TelemetryStore,
   type WriteResult,
 } from '../port.ts';
@@ -209,6 +210,12 @@ export class DuckDbStore implements TelemetryStore {
       memoryBytes: Number(memoryBytes),
       temporaryBytes: Number(temporaryBytes),
     }));
+  }
+
+  /** DuckDB's memory limit in force and whether the bulk limit was given up (null without a limit). */
+  memoryLimits(): StoreMemoryLimits | null {
+    if (!this.limits) return null;
+    return { inForceBytes: memorySizeBytes(this.limits.current()), bulkLimitGivenUp: this.limits.givenUp };
   }
 
   /** Runs a bulk load or a large refresh under the bulk memory limit, when there is one (limits.ts). */

@@ -139,6 +139,21 @@ export default fp(
             ),
           );
         }
+        const limits = app.hasDecorator('store') ? app.store.memoryLimits?.() : null;
+        if (limits) {
+          lines.push(
+            ...gauge(
+              'kilowatch_store_memory_limit_bytes',
+              "The embedded telemetry store's memory limit in force (lower while bulk work runs).",
+              limits.inForceBytes,
+            ),
+            ...gauge(
+              'kilowatch_store_bulk_memory_limit_given_up',
+              '1 once the store ran out of memory under its bulk memory limit and keeps its whole limit.',
+              limits.bulkLimitGivenUp ? 1 : 0,
+            ),
+          );
+        }
         const extra = opts.extra?.();
         reply.type('text/plain; version=0.0.4');
         return `${lines.join('\n')}\n${extra ? `${extra.trimEnd()}\n` : ''}`;
