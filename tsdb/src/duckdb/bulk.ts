@@ -16,7 +16,7 @@ import { type DeviceState, dirtyMarkSql, stateRowsSql } from './deviceState.ts';
 import type { DeviceRegistry } from './devices.ts';
 import { outOfMemory } from './limits.ts';
 import { q, STORED } from './schema.ts';
-import { StagingTables, stage } from './staging.ts';
+import { StagingTables } from './staging.ts';
 import type { WritePath } from './writer.ts';
 
 /**
@@ -92,7 +92,7 @@ export class BulkLoader {
         }
         const rowIds = new Int32Array(b.rows);
         for (let r = 0; r < b.rows; r++) rowIds[r] = ids[b.dev[r]!]!;
-        await stage(conn, group.stg, b, rowIds);
+        await staging.stage(group.stg, b, rowIds);
         const { keys, minByDev, maxByDev, newest, minTs, maxTs } = b;
         group.batches.push({ b: { keys, minByDev, maxByDev, newest, minTs, maxTs }, ids });
         group.rows += b.rows;

@@ -19,7 +19,7 @@ import type { Db } from './db.ts';
 import { type DeviceState, dirtyMarkSql, stateRowsSql } from './deviceState.ts';
 import { DeviceRegistry } from './devices.ts';
 import { q, STORED } from './schema.ts';
-import { appendLatest, LV, LV_DDL, StagingTables, stage } from './staging.ts';
+import { appendLatest, LV, LV_DDL, StagingTables } from './staging.ts';
 
 export class WritePath {
   private readonly staging: StagingTables;
@@ -98,7 +98,7 @@ export class WritePath {
     // a committed append, and a rollback leaves the staging tables empty.
     await db.exec('BEGIN TRANSACTION');
     try {
-      await stage(db.w, stg, b, ids);
+      await this.staging.stage(stg, b, ids);
       if (latestNow) await this.stageLatest(b, idOf);
       await db.exec(sql.join(';\n'));
     } catch (e) {
