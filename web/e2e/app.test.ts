@@ -516,8 +516,8 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
   });
 
   it('keeps the session when the server is too busy to refresh it at first', async () => {
-    // The API sheds load with 503 + Retry-After (under-pressure); here the first two refreshes get
-    // that answer, the third reaches the API.
+    // The API sheds load with 503 + Retry-After (api/src/plugins/pressure.ts); here the first two
+    // refreshes get that answer, the third reaches the API.
     const shed = await unansweredRefreshes(['503', '503']);
     const refreshes = shed.times;
     try {

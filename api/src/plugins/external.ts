@@ -1,18 +1,14 @@
-/** Third-party plugins: security headers, CORS, rate limiting, overload protection, OpenAPI. */
+/** Third-party plugins (security headers, CORS, OpenAPI) and overload protection (pressure.ts). */
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import underPressure from '@fastify/under-pressure';
 import { MESSAGES } from '@kilowatch/core';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors.ts';
+import { type PressureOptions, registerPressure } from './pressure.ts';
 
-export interface PressureOptions {
-  maxEventLoopDelay?: number;
-  maxHeapUsedBytes?: number;
-  maxRssBytes?: number;
-}
+export type { PressureOptions };
 
 /** Seconds a client is asked to wait when the server sheds load. */
 export const BUSY_RETRY_AFTER_S = 10;
@@ -40,26 +36,12 @@ export async function registerExternalPlugins(
     credentials: true,
     exposedHeaders: ['X-App-Version', 'Retry-After'],
   });
-  const pressureLimits = {
-    maxEventLoopDelay: config.maxEventLoopDelayMs,
-    ...pressure,
-  };
-  await app.register(underPressure, {
-    ...pressureLimits,
-    retryAfter: BUSY_RETRY_AFTER_S,
-    pressureHandler: (request) => {
-      // Monitoring must see the server even while it sheds load, and the built client's static files are
-      // cheap: only API work is shed.
-      const url = request.url.split('?')[0] ?? '';
-      if (
-        url === '/api/health' ||
-        url === '/api/health/live' ||
-        url === '/metrics' ||
-        !url.startsWith('/api/')
-      )
-        return;
-      throw new ApiError(503, MESSAGES.busy, undefined, { 'retry-after': String(BUSY_RETRY_AFTER_S) });
-    },
+  registerPressure(app, { maxEventLoopDelay: config.maxEventLoopDelayMs, ...pressure }, (url) => {
+    // Monitoring must see the server even while it sheds load, and the built client's static files are
+    // cheap: only API work is shed.
+    if (url === '/api/health' || url === '/api/health/live' || url === '/metrics' || !url.startsWith('/api/'))
+      return;
+    throw new ApiError(503, MESSAGES.busy, undefined, { 'retry-after': String(BUSY_RETRY_AFTER_S) });
   });
   await app.register(swagger, {
     openapi: {
