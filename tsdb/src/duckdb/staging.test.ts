@@ -90,6 +90,12 @@ describe('StagingTables', () => {
     await tables.stage(stg, b, ids(b.rows));
     expect(made).toHaveBeenCalledTimes(3);
     expect((await conn.runAndReadAll(`SELECT count(*)::INTEGER FROM temp.${stg}`)).getRows()).toEqual([[10]]);
+
+    // Released (the store closing): the appenders are closed, the tables and their rows kept.
+    tables.release();
+    expect((await conn.runAndReadAll(`SELECT count(*)::INTEGER FROM temp.${stg}`)).getRows()).toEqual([[10]]);
+    await tables.stage(stg, b, ids(b.rows));
+    expect(made).toHaveBeenCalledTimes(4);
     await tables.dropAll();
     expect(
       (await conn.runAndReadAll(`SELECT count(*)::INTEGER FROM duckdb_tables() WHERE temporary`)).getRows(),

@@ -109,6 +109,11 @@ export class StagingTables {
     }
   }
 
+  /** Closes every table's appender, keeping the tables (before the connection closes). */
+  release(): void {
+    for (const name of [...this.feeds.keys()]) this.forget(name);
+  }
+
   /** Closes a table's appender (before the table is made again or dropped). */
   private forget(name: string): void {
     const feed = this.feeds.get(name);

@@ -377,6 +377,7 @@ export class DuckDbStore implements TelemetryStore {
       // What the journal holds is applied now, or kept for the next open if DuckDB refuses it.
       await this.checkpoints.applyParked();
       await this.writer.snapshotLatest().catch(() => undefined);
+      this.writer.close();
       db.closed = true;
     });
     await this.checkpoints.running();

@@ -163,6 +163,11 @@ export class WritePath {
     }
   }
 
+  /** Closes the staging tables' appenders (the store is closing; called with the write lock held). */
+  close(): void {
+    this.staging.release();
+  }
+
   /** Removes a device's readings, rollups and state (called with the write lock held). */
   async deleteDevice(deviceKey: string): Promise<void> {
     const { db } = this;
