@@ -284,11 +284,12 @@ export class DuckDbStore implements TelemetryStore {
       }
     } else result = await this.rollups.refresh(now);
     // A refresh after a backfill fills the cache up to the limit, and its rows stay in memory until a
-    // checkpoint (checkpoints.ts `request`); the minute's refresh of live readings does neither (trim.ts).
+    // checkpoint (checkpoints.ts `request`); the minute's refresh of live readings is trimmed at once
+    // when nobody reads (trim.ts `refreshed`).
     if (result.buckets >= LARGE_REFRESH_BUCKETS) {
       this.checkpointSoon();
       this.trimmer?.touched();
-    }
+    } else if (result.buckets > 0) this.trimmer?.refreshed();
     return result;
   }
 

@@ -1,6 +1,7 @@
 /**
- * The idle trim of DuckDB's cache (trim.ts): a trim gives memory back and keeps the working limit, never
- * runs beside a read, and a read that starts during one waits for it and answers as before.
+ * The idle trim of DuckDB's cache (trim.ts): a trim gives the file's cached blocks back, keeps the rows
+ * not yet checkpointed in memory and the working limit, never runs beside a read, and a read that starts
+ * during one waits for it and answers as before. The minute's refresh is trimmed at once when nobody reads.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { expectClose } from '../conformance/context.ts';
 import { describeTelemetryStoreConformance } from '../conformance.ts';
 import { createDuckDbStore } from '../index.ts';
 import type { SeriesQuery, SeriesResult } from '../port.ts';
+import type { DuckDbStore } from './store.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'kilowatch-trim-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -61,6 +63,17 @@ function expectSame(a: SeriesResult, b: SeriesResult): void {
   }
 }
 
+/** DuckDB's memory by tag: held, and written to its temporary file. */
+async function memory(store: DuckDbStore): Promise<{ tables: number; rows: number; spilled: number }> {
+  const tags = await store.memoryByTag();
+  const of = (tag: string) => tags.find((m) => m.tag === tag)?.memoryBytes ?? 0;
+  return {
+    tables: of('BASE_TABLE'),
+    rows: of('IN_MEMORY_TABLE'),
+    spilled: tags.reduce((sum, m) => sum + m.temporaryBytes, 0),
+  };
+}
+
 /** A file store with a 16MB idle limit whose timer never fires in a test: trims are asked for by hand. */
 const trimmedByHand = (file: string, memoryLimit: string) =>
   createDuckDbStore({ path: join(dir, file), memoryLimit, idleMemoryLimit: '16MB', idleTrimMs: 3_600_000 });
@@ -82,9 +95,14 @@ describe('idle trim of the DuckDB cache', () => {
         source: 'raw',
       };
       const before = await store.series(q);
-      expect(await store.memoryUsage()).toBeGreaterThan(16 * MB);
+      const held = await memory(store);
+      expect(held.tables).toBeGreaterThan(16 * MB);
       expect(await store.trimMemory()).toBe('trimmed');
-      expect(await store.memoryUsage()).toBeLessThanOrEqual(16 * MB);
+      // The file's blocks go down to the idle limit; the rows not yet checkpointed stay, none spilled.
+      const after = await memory(store);
+      expect(after.tables).toBeLessThanOrEqual(16 * MB);
+      expect(after.rows).toBe(held.rows);
+      expect(after.spilled).toBe(0);
       const limit = await store.memoryLimit();
       expect(limit).toBe('488.2 MiB');
       // Nothing ran since: nothing to give back.
@@ -168,6 +186,90 @@ describe('idle trim of the DuckDB cache', () => {
       await store.close();
     }
   }, 90_000);
+
+  /**
+   * A year-like file in short: 60 days written and checkpointed, so that the minute's refresh after a late
+   * reading reads the file's blocks (the live rows of a real server are in them after each checkpoint).
+   */
+  async function checkpointed(file: string, idleTrimMs: number): Promise<DuckDbStore> {
+    const store = await createDuckDbStore({
+      path: join(dir, file),
+      memoryLimit: '512MB',
+      idleMemoryLimit: '16MB',
+      idleTrimMs,
+    });
+    const readings = history(60);
+    await store.writeBulk(
+      (async function* () {
+        for (let i = 0; i < readings.length; i += 20_000) yield readings.slice(i, i + 20_000);
+      })(),
+    );
+    expect((await store.refreshRollups(T0 + 61 * 86_400_000)).buckets).toBeGreaterThan(50_000);
+    // The large refresh's checkpoint (its rows leave memory), then the trim it asked for.
+    const deadline = Date.now() + 20_000;
+    while ((await memory(store)).rows > 16 * MB && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return store;
+  }
+
+  /** A late reading of the first meter in the file's last day, and the refresh that follows it. */
+  async function lateRefresh(store: DuckDbStore): Promise<void> {
+    const at = T0 + 59 * 86_400_000 + 30_000;
+    await store.write([
+      { deviceKey: 'aa0000000001', ts: at, values: { vave1: 231, eai1: 1000 + 0.02 * 84_961 } },
+    ]);
+    const { buckets } = await store.refreshRollups(T0 + 61 * 86_400_000);
+    expect(buckets).toBeGreaterThan(0);
+    expect(buckets).toBeLessThan(50_000);
+  }
+
+  const settle = async (store: DuckDbStore, ok: (m: Awaited<ReturnType<typeof memory>>) => boolean) => {
+    const deadline = Date.now() + 5_000;
+    let m = await memory(store);
+    while (!ok(m) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      m = await memory(store);
+    }
+    return m;
+  };
+
+  it('trims the minute refresh at once when nobody reads, and keeps it while someone does', async () => {
+    // Idle after 300 ms: the refresh's blocks go right after it, as soon as the last read is that old.
+    const idle = await checkpointed('refresh-idle.duckdb', 300);
+    try {
+      await new Promise((r) => setTimeout(r, 400));
+      expect((await settle(idle, (m) => m.tables <= 16 * MB)).tables).toBeLessThanOrEqual(16 * MB);
+      const rowsBefore = (await memory(idle)).rows;
+      await lateRefresh(idle);
+      const m = await settle(idle, (x) => x.tables <= 16 * MB);
+      expect(m.tables).toBeLessThanOrEqual(16 * MB);
+      expect(m.spilled).toBe(0);
+      expect(m.rows).toBeGreaterThanOrEqual(rowsBefore);
+    } finally {
+      await idle.close();
+    }
+    // Someone read a moment ago (the idle time is an hour): the refresh's blocks stay for the next read.
+    const busy = await checkpointed('refresh-busy.duckdb', 3_600_000);
+    try {
+      expect(await busy.trimMemory()).toBe('trimmed');
+      await busy.series({
+        deviceKey: 'aa0000000002',
+        params: ['vave1'],
+        from: T0 + 58 * 86_400_000,
+        to: T0 + 59 * 86_400_000,
+        interval: '15m',
+        stats: ['avg'],
+        source: 'raw',
+      });
+      const read = (await memory(busy)).tables;
+      await lateRefresh(busy);
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await memory(busy)).tables).toBeGreaterThan(read);
+    } finally {
+      await busy.close();
+    }
+  }, 120_000);
 
   it('refuses an idle limit that is not a size, or without a limit to go back to', async () => {
     await expect(

@@ -1,10 +1,15 @@
 /**
  * Gives DuckDB's cache back to the system once the store has been idle: a one-year chart, a yearly
  * heatmap or a year's export leaves hundreds of megabytes of blocks cached up to the memory limit, and
- * DuckDB keeps them for good. After `idleMs` without a read or a bulk load, the limit is lowered to
- * `idleLimit` for a moment (DuckDB evicts its unpinned blocks down to it and frees their memory) and set
- * back at once, so the next query may again use the whole limit. On the demo year this took the resident
- * memory of a DuckDB file after a year's queries from 665 MB to 191 MB (bench/results/footprint.md).
+ * DuckDB keeps them for good. After `idleMs` without a read or a bulk load, the limit is lowered for a
+ * moment (DuckDB evicts its unpinned blocks down to it and frees their memory) and set back at once, so
+ * the next query may again use the whole limit. On the demo year this took the resident memory of a
+ * DuckDB file after a year's queries from 665 MB to 191 MB (bench/results/footprint.md).
+ *
+ * Only the file's cached blocks go, down to `idleLimit` at most: rows written since the last checkpoint
+ * and working memory would otherwise be written to DuckDB's temporary file, and read back by the next
+ * write. The minute's refresh of live readings is trimmed right after it when nobody has read for
+ * `idleMs` (~40 MB of blocks on the demo year, re-read from the page cache a minute later).
  *
  * The lowered limit must never meet a query that needs more: a trim runs only when no read and no bulk
  * load is in progress, under the write lock (so no commit, checkpoint or rollup window runs beside it),
@@ -20,22 +25,21 @@ export interface TrimOptions {
    * back the same, and `RESET` does not restore a default).
    */
   limit: () => string;
-  /** What DuckDB may keep cached while idle (`64MB`). */
+  /** What DuckDB may keep cached while idle (`64MB`), rows not yet checkpointed aside. */
   idleLimit: string;
   /** Milliseconds without a read or bulk load before a trim. */
   idleMs: number;
 }
+
+/** Room left above what a trim must not evict, for the blocks in use by the next write. */
+const KEEP_BYTES = 8 * 1024 * 1024;
 
 export type TrimResult = 'trimmed' | 'busy' | 'small' | 'closed';
 
 export class MemoryTrim {
   private active = 0;
   private lastEnd = 0;
-  /**
-   * Whether a read, a bulk load or a large rollup refresh ran since the last trim. Live writes and the
-   * minute's refresh do not count: what they use is used again a minute later, and trimming it after
-   * each refresh cost ~1 % of a core in re-reads (a year of demo history).
-   */
+  /** Whether a read, a bulk load or a rollup refresh ran since the last trim (live writes do not count). */
   private used = false;
   private gate: Promise<unknown> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
@@ -87,6 +91,15 @@ export class MemoryTrim {
     this.lastEnd = Date.now();
   }
 
+  /**
+   * The minute's refresh of live readings ran: its blocks are trimmed at once when nothing has been read
+   * for `idleMs`, and stay cached while someone is reading.
+   */
+  refreshed(): void {
+    this.used = true;
+    if (this.idleFor() >= this.opts.idleMs) void this.trim().catch(() => undefined);
+  }
+
   private async enter(): Promise<void> {
     while (this.gate) await this.gate;
     this.active++;
@@ -116,11 +129,18 @@ export class MemoryTrim {
       this.used = false;
       const [row] = await readRows(
         this.db.w,
-        `SELECT sum(memory_usage_bytes)::DOUBLE, ${memorySizeBytes(this.opts.idleLimit)} FROM duckdb_memory()`,
+        `SELECT sum(memory_usage_bytes)::DOUBLE, (sum(memory_usage_bytes) FILTER (tag = 'BASE_TABLE'))::DOUBLE FROM duckdb_memory()`,
       );
-      if (!(Number(row?.[0]) > Number(row?.[1]))) return 'small';
+      const held = Number(row?.[0]);
+      // Only the cached blocks of the file go: rows not yet checkpointed and working memory would be
+      // written to DuckDB's temporary file to meet a lower limit, and read back at the next write.
+      const target = Math.max(
+        memorySizeBytes(this.opts.idleLimit),
+        held - Number(row?.[1] ?? 0) + KEEP_BYTES,
+      );
+      if (!(held > target)) return 'small';
       try {
-        await this.db.w.run(`SET memory_limit = '${this.opts.idleLimit}'`);
+        await this.db.w.run(`SET memory_limit = '${Math.ceil(target / 1024)}KiB'`);
       } finally {
         await this.db.w.run(`SET memory_limit = '${this.opts.limit()}'`);
       }
