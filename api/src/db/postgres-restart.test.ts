@@ -148,9 +148,10 @@ describe.skipIf(!pgUrl)('two processes migrating an empty database at once', () 
       await sleep(20);
     }
     expect(await b.exclusive('rollups', async () => 'b', { wait: false })).toEqual({ ran: false });
-    // The holder's connection dies (a process killed mid-refresh): PostgreSQL lets the lock go.
+    // The holder's connection dies (a process killed mid-refresh): PostgreSQL lets the lock go once the
+    // backend has exited, which pg_terminate_backend waits for (up to 5 s) when given a timeout.
     await b.query(
-      `select pg_terminate_backend(pid) from pg_locks where ${ours} and pid <> pg_backend_pid()`,
+      `select pg_terminate_backend(pid, 5000) from pg_locks where ${ours} and pid <> pg_backend_pid()`,
       [schema],
     );
     expect(await b.exclusive('rollups', async () => 'b', { wait: false })).toEqual({ ran: true, value: 'b' });
