@@ -308,6 +308,22 @@ export class DuckDbStore implements TelemetryStore {
     this.checkpointTimer.unref();
   }
 
+  /**
+   * Runs the checkpoint a large refresh asked for now rather than after its delay, and waits until no
+   * checkpoint runs (call it with no bulk load running). Afterwards the history is the file's compressed
+   * blocks, as after a restart, and reads no longer share the machine with the checkpoint: a year of 20
+   * meters takes ~13 s to checkpoint on 2 cores, and a one-year chart asked meanwhile answers in twice
+   * its time. Benches time answers from here.
+   */
+  async settle(): Promise<void> {
+    if (this.checkpointTimer) {
+      clearTimeout(this.checkpointTimer);
+      this.checkpointTimer = null;
+      this.checkpoints.request();
+    }
+    await this.checkpoints.running();
+  }
+
   // ---------------------------------------------------------------- reads
 
   readRaw(query: RawQuery): Promise<RawPage> {

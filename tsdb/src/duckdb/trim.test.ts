@@ -189,6 +189,41 @@ describe('idle trim of the DuckDB cache', () => {
     }
   }, 90_000);
 
+  it('settles: the checkpoint a large refresh asked for runs at once, and settle returns when it is over', async () => {
+    const store = await trimmedByHand('settled.duckdb', '512MB');
+    const inMemory = async () =>
+      (await store.memoryByTag()).find((m) => m.tag === 'IN_MEMORY_TABLE')?.memoryBytes ?? 0;
+    try {
+      const readings = history(60);
+      await store.writeBulk(
+        (async function* () {
+          for (let i = 0; i < readings.length; i += 20_000) yield readings.slice(i, i + 20_000);
+        })(),
+      );
+      const held = await inMemory();
+      expect((await store.refreshRollups(T0 + 61 * 86_400_000)).buckets).toBeGreaterThan(50_000);
+      expect(await inMemory()).toBeGreaterThan(held + 4 * MB);
+      await store.settle();
+      expect(await inMemory()).toBeLessThanOrEqual(held + MB);
+      expect(store.writeStats().checkpointing).toBe(false);
+      // Nothing more to wait for: a second call returns at once and the store still answers.
+      await store.settle();
+      const day = await store.series({
+        deviceKey: 'aa0000000002',
+        params: ['vave1'],
+        interval: '1d',
+        stats: ['max'],
+        from: T0,
+        to: T0 + 2 * 86_400_000,
+        tz: 'UTC',
+      });
+      expect(day.series.vave1!.max).toHaveLength(2);
+      expect(day.series.vave1!.max![0]).toBeCloseTo(235, 0);
+    } finally {
+      await store.close();
+    }
+  }, 90_000);
+
   /**
    * A year-like file in short: 60 days written and checkpointed, so that the minute's refresh after a late
    * reading reads the file's blocks (the live rows of a real server are in them after each checkpoint).
