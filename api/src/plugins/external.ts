@@ -8,8 +8,6 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors.ts';
 import { type PressureOptions, registerPressure } from './pressure.ts';
 
-export type { PressureOptions };
-
 /** Seconds a client is asked to wait when the server sheds load. */
 export const BUSY_RETRY_AFTER_S = 10;
 

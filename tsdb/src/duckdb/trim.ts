@@ -132,8 +132,8 @@ export class MemoryTrim {
         `SELECT sum(memory_usage_bytes)::DOUBLE, (sum(memory_usage_bytes) FILTER (tag = 'BASE_TABLE'))::DOUBLE FROM duckdb_memory()`,
       );
       const held = Number(row?.[0]);
-      // Only the cached blocks of the file go: rows not yet checkpointed and working memory would be
-      // written to DuckDB's temporary file to meet a lower limit, and read back at the next write.
+      // The idle limit, or all DuckDB holds besides the file's blocks (BASE_TABLE) and a little room,
+      // whichever is higher: only those blocks are evicted (see the header).
       const target = Math.max(
         memorySizeBytes(this.opts.idleLimit),
         held - Number(row?.[1] ?? 0) + KEEP_BYTES,
