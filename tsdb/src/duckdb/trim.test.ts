@@ -74,6 +74,16 @@ async function memory(store: DuckDbStore): Promise<{ tables: number; rows: numbe
   };
 }
 
+/** `history(days)` through the bulk path, in batches of 20,000 readings. */
+async function bulkHistory(store: DuckDbStore, days: number): Promise<void> {
+  const readings = history(days);
+  await store.writeBulk(
+    (async function* () {
+      for (let i = 0; i < readings.length; i += 20_000) yield readings.slice(i, i + 20_000);
+    })(),
+  );
+}
+
 /** A file store with a 16MB idle limit whose timer never fires in a test: trims are asked for by hand. */
 const trimmedByHand = (file: string, memoryLimit: string) =>
   createDuckDbStore({ path: join(dir, file), memoryLimit, idleMemoryLimit: '16MB', idleTrimMs: 3_600_000 });
@@ -154,15 +164,9 @@ describe('idle trim of the DuckDB cache', () => {
 
   it('checkpoints after a large refresh: its rows leave the in-memory table segments', async () => {
     const store = await trimmedByHand('checkpointed.duckdb', '512MB');
-    const inMemory = async () =>
-      (await store.memoryByTag()).find((m) => m.tag === 'IN_MEMORY_TABLE')?.memoryBytes ?? 0;
+    const inMemory = async () => (await memory(store)).rows;
     try {
-      const readings = history(60);
-      await store.writeBulk(
-        (async function* () {
-          for (let i = 0; i < readings.length; i += 20_000) yield readings.slice(i, i + 20_000);
-        })(),
-      );
+      await bulkHistory(store, 60);
       const held = await inMemory();
       const { buckets } = await store.refreshRollups(T0 + 61 * 86_400_000);
       expect(buckets).toBeGreaterThan(50_000);
@@ -191,15 +195,9 @@ describe('idle trim of the DuckDB cache', () => {
 
   it('settles: the checkpoint a large refresh asked for runs at once, and settle returns when it is over', async () => {
     const store = await trimmedByHand('settled.duckdb', '512MB');
-    const inMemory = async () =>
-      (await store.memoryByTag()).find((m) => m.tag === 'IN_MEMORY_TABLE')?.memoryBytes ?? 0;
+    const inMemory = async () => (await memory(store)).rows;
     try {
-      const readings = history(60);
-      await store.writeBulk(
-        (async function* () {
-          for (let i = 0; i < readings.length; i += 20_000) yield readings.slice(i, i + 20_000);
-        })(),
-      );
+      await bulkHistory(store, 60);
       const held = await inMemory();
       expect((await store.refreshRollups(T0 + 61 * 86_400_000)).buckets).toBeGreaterThan(50_000);
       expect(await inMemory()).toBeGreaterThan(held + 4 * MB);
@@ -235,12 +233,7 @@ describe('idle trim of the DuckDB cache', () => {
       idleMemoryLimit: '16MB',
       idleTrimMs,
     });
-    const readings = history(60);
-    await store.writeBulk(
-      (async function* () {
-        for (let i = 0; i < readings.length; i += 20_000) yield readings.slice(i, i + 20_000);
-      })(),
-    );
+    await bulkHistory(store, 60);
     expect((await store.refreshRollups(T0 + 61 * 86_400_000)).buckets).toBeGreaterThan(50_000);
     // The large refresh's checkpoint (its rows leave memory), then the trim it asked for.
     const deadline = Date.now() + 20_000;
