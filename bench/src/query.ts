@@ -170,7 +170,7 @@ export async function benchApp(
   await store.refreshRollups(from + minutes * MINUTE + 3_600_000);
   process.stderr.write(`rollups ready (${Math.round((performance.now() - t0) / 1000)} s)\n`);
   // Answers are timed over the history as it stays: checkpointed into the file's blocks (the checkpoint
-  // the refresh asked for, ~13 s for 20 meters' year, would otherwise run beside the first queries).
+  // the refresh asked for, 7–13 s for 20 meters' year, would otherwise run beside the first queries).
   const t1 = performance.now();
   if (engine !== 'influx') await (store as DuckDbStore).settle();
   const settledMs = Math.round(performance.now() - t1);
