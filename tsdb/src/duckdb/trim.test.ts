@@ -235,11 +235,8 @@ describe('idle trim of the DuckDB cache', () => {
     });
     await bulkHistory(store, 60);
     expect((await store.refreshRollups(T0 + 61 * 86_400_000)).buckets).toBeGreaterThan(50_000);
-    // The large refresh's checkpoint (its rows leave memory), then the trim it asked for.
-    const deadline = Date.now() + 20_000;
-    while ((await memory(store)).rows > 16 * MB && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    // The large refresh's checkpoint: its rows leave memory.
+    await store.settle();
     return store;
   }
 
@@ -254,7 +251,8 @@ describe('idle trim of the DuckDB cache', () => {
     expect(buckets).toBeLessThan(50_000);
   }
 
-  const settle = async (store: DuckDbStore, ok: (m: Awaited<ReturnType<typeof memory>>) => boolean) => {
+  /** DuckDB's memory once `ok` holds for it, or after 5 s. */
+  const memoryOnce = async (store: DuckDbStore, ok: (m: Awaited<ReturnType<typeof memory>>) => boolean) => {
     const deadline = Date.now() + 5_000;
     let m = await memory(store);
     while (!ok(m) && Date.now() < deadline) {
@@ -269,10 +267,10 @@ describe('idle trim of the DuckDB cache', () => {
     const idle = await checkpointed('refresh-idle.duckdb', 300);
     try {
       await new Promise((r) => setTimeout(r, 400));
-      expect((await settle(idle, (m) => m.tables <= 16 * MB)).tables).toBeLessThanOrEqual(16 * MB);
+      expect((await memoryOnce(idle, (m) => m.tables <= 16 * MB)).tables).toBeLessThanOrEqual(16 * MB);
       const rowsBefore = (await memory(idle)).rows;
       await lateRefresh(idle);
-      const m = await settle(idle, (x) => x.tables <= 16 * MB);
+      const m = await memoryOnce(idle, (x) => x.tables <= 16 * MB);
       expect(m.tables).toBeLessThanOrEqual(16 * MB);
       expect(m.spilled).toBe(0);
       expect(m.rows).toBeGreaterThanOrEqual(rowsBefore);
