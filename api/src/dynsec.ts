@@ -143,6 +143,15 @@ export interface DynsecMeterAccess extends MeterAccess {
   stop(): Promise<void>;
 }
 
+/** The meter access of a Mosquitto the API manages (`startManagedBroker`). */
+export interface ManagedMeterAccess extends DynsecMeterAccess {
+  /**
+   * Resolves when the accounts work started by the admin connection's last (re)connection — the services'
+   * account checked, the meters' accounts reconciled — is done.
+   */
+  synced(): Promise<void>;
+}
+
 export interface DynsecMeterAccessOptions {
   control: DynsecControl;
   /** Every claimed device's key; undefined until the metadata database is open. */
@@ -360,8 +369,9 @@ export async function startManagedBroker(opts: {
   retryMs?: number;
   reconcileMs?: number;
   waitMs?: number;
-}): Promise<DynsecMeterAccess> {
+}): Promise<ManagedMeterAccess> {
   const log = opts.log ?? { info() {}, warn() {} };
+  let syncing: Promise<void> = Promise.resolve();
   let firstUp: () => void = () => {};
   const up = new Promise<void>((r) => {
     firstUp = r;
@@ -370,7 +380,7 @@ export async function startManagedBroker(opts: {
     mqttUrl: opts.mqttUrl,
     ...opts.admin,
     onConnect: () => {
-      void (async () => {
+      syncing = (async () => {
         try {
           if (opts.service) await ensureServiceAccount(control, opts.mqttUrl, opts.service);
           await access.reconcile();
@@ -382,17 +392,22 @@ export async function startManagedBroker(opts: {
       })();
     },
   });
-  const access = dynsecMeterAccess({
+  const meters = dynsecMeterAccess({
     control,
     deviceKeys: opts.deviceKeys,
     ...(opts.retryMs !== undefined ? { retryMs: opts.retryMs } : {}),
     ...(opts.reconcileMs !== undefined ? { reconcileMs: opts.reconcileMs } : {}),
     log,
   });
-  const stop = access.stop;
-  access.stop = async () => {
-    await stop();
-    await control.stop();
+  const access: ManagedMeterAccess = {
+    ...meters,
+    synced: () => syncing,
+    async stop() {
+      await meters.stop();
+      // Its commands waiting for an answer fail at once; then the connection's accounts work is over.
+      await control.stop();
+      await syncing;
+    },
   };
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([up, new Promise<void>((r) => (timer = setTimeout(r, opts.waitMs ?? 10_000)))]);
