@@ -162,16 +162,28 @@ describe('idle trim of the DuckDB cache', () => {
     }
   });
 
-  it('checkpoints after a large refresh: its rows leave the in-memory table segments', async () => {
-    const store = await trimmedByHand('checkpointed.duckdb', '512MB');
+  /**
+   * A store after 60 days of bulk history and the large refresh of their rollups, whose rows sit in memory
+   * until the checkpoint it asked for has run; `held` is the in-memory rows before the refresh.
+   */
+  async function afterLargeRefresh(file: string) {
+    const store = await trimmedByHand(file, '512MB');
     const inMemory = async () => (await memory(store)).rows;
     try {
       await bulkHistory(store, 60);
       const held = await inMemory();
-      const { buckets } = await store.refreshRollups(T0 + 61 * 86_400_000);
-      expect(buckets).toBeGreaterThan(50_000);
-      // The refresh's rows sit in memory until the checkpoint it asked for has run.
+      expect((await store.refreshRollups(T0 + 61 * 86_400_000)).buckets).toBeGreaterThan(50_000);
       expect(await inMemory()).toBeGreaterThan(held + 4 * MB);
+      return { store, inMemory, held };
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+  }
+
+  it('checkpoints after a large refresh: its rows leave the in-memory table segments', async () => {
+    const { store, inMemory, held } = await afterLargeRefresh('checkpointed.duckdb');
+    try {
       const deadline = Date.now() + 20_000;
       while ((await inMemory()) > held + MB && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 50));
@@ -194,13 +206,8 @@ describe('idle trim of the DuckDB cache', () => {
   }, 90_000);
 
   it('settles: the checkpoint a large refresh asked for runs at once, and settle returns when it is over', async () => {
-    const store = await trimmedByHand('settled.duckdb', '512MB');
-    const inMemory = async () => (await memory(store)).rows;
+    const { store, inMemory, held } = await afterLargeRefresh('settled.duckdb');
     try {
-      await bulkHistory(store, 60);
-      const held = await inMemory();
-      expect((await store.refreshRollups(T0 + 61 * 86_400_000)).buckets).toBeGreaterThan(50_000);
-      expect(await inMemory()).toBeGreaterThan(held + 4 * MB);
       await store.settle();
       expect(await inMemory()).toBeLessThanOrEqual(held + MB);
       expect(store.writeStats().checkpointing).toBe(false);
