@@ -116,11 +116,13 @@ export function countedStore(inner: TelemetryStore): { store: TelemetryStore; wr
 export async function slowSubackRelay(
   brokerPort: number,
   ms: number,
-): Promise<{ url: string; close(): void }> {
+): Promise<{ url: string; close(): void; brokerClosed(): Promise<void> }> {
   const sockets = new Set<Socket>();
+  const upstreamClosed: Promise<void>[] = [];
   const server = createServer((client) => {
     const upstream = connect(brokerPort, '127.0.0.1');
     sockets.add(client).add(upstream);
+    upstreamClosed.push(new Promise<void>((resolve) => upstream.once('close', () => resolve())));
     client.pipe(upstream);
     let pending = Buffer.alloc(0);
     upstream.on('data', (chunk: Buffer) => {
@@ -158,6 +160,12 @@ export async function slowSubackRelay(
   const { port } = server.address() as AddressInfo;
   return {
     url: `mqtt://127.0.0.1:${port}`,
+    /**
+     * Resolves once the broker has closed every relayed connection: it has read each one to its end (the
+     * PUBACKs and the DISCONNECT the client wrote last). Until then a new connection under the same client
+     * id would take the session over first, and the broker would hand it what those PUBACKs acknowledge.
+     */
+    brokerClosed: () => Promise.all(upstreamClosed).then(() => undefined),
     close() {
       // Ended, so what the client wrote last still reaches the broker; destroyed later if a peer lingers.
       for (const s of sockets) {
