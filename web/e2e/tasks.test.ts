@@ -11,7 +11,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMBINED_PARAMS, detailsPageFor, detailsPathFor, PARAM_NAMES } from '@kilowatch/core';
+import {
+  COMBINED_PARAMS,
+  DEFAULT_TIMEZONE,
+  detailsPageFor,
+  detailsPathFor,
+  PARAM_NAMES,
+} from '@kilowatch/core';
 import mqtt from 'mqtt';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -27,11 +33,18 @@ import {
   WEB_DIR,
 } from '../src/testing.ts';
 import { explainFailures } from './explain.ts';
+import { answerTo, asksRange, clickCalendarDays, localDayBefore, localDayStart } from './picking.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
 if (skip) console.warn(`tasks e2e skipped: ${skip}`);
 
 const SHOTS = join(WEB_DIR, 'e2e/screenshots');
+
+/** The whole local days a request's `from`–`to` spans (a DST day's hour either way rounds off). */
+const spanDays = (u: URL) =>
+  Math.round(
+    (Date.parse(u.searchParams.get('to') ?? '') - Date.parse(u.searchParams.get('from') ?? '')) / 86_400_000,
+  );
 
 interface ApiDevice {
   id: number;
@@ -71,6 +84,11 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     await browser?.close();
     await api?.stop();
   });
+
+  /** The zone the signed-in profile shows times in (the calendar's days are its local days). */
+  async function profileZone(): Promise<string> {
+    return (await page.evaluate(() => localStorage.getItem('kw.timezone'))) || DEFAULT_TIMEZONE;
+  }
 
   async function call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
     const token = await page.evaluate(() => localStorage.getItem('kw.token'));
@@ -172,7 +190,11 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     const view = page.getByTestId('comparison-view');
     await view.getByTestId('comparison-data').waitFor();
 
-    const yearAnswer = page.waitForResponse((r) => r.url().includes(`/comparisons/${created.body.id}/data`));
+    const yearAnswer = answerTo(
+      page,
+      (u) => u.pathname.endsWith(`/comparisons/${created.body.id}/data`) && spanDays(u) >= 364,
+      "the comparison's year",
+    );
     await view.getByTestId('range-presets').getByText(en['range.year'], { exact: true }).click();
     const answer = (await (await yearAnswer).json()) as {
       interval: string;
@@ -191,20 +213,19 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     expect(text).not.toMatch(/\b(vave1|power3phases)\b/);
     await shot('comparison-year');
 
+    // Yesterday and today, picked on the calendar (a month back first on the 1st of a month).
+    const tz = await profileZone();
+    const [yesterday, today] = [localDayBefore(1, tz), localDayBefore(0, tz)];
+    const range = [localDayStart(yesterday, tz), localDayStart(localDayBefore(-1, tz), tz)] as const;
     await view.getByTestId('range-presets').getByText(en['range.custom'], { exact: true }).click();
     await view.getByTestId('range-custom').click();
-    const days = page.locator(
-      '[role=dialog] table button:not([data-disabled]):not([data-outside]):not([data-hidden])',
+    const customAnswer = answerTo(
+      page,
+      (u) => u.pathname.endsWith(`/comparisons/${created.body.id}/data`) && asksRange(u, ...range),
+      `the comparison's data from ${yesterday} to the end of ${today}`,
     );
-    await days.first().waitFor();
-    const customAnswer = page.waitForResponse((r) =>
-      r.url().includes(`/comparisons/${created.body.id}/data`),
-    );
-    await days.first().click();
-    await days.last().click();
-    const custom = await customAnswer;
-    const from = new URL(custom.url()).searchParams.get('from');
-    expect(from).toBeTruthy();
+    await clickCalendarDays(page, today, [yesterday, today]);
+    expect((await customAnswer).ok()).toBe(true);
     await view.getByTestId('comparison-data').waitFor();
     expect(await view.locator('canvas').count()).toBeGreaterThanOrEqual(2);
   });
@@ -215,13 +236,18 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     const devices = (await call<(ApiDevice & { typeCode: number; phases?: 1 | 3 })[]>('GET', '/devices'))
       .body;
     const meter = devices.find((d) => d.typeCode === 1 && d.phases !== 1) ?? devices[0]!;
-    const seriesOf = (r: { url: () => string }) => r.url().includes(`/api/devices/${meter.id}/series`);
+    const seriesOver = (minDays: number, what: string) =>
+      answerTo(
+        page,
+        (u) => u.pathname.endsWith(`/api/devices/${meter.id}/series`) && spanDays(u) >= minDays,
+        what,
+      );
     await page.goto(`${api.url}${detailsPathFor(meter.id, meter.typeCode, meter.phases ?? 3)}`);
     const voltage = page.getByTestId('chart-voltage');
     await voltage.locator('canvas').first().waitFor({ timeout: 20_000 });
 
     // A year: no interval asked, so the API picks daily buckets with each day's min and max.
-    const yearAnswer = page.waitForResponse(seriesOf);
+    const yearAnswer = seriesOver(364, "the meter's year");
     await page.getByTestId('range-presets').getByText(en['details.range.year'], { exact: true }).click();
     const year = await yearAnswer;
     expect(new URL(year.url()).searchParams.get('interval')).toBeNull();
@@ -249,7 +275,7 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
       await held;
       await route.continue();
     });
-    const quarterAnswer = page.waitForResponse(seriesOf);
+    const quarterAnswer = seriesOver(89, "the meter's quarter");
     await page.getByTestId('range-presets').getByText(en['details.range.quarter'], { exact: true }).click();
     await voltage.getByTestId('chart-loading').waitFor();
     expect(await voltage.locator('canvas').count()).toBe(0);
@@ -262,19 +288,18 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     // A custom range picked on the calendar draws too.
     await page.getByTestId('range-presets').getByText(en['details.range.custom'], { exact: true }).click();
     await page.getByTestId('range-incomplete').waitFor();
+    // Yesterday and today: a range no preset has loaded (a month back first on the 1st of a month).
+    const tz = await profileZone();
+    const [yesterday, today] = [localDayBefore(1, tz), localDayBefore(0, tz)];
+    const range = [localDayStart(yesterday, tz), localDayStart(localDayBefore(-1, tz), tz)] as const;
     await page.getByTestId('range-custom').click();
-    const days = page.locator(
-      '[role=dialog] table button:not([data-disabled]):not([data-outside]):not([data-hidden])',
+    const customAnswer = answerTo(
+      page,
+      (u) => u.pathname.endsWith(`/api/devices/${meter.id}/series`) && asksRange(u, ...range),
+      `the series from ${yesterday} to the end of ${today}`,
     );
-    await days.first().waitFor();
-    const customAnswer = page.waitForResponse(seriesOf);
-    await days.first().click();
-    await days.last().click();
-    const custom = await customAnswer;
-    const from = Date.parse(new URL(custom.url()).searchParams.get('from') ?? '');
-    const to = Date.parse(new URL(custom.url()).searchParams.get('to') ?? '');
-    expect(to - from).toBeGreaterThanOrEqual(23 * 3_600_000);
-    expect(to - from).toBeLessThanOrEqual(32 * 86_400_000);
+    await clickCalendarDays(page, today, [yesterday, today]);
+    expect((await customAnswer).ok()).toBe(true);
     await page.keyboard.press('Escape');
     await voltage.locator('canvas').first().waitFor();
   });
@@ -285,12 +310,15 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     const meter = devices.find((d) => d.typeCode === 1 && d.phases !== 1) ?? devices[0]!;
     await page.goto(`${api.url}/device/data-log?device=${meter.id}`);
     await page.locator('.mantine-MultiSelect-pill').first().waitFor({ timeout: 10_000 });
-    const readings = () => page.waitForResponse((r) => r.url().includes(`/api/devices/${meter.id}/readings`));
-    let answer = readings();
+    const monthAnswer = answerTo(
+      page,
+      (u) => u.pathname.endsWith(`/api/devices/${meter.id}/readings`),
+      "the month's readings",
+    );
     await page.getByTestId('range-presets').getByText(en['range.month'], { exact: true }).click();
     await page.getByRole('button', { name: en['log.show'] }).click();
-    let url = new URL((await answer).url());
-    let span = Date.parse(url.searchParams.get('to')!) - Date.parse(url.searchParams.get('from')!);
+    const url = new URL((await monthAnswer).url());
+    const span = Date.parse(url.searchParams.get('to')!) - Date.parse(url.searchParams.get('from')!);
     // 30 local days: 720 hours, one more or less across a DST change.
     expect(Math.abs(span - 30 * 86_400_000)).toBeLessThanOrEqual(3_600_000);
     expect(await page.getByTestId('log-count').textContent()).toMatch(/[1-9]/);
@@ -304,21 +332,24 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     await page.getByTestId('range-presets').getByText(en['range.custom'], { exact: true }).click();
     await page.getByRole('button', { name: en['log.show'] }).click();
     expect(await page.getByTestId('log-range-error').textContent()).toBe(en['val.dateRange']);
+    // Yesterday alone (its first and last day): a closed day, a month back on the 1st of a month.
+    const tz = await profileZone();
+    const [yesterday, today] = [localDayBefore(1, tz), localDayBefore(0, tz)];
     await page.getByTestId('range-custom').click();
-    const days = page.locator(
-      '[role=dialog] table button:not([data-disabled]):not([data-outside]):not([data-hidden])',
-    );
-    await days.first().waitFor();
-    await days.last().click();
-    await days.last().click();
+    await clickCalendarDays(page, today, [yesterday, yesterday]);
     await page.keyboard.press('Escape');
-    answer = readings();
+    const from = localDayStart(yesterday, tz);
+    const to = localDayStart(today, tz);
+    const dayAnswer = answerTo(
+      page,
+      (u) => u.pathname.endsWith(`/api/devices/${meter.id}/readings`) && asksRange(u, from, to),
+      `the readings of ${yesterday}`,
+    );
     await page.getByRole('button', { name: en['log.show'] }).click();
-    url = new URL((await answer).url());
-    span = Date.parse(url.searchParams.get('to')!) - Date.parse(url.searchParams.get('from')!);
+    expect((await dayAnswer).ok()).toBe(true);
     // One local day: 23, 24 or 25 hours, never a fixed 86,400,000 ms past a DST change.
-    expect(span).toBeGreaterThanOrEqual(23 * 3_600_000);
-    expect(span).toBeLessThanOrEqual(25 * 3_600_000);
+    expect(to - from).toBeGreaterThanOrEqual(23 * 3_600_000);
+    expect(to - from).toBeLessThanOrEqual(25 * 3_600_000);
     expect(await page.getByTestId('log-range-error').count()).toBe(0);
   });
 
