@@ -252,7 +252,8 @@ const accountRoutes: TypedRoutes<RouteOptions> = async (app) => {
     '/reset_password',
     {
       schema: {
-        summary: 'Set a new password with a reset token (single use); ends every session of the account',
+        summary:
+          'Set a new password with a reset token (single use); ends every session and every API key of the account',
         tags,
         body: request(ResetPasswordRequestSchema),
         response: { 204: noContent, 400: errorResponse },
@@ -262,8 +263,11 @@ const accountRoutes: TypedRoutes<RouteOptions> = async (app) => {
       const { token, password } = req.body;
       const userId = await accounts.consumePasswordReset(tokenHash(token));
       if (userId === null) throw new ValidationError({ token: [MESSAGES.invalidToken] });
-      await accounts.setPassword(userId, await hashPassword(password, config.scrypt));
-      await accounts.revokeUserSessions(userId, 'password reset');
+      const { apiKeysEnded } = await accounts.resetPassword(
+        userId,
+        await hashPassword(password, config.scrypt),
+      );
+      if (apiKeysEnded > 0) req.log.info({ userId, apiKeysEnded }, 'password reset ended the API keys');
       await app.hub.sessionsEnded(userId);
       return reply.code(204).send();
     },

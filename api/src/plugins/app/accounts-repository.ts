@@ -275,12 +275,26 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
       return n;
     },
 
-    async setPassword(userId: number, passwordHash: string): Promise<void> {
-      await sql.query('update users set password_hash = $2, updated_at = $3 where id = $1', [
-        userId,
-        passwordHash,
-        now(),
-      ]);
+    /**
+     * A password reset: the new password, and every way in the old one opened ends with it — each session
+     * and each API key of the account — in one transaction, so none outlives a reset half done.
+     */
+    async resetPassword(userId: number, passwordHash: string): Promise<{ apiKeysEnded: number }> {
+      return sql.transaction(async (tx) => {
+        const t = now();
+        await tx.query('update users set password_hash = $2, updated_at = $3 where id = $1', [
+          userId,
+          passwordHash,
+          t,
+        ]);
+        await tx.query(
+          `update sessions set revoked_at = $2, revoked_reason = 'password reset'
+           where user_id = $1 and revoked_at is null`,
+          [userId, t],
+        );
+        const keys = await tx.query('delete from api_keys where user_id = $1', [userId]);
+        return { apiKeysEnded: keys.rowCount };
+      });
     },
   };
 }

@@ -341,6 +341,9 @@ function ResetForm({ token }: { token: string }) {
           </Alert>
         ) : (
           <>
+            <Text size="sm" c="dimmed" data-testid="reset-ends-access">
+              {t('reset.endsAccess')}
+            </Text>
             {reset.isError && <ErrorAlert error={reset.error} />}
             <PasswordWithStrength
               label={t('reset.newPassword')}

@@ -124,6 +124,7 @@ const base = {
   'reset.send': 'Send reset link',
   'reset.sent': 'If an account exists for this email, a reset link is on its way.',
   'reset.newPassword': 'New password',
+  'reset.endsAccess': 'A new password signs you out on every device and ends every API key of your account.',
   'reset.setPassword': 'Set new password',
   'reset.done': 'Your password has been changed. You can sign in now.',
   'reset.backToSignIn': 'Back to sign-in',

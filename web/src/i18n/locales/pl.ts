@@ -126,6 +126,8 @@ export const pl: Record<MessageId, string> = {
   'reset.send': 'Wyślij link',
   'reset.sent': 'Jeśli konto z tym adresem istnieje, link do resetu jest już w drodze.',
   'reset.newPassword': 'Nowe hasło',
+  'reset.endsAccess':
+    'Nowe hasło wylogowuje Cię na wszystkich urządzeniach i unieważnia wszystkie klucze API Twojego konta.',
   'reset.setPassword': 'Ustaw nowe hasło',
   'reset.done': 'Hasło zostało zmienione. Możesz się teraz zalogować.',
   'reset.backToSignIn': 'Wróć do logowania',

@@ -125,6 +125,8 @@ export const tr: Record<MessageId, string> = {
   'reset.send': 'Sıfırlama bağlantısı gönder',
   'reset.sent': 'Bu e-postaya ait bir hesap varsa sıfırlama bağlantısı yolda.',
   'reset.newPassword': 'Yeni parola',
+  'reset.endsAccess':
+    'Yeni parola tüm cihazlarda oturumunuzu kapatır ve hesabınızın tüm API anahtarlarını geçersiz kılar.',
   'reset.setPassword': 'Yeni parolayı kaydet',
   'reset.done': 'Parolanız değiştirildi. Artık giriş yapabilirsiniz.',
   'reset.backToSignIn': 'Girişe dön',
