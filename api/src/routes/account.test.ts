@@ -150,6 +150,46 @@ describe.each(engines())('account and sessions on %s', (engine) => {
       expect(second.statusCode).toBe(200);
     });
 
+    it('a refresh ends the access token it replaces at once; other sessions keep theirs', async () => {
+      const a = await signUp(t.app);
+      const other = (await login(a.email)).json();
+      const userInfo = { method: 'GET', url: '/api/account/userInfo' } as const;
+      expect((await as(t.app, a, userInfo)).statusCode).toBe(200);
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/refreshtoken',
+        payload: { refreshToken: a.refreshToken },
+      });
+      expect(res.statusCode).toBe(200);
+      // Well before its 15 minutes are up, the replaced token is refused everywhere a token is checked.
+      const old = await as(t.app, a, userInfo);
+      expect(old.statusCode).toBe(401);
+      expect(old.json()).toEqual({ message: MESSAGES.unauthorized });
+      const verified = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/verifytoken',
+        payload: { api_token: a.token },
+      });
+      expect(verified.statusCode).toBe(401);
+      expect((await as(t.app, res.json(), userInfo)).statusCode).toBe(200);
+      expect((await as(t.app, other, userInfo)).statusCode).toBe(200);
+      // The next refresh ends the token the first one issued, too.
+      const next = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/refreshtoken',
+        payload: { refreshToken: res.json().refreshToken },
+      });
+      expect(next.statusCode).toBe(200);
+      expect((await as(t.app, res.json(), userInfo)).statusCode).toBe(401);
+      expect((await as(t.app, next.json(), userInfo)).statusCode).toBe(200);
+      const { rows } = await t.sql.query(
+        'select 1 from access_tokens a join sessions s on s.id = a.session_id where s.user_id = $1',
+        [a.userId],
+      );
+      // One live access token per session: the refreshed one and the other sign-in's.
+      expect(rows).toHaveLength(2);
+    });
+
     it('a replayed old refresh token, past the grace of a retry, revokes the whole session', async () => {
       const a = await signUp(t.app);
       const rotated = (

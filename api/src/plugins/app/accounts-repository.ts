@@ -174,8 +174,8 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
     },
 
     /**
-     * Spends a refresh token and stores its successor in one transaction. A token that was already
-     * spent is a replay: the caller revokes the whole session.
+     * Spends a refresh token and stores its successor pair in one transaction, ending the access token
+     * it replaces. A token that was already spent is a replay: the caller revokes the whole session.
      */
     async rotate(refreshHash: string, next: (remember: boolean) => SessionTokens): Promise<RotateOutcome> {
       return sql.transaction(async (tx) => {
@@ -210,6 +210,8 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
         );
         if (spent.rowCount !== 1) return { kind: 'reused', sessionId, userId, usedAt: null };
         const tokens = next(r.remember);
+        // A session holds one live access token: the one this refresh replaces ends now, not at its expiry.
+        await tx.query('delete from access_tokens where session_id = $1', [sessionId]);
         await insertTokens(tx, sessionId, tokens);
         await tx.query('update sessions set expires_at = $2 where id = $1', [
           sessionId,
