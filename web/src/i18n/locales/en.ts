@@ -42,6 +42,7 @@ const base = {
   'val.email': 'Enter a valid email address.',
   'val.passwordsDiffer': 'Passwords do not match.',
   'val.passwordLength': 'Use at least {min} characters.',
+  'val.passwordCommon': 'This password is too common. Choose one that is harder to guess.',
   // shell and navigation
   'app.name': 'Kilowatch',
   'app.skip': 'Skip to content',

@@ -46,6 +46,7 @@ export const pl: Record<MessageId, string> = {
   'val.email': 'Podaj poprawny adres e-mail.',
   'val.passwordsDiffer': 'Hasła nie są takie same.',
   'val.passwordLength': 'Użyj co najmniej {min} znaków.',
+  'val.passwordCommon': 'To hasło jest zbyt popularne. Wybierz takie, które trudniej odgadnąć.',
   'app.name': 'Kilowatch',
   'app.skip': 'Przejdź do treści',
   'nav.main': 'Nawigacja główna',

@@ -46,6 +46,7 @@ export const tr: Record<MessageId, string> = {
   'val.email': 'Geçerli bir e-posta adresi girin.',
   'val.passwordsDiffer': 'Parolalar eşleşmiyor.',
   'val.passwordLength': 'En az {min} karakter kullanın.',
+  'val.passwordCommon': 'Bu parola çok yaygın. Tahmin edilmesi daha zor bir parola seçin.',
   'app.name': 'Kilowatch',
   'app.skip': 'İçeriğe geç',
   'nav.main': 'Ana gezinme',
