@@ -67,9 +67,31 @@ describe.each(engines())('account and sessions on %s', (engine) => {
       expect(res.json().errors[field]).toEqual([message]);
     });
 
+    it.each(['password', 'Password1', 'iloveyou', 'aaaaaaaa'])(
+      'refuses the common password %j with 400 on its field and creates nothing',
+      async (password) => {
+        const email = uniqueEmail();
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/api/register',
+          payload: { email, password, fullName: 'A' },
+        });
+        expect(res.statusCode).toBe(400);
+        expect(res.json()).toEqual({
+          message: MESSAGES.commonPassword,
+          errors: { password: [MESSAGES.commonPassword] },
+        });
+        expect(await t.app.accounts.findUserByEmail(email)).toBeNull();
+      },
+    );
+
     it('accepts a 64-character password and rejects a taken email', async () => {
       const email = uniqueEmail();
-      const payload = { email, password: 'p'.repeat(64), fullName: 'A' };
+      const payload = {
+        email,
+        password: 'a long passphrase of sixty-four chars: '.padEnd(64, '.'),
+        fullName: 'A',
+      };
       expect((await t.app.inject({ method: 'POST', url: '/api/register', payload })).statusCode).toBe(201);
       const again = await t.app.inject({ method: 'POST', url: '/api/register', payload });
       expect(again.statusCode).toBe(400);
@@ -148,6 +170,46 @@ describe.each(engines())('account and sessions on %s', (engine) => {
         payload: { refreshToken: next.refreshToken },
       });
       expect(second.statusCode).toBe(200);
+    });
+
+    it('a refresh ends the access token it replaces at once; other sessions keep theirs', async () => {
+      const a = await signUp(t.app);
+      const other = (await login(a.email)).json();
+      const userInfo = { method: 'GET', url: '/api/account/userInfo' } as const;
+      expect((await as(t.app, a, userInfo)).statusCode).toBe(200);
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/refreshtoken',
+        payload: { refreshToken: a.refreshToken },
+      });
+      expect(res.statusCode).toBe(200);
+      // Well before its 15 minutes are up, the replaced token is refused everywhere a token is checked.
+      const old = await as(t.app, a, userInfo);
+      expect(old.statusCode).toBe(401);
+      expect(old.json()).toEqual({ message: MESSAGES.unauthorized });
+      const verified = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/verifytoken',
+        payload: { api_token: a.token },
+      });
+      expect(verified.statusCode).toBe(401);
+      expect((await as(t.app, res.json(), userInfo)).statusCode).toBe(200);
+      expect((await as(t.app, other, userInfo)).statusCode).toBe(200);
+      // The next refresh ends the token the first one issued, too.
+      const next = await t.app.inject({
+        method: 'POST',
+        url: '/api/account/refreshtoken',
+        payload: { refreshToken: res.json().refreshToken },
+      });
+      expect(next.statusCode).toBe(200);
+      expect((await as(t.app, res.json(), userInfo)).statusCode).toBe(401);
+      expect((await as(t.app, next.json(), userInfo)).statusCode).toBe(200);
+      const { rows } = await t.sql.query(
+        'select 1 from access_tokens a join sessions s on s.id = a.session_id where s.user_id = $1',
+        [a.userId],
+      );
+      // One live access token per session: the refreshed one and the other sign-in's.
+      expect(rows).toHaveLength(2);
     });
 
     it('a replayed old refresh token, past the grace of a retry, revokes the whole session', async () => {
@@ -323,6 +385,32 @@ describe.each(engines())('account and sessions on %s', (engine) => {
       });
       expect(again.statusCode).toBe(400);
       expect(again.json().errors).toEqual({ token: [MESSAGES.invalidToken] });
+    });
+
+    it('refuses a common new password with 400 and leaves the link and the old password working', async () => {
+      const a = await signUp(t.app);
+      const before = t.mails.length;
+      await t.app.inject({ method: 'POST', url: '/api/forgot_password', payload: { email: a.email } });
+      await vi_waitFor(() => t.mails.length > before);
+      const token = /token=([A-Za-z0-9_-]+)/.exec(t.mails.at(-1)!.text)![1]!;
+      const common = await t.app.inject({
+        method: 'POST',
+        url: '/api/reset_password',
+        payload: { token, password: 'qwertyuiop' },
+      });
+      expect(common.statusCode).toBe(400);
+      expect(common.json()).toEqual({
+        message: MESSAGES.commonPassword,
+        errors: { password: [MESSAGES.commonPassword] },
+      });
+      expect((await login(a.email)).statusCode).toBe(200);
+      expect((await as(t.app, a, { method: 'GET', url: '/api/account/userInfo' })).statusCode).toBe(200);
+      const better = await t.app.inject({
+        method: 'POST',
+        url: '/api/reset_password',
+        payload: { token, password: 'a brand new password' },
+      });
+      expect(better.statusCode).toBe(204);
     });
 
     it('answers 202 for an unknown email and sends nothing', async () => {

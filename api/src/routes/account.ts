@@ -16,7 +16,7 @@ import {
 import type { FastifyRequest } from 'fastify';
 import { NotFoundError, UnauthorizedError, ValidationError } from '../errors.ts';
 import { publicUser } from '../plugins/app/accounts-repository.ts';
-import { hashPassword, unmatchableHash, verifyPassword } from '../plugins/app/passwords.ts';
+import { hashPassword, isCommonPassword, unmatchableHash, verifyPassword } from '../plugins/app/passwords.ts';
 import { newToken, tokenHash } from '../plugins/app/tokens.ts';
 import { errorResponse, noContent, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
@@ -29,6 +29,13 @@ const tags = ['account'];
 function bodyEmail(req: FastifyRequest): string | undefined {
   const email = (req.body as { email?: unknown } | undefined)?.email;
   return typeof email === 'string' ? email : undefined;
+}
+
+/** A new password (register, reset) must not be a commonly used one: 400 on its field, before any hashing. */
+function refuseCommonPassword(password: string): void {
+  if (isCommonPassword(password)) {
+    throw new ValidationError({ password: [MESSAGES.commonPassword] }, MESSAGES.commonPassword);
+  }
 }
 
 const accountRoutes: TypedRoutes<RouteOptions> = async (app) => {
@@ -206,6 +213,7 @@ const accountRoutes: TypedRoutes<RouteOptions> = async (app) => {
     },
     async (req, reply) => {
       const body = req.body;
+      refuseCommonPassword(body.password);
       const passwordHash = await hashPassword(body.password, config.scrypt);
       const user = await accounts.createUser({ ...body, passwordHash });
       if (!user) throw new ValidationError({ email: [MESSAGES.emailTaken] });
@@ -252,7 +260,8 @@ const accountRoutes: TypedRoutes<RouteOptions> = async (app) => {
     '/reset_password',
     {
       schema: {
-        summary: 'Set a new password with a reset token (single use); ends every session of the account',
+        summary:
+          'Set a new password with a reset token (single use); ends every session and every API key of the account',
         tags,
         body: request(ResetPasswordRequestSchema),
         response: { 204: noContent, 400: errorResponse },
@@ -260,10 +269,15 @@ const accountRoutes: TypedRoutes<RouteOptions> = async (app) => {
     },
     async (req, reply) => {
       const { token, password } = req.body;
+      // Refused before the token is spent: the link still works for a better password.
+      refuseCommonPassword(password);
       const userId = await accounts.consumePasswordReset(tokenHash(token));
       if (userId === null) throw new ValidationError({ token: [MESSAGES.invalidToken] });
-      await accounts.setPassword(userId, await hashPassword(password, config.scrypt));
-      await accounts.revokeUserSessions(userId, 'password reset');
+      const { apiKeysEnded } = await accounts.resetPassword(
+        userId,
+        await hashPassword(password, config.scrypt),
+      );
+      if (apiKeysEnded > 0) req.log.info({ userId, apiKeysEnded }, 'password reset ended the API keys');
       await app.hub.sessionsEnded(userId);
       return reply.code(204).send();
     },

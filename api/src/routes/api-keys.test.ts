@@ -1,12 +1,13 @@
 /**
  * Personal API keys (docs/api.md §Account) on PGlite and PostgreSQL: shown once and stored hashed, read-only,
- * scoped to the owner's devices, revoked at once; a key never opens account, write or export routes.
+ * scoped to the owner's devices, revoked at once and by a password reset; a key never opens account, write
+ * or export routes.
  */
 import { createHash } from 'node:crypto';
 import { MESSAGES } from '@kilowatch/core';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import type { InjectOptions } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { claimMeter, iso, locationOf, type Meter } from '../analytics/testing.ts';
 import {
   type Account,
@@ -188,6 +189,47 @@ describe.each(engines())('API keys on %s', (engine) => {
     expect(again.statusCode).toBe(404);
     const list = await as(t.app, alice, { method: 'GET', url: '/api/account/api-keys' });
     expect((list.json() as { id: number }[]).some((x) => x.id === id)).toBe(false);
+  });
+
+  it("a password reset ends every key of the account at once; another account's keys live on", async () => {
+    const carol = await signUp(t.app);
+    const first = await createKey(carol, 'Grafana');
+    const second = await createKey(carol, 'Script');
+    const bobs = await createKey(bob, 'Bob Grafana');
+    for (const { key } of [first, second, bobs])
+      expect((await as(t.app, withKey(key), { method: 'GET', url: '/api/devices' })).statusCode).toBe(200);
+
+    const before = t.mails.length;
+    const forgot = await t.app.inject({
+      method: 'POST',
+      url: '/api/forgot_password',
+      payload: { email: carol.email },
+    });
+    expect(forgot.statusCode).toBe(202);
+    await vi.waitFor(() => expect(t.mails.length).toBeGreaterThan(before));
+    const token = /token=([A-Za-z0-9_-]+)/.exec(t.mails.at(-1)!.text)![1]!;
+    const reset = await t.app.inject({
+      method: 'POST',
+      url: '/api/reset_password',
+      payload: { token, password: 'a brand new password' },
+    });
+    expect(reset.statusCode).toBe(204);
+
+    for (const { key } of [first, second]) {
+      const after = await as(t.app, withKey(key), { method: 'GET', url: '/api/devices' });
+      expect(after.statusCode).toBe(401);
+      expect(after.json()).toEqual({ message: MESSAGES.unauthorized });
+    }
+    expect((await as(t.app, withKey(bobs.key), { method: 'GET', url: '/api/devices' })).statusCode).toBe(200);
+    // The account signs in with the new password and finds no key left.
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/account/login',
+      payload: { email: carol.email, password: 'a brand new password' },
+    });
+    expect(login.statusCode).toBe(200);
+    const list = await as(t.app, login.json(), { method: 'GET', url: '/api/account/api-keys' });
+    expect(list.json()).toEqual([]);
   });
 
   it('refuses a key that was never issued, and one of the right shape but unknown', async () => {

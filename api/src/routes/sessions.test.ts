@@ -40,6 +40,8 @@ for (const engine of engines()) {
       expect(x.json().token).toBe(y.json().token);
       const me = await as(t.app, x.json(), { method: 'GET', url: '/api/account/userInfo' });
       expect(me.statusCode).toBe(200);
+      // Both tabs hold the new pair; the access token it replaced is gone.
+      expect((await as(t.app, a, { method: 'GET', url: '/api/account/userInfo' })).statusCode).toBe(401);
       expect((await refresh(x.json().refreshToken)).statusCode).toBe(200);
     });
 

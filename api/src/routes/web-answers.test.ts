@@ -124,15 +124,6 @@ describe("the API's answers parse with the schemas the web client validates them
       VerifyTokenResponseSchema,
     ],
     [
-      'a refresh',
-      () => ({
-        method: 'POST',
-        url: '/api/account/refreshtoken',
-        payload: { refreshToken: account.refreshToken },
-      }),
-      AuthDataSchema,
-    ],
-    [
       'a sign-in',
       () => ({
         method: 'POST',
@@ -142,6 +133,16 @@ describe("the API's answers parse with the schemas the web client validates them
       AuthDataSchema,
     ],
     ['an error', () => ({ method: 'GET', url: '/api/devices/2147483647' }), ErrorBodySchema],
+    // Last: a refresh ends the access token every case above is sent with.
+    [
+      'a refresh',
+      () => ({
+        method: 'POST',
+        url: '/api/account/refreshtoken',
+        payload: { refreshToken: account.refreshToken },
+      }),
+      AuthDataSchema,
+    ],
   ];
 
   it.each(cases)('%s', async (_name, req, schema) => {

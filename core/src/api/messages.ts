@@ -42,6 +42,7 @@ export const MESSAGES = {
   // Beyond the original catalogue: account and transport errors the original product never showed.
   invalidEmail: 'Enter a valid email address.',
   passwordLength: 'Password must be 8 to 128 characters.',
+  commonPassword: 'This password is too common. Choose one that is harder to guess.',
   invalidToken: 'The link is invalid or has expired.',
   emailTaken: 'An account with this email already exists.',
   unauthorized: 'Your session has ended. Please sign in again.',

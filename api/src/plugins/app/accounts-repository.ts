@@ -174,8 +174,8 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
     },
 
     /**
-     * Spends a refresh token and stores its successor in one transaction. A token that was already
-     * spent is a replay: the caller revokes the whole session.
+     * Spends a refresh token and stores its successor pair in one transaction, ending the access token
+     * it replaces. A token that was already spent is a replay: the caller revokes the whole session.
      */
     async rotate(refreshHash: string, next: (remember: boolean) => SessionTokens): Promise<RotateOutcome> {
       return sql.transaction(async (tx) => {
@@ -210,6 +210,8 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
         );
         if (spent.rowCount !== 1) return { kind: 'reused', sessionId, userId, usedAt: null };
         const tokens = next(r.remember);
+        // A session holds one live access token: the one this refresh replaces ends now, not at its expiry.
+        await tx.query('delete from access_tokens where session_id = $1', [sessionId]);
         await insertTokens(tx, sessionId, tokens);
         await tx.query('update sessions set expires_at = $2 where id = $1', [
           sessionId,
@@ -275,12 +277,26 @@ export function createAccountsRepository(sql: Sql, now: () => number) {
       return n;
     },
 
-    async setPassword(userId: number, passwordHash: string): Promise<void> {
-      await sql.query('update users set password_hash = $2, updated_at = $3 where id = $1', [
-        userId,
-        passwordHash,
-        now(),
-      ]);
+    /**
+     * A password reset: the new password, and every way in the old one opened ends with it — each session
+     * and each API key of the account — in one transaction, so none outlives a reset half done.
+     */
+    async resetPassword(userId: number, passwordHash: string): Promise<{ apiKeysEnded: number }> {
+      return sql.transaction(async (tx) => {
+        const t = now();
+        await tx.query('update users set password_hash = $2, updated_at = $3 where id = $1', [
+          userId,
+          passwordHash,
+          t,
+        ]);
+        await tx.query(
+          `update sessions set revoked_at = $2, revoked_reason = 'password reset'
+           where user_id = $1 and revoked_at is null`,
+          [userId, t],
+        );
+        const keys = await tx.query('delete from api_keys where user_id = $1', [userId]);
+        return { apiKeysEnded: keys.rowCount };
+      });
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Sessions and bearer authentication. A session holds one live access token (15 min) and one live
- * refresh token (1 day, 30 with remember-me); refreshing spends the refresh token and issues both anew,
- * and replaying a spent one revokes the session. Logout revokes the session, so its tokens stop at once.
+ * refresh token (1 day, 30 with remember-me); refreshing spends the refresh token and issues both anew
+ * (the replaced access token stops at once), and replaying a spent one revokes the session. Logout revokes the session, so its tokens stop at once.
  * A personal API key (docs/api.md §Account) stands in for a session on read routes only: GET requests outside
  * the account and export routes, and the Grafana data source (whose POSTs only read).
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashPassword, unmatchableHash, verifyPassword } from './passwords.ts';
+import { hashPassword, isCommonPassword, unmatchableHash, verifyPassword } from './passwords.ts';
 
 const cost = { N: 2 ** 10, r: 8, p: 1 };
 
@@ -20,5 +20,34 @@ describe('passwords', () => {
     expect(unmatchableHash(cost)).not.toBe(a.join('$'));
     for (const guess of ['', 'x', 'demo', 'password'])
       expect(await verifyPassword(guess, a.join('$'))).toBe(false);
+  });
+});
+
+describe('isCommonPassword', () => {
+  it.each([
+    'password',
+    'PASSWORD',
+    'Password1',
+    '12345678',
+    'qwertyuiop',
+    'iloveyou',
+    'sunshine',
+    'aaaaaaaa',
+    'abababab',
+    '123123123',
+    'ąąąąąąąą',
+  ])('%j is common', (password) => {
+    expect(isCommonPassword(password)).toBe(true);
+  });
+
+  it.each([
+    'correct horse battery',
+    'a brand new password',
+    'Tr0ub4dor&3-x',
+    'abcabcabd',
+    'passwordpassword!',
+    'Zażółć gęślą jaźń',
+  ])('%j is not', (password) => {
+    expect(isCommonPassword(password)).toBe(false);
   });
 });

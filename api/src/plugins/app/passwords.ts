@@ -1,8 +1,30 @@
 /**
- * Password hashing with scrypt (node:crypto) at OWASP's parameters. The cost is stored with each hash,
- * so raising it later still verifies old hashes.
+ * Password hashing with scrypt (node:crypto) at OWASP's parameters, and the rule that a new password is
+ * not a common one. The cost is stored with each hash, so raising it later still verifies old hashes.
  */
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { PASSWORD_MIN } from '@kilowatch/core';
+import { dictionary } from '@zxcvbn-ts/language-common';
+
+/**
+ * Commonly used passwords: zxcvbn-ts's list (about 49,000, ranked from leaked-password corpora, all
+ * lowercase), of which only those the length rule lets through need keeping.
+ */
+const COMMON_PASSWORDS: ReadonlySet<string> = new Set(
+  dictionary['passwords-common'].filter((p) => p.length >= PASSWORD_MIN),
+);
+
+/** One short run repeated ('aaaaaaaa', 'abababab', '123123123'): NIST SP 800-63B refuses repetitive passwords. */
+const REPETITIVE = /^(.{1,3})\1+$/su;
+
+/**
+ * True when a new password is one of the commonly used ones, whatever its letter case, or one short run
+ * repeated: register and reset refuse it (docs/api.md §Account).
+ */
+export function isCommonPassword(password: string): boolean {
+  const p = password.normalize('NFC').toLowerCase();
+  return COMMON_PASSWORDS.has(p) || REPETITIVE.test(p);
+}
 
 export interface ScryptCost {
   N: number;

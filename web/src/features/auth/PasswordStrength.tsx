@@ -1,7 +1,7 @@
 import { PasswordInput, Progress, Stack, Text } from '@mantine/core';
 import { useId } from 'react';
 import { useT } from '../../i18n/i18n.ts';
-import { PASSWORD_MIN_LENGTH, passwordColor, passwordScore } from './passwordStrength.ts';
+import { passwordMeter } from './passwordStrength.ts';
 
 /** A password field with the strength meter of docs/spec.md §5 (informative only). */
 export function PasswordWithStrength(props: {
@@ -13,7 +13,7 @@ export function PasswordWithStrength(props: {
 }) {
   const { t } = useT();
   const meterId = useId();
-  const score = passwordScore(props.value);
+  const meter = passwordMeter(props.value);
   return (
     <Stack gap={4}>
       <PasswordInput
@@ -28,8 +28,8 @@ export function PasswordWithStrength(props: {
       />
       <Progress
         id={meterId}
-        value={props.value.length >= PASSWORD_MIN_LENGTH ? score : Math.min(score, 25)}
-        color={passwordColor(score, props.value.length)}
+        value={meter.value}
+        color={meter.color}
         size="sm"
         aria-label={t('password.strength')}
       />

@@ -320,10 +320,12 @@ function ResetForm({ token }: { token: string }) {
   const reset = useResetPassword();
   const [password, setPassword] = useState('');
   const [touched, setTouched] = useState(false);
+  // A refusal of the password itself (a common one) shows on the field; others, such as a spent link, above.
+  const refused = fieldErrors(reset.error).password;
   const error =
     touched && password.length < PASSWORD_MIN_LENGTH
       ? t('val.passwordLength', { min: PASSWORD_MIN_LENGTH })
-      : undefined;
+      : refused;
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setTouched(true);
@@ -341,7 +343,10 @@ function ResetForm({ token }: { token: string }) {
           </Alert>
         ) : (
           <>
-            {reset.isError && <ErrorAlert error={reset.error} />}
+            <Text size="sm" c="dimmed" data-testid="reset-ends-access">
+              {t('reset.endsAccess')}
+            </Text>
+            {reset.isError && !refused && <ErrorAlert error={reset.error} />}
             <PasswordWithStrength
               label={t('reset.newPassword')}
               value={password}

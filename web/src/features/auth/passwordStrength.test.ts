@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { passwordColor, passwordScore } from './passwordStrength.ts';
+import { passwordColor, passwordMeter, passwordScore } from './passwordStrength.ts';
 
 describe('passwordScore', () => {
   it.each([
@@ -23,5 +23,21 @@ describe('passwordColor', () => {
     [100, 8, 'teal'],
   ] as const)('score %i at length %i is %s', (score, length, color) => {
     expect(passwordColor(score, length)).toBe(color);
+  });
+});
+
+describe('passwordMeter', () => {
+  it.each([
+    ['', 0, 'red'],
+    ['a', 25, 'red'],
+    ['aB1!', 25, 'red'],
+    ['aB1!xyz', 25, 'red'],
+    ['abcdefgh', 25, 'red'],
+    ['abcdEFGH', 50, 'yellow'],
+    ['abcdEF12', 75, 'yellow'],
+    ['aB1!xyzw', 100, 'teal'],
+    ['żółćŻÓŁĆ', 25, 'red'],
+  ] as const)('%j shows %i in %s', (pw, value, color) => {
+    expect(passwordMeter(pw)).toEqual({ value, color });
   });
 });

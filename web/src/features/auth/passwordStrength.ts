@@ -14,3 +14,16 @@ export function passwordColor(score: number, length: number): 'red' | 'yellow' |
   if (length < PASSWORD_MIN_LENGTH || score < 50) return 'red';
   return score < 100 ? 'yellow' : 'teal';
 }
+
+/**
+ * What the meter shows: the score, held at one check's share (25) until the password is long enough, so
+ * a short password never looks strong; and its colour.
+ */
+export function passwordMeter(password: string): { value: number; color: 'red' | 'yellow' | 'teal' } {
+  const score = passwordScore(password);
+  const length = [...password].length;
+  return {
+    value: length >= PASSWORD_MIN_LENGTH ? score : Math.min(score, 100 / CHECKS.length),
+    color: passwordColor(score, length),
+  };
+}

@@ -42,6 +42,7 @@ const base = {
   'val.email': 'Enter a valid email address.',
   'val.passwordsDiffer': 'Passwords do not match.',
   'val.passwordLength': 'Use at least {min} characters.',
+  'val.passwordCommon': 'This password is too common. Choose one that is harder to guess.',
   // shell and navigation
   'app.name': 'Kilowatch',
   'app.skip': 'Skip to content',
@@ -124,6 +125,7 @@ const base = {
   'reset.send': 'Send reset link',
   'reset.sent': 'If an account exists for this email, a reset link is on its way.',
   'reset.newPassword': 'New password',
+  'reset.endsAccess': 'A new password signs you out on every device and ends every API key of your account.',
   'reset.setPassword': 'Set new password',
   'reset.done': 'Your password has been changed. You can sign in now.',
   'reset.backToSignIn': 'Back to sign-in',

@@ -46,6 +46,7 @@ export const pl: Record<MessageId, string> = {
   'val.email': 'Podaj poprawny adres e-mail.',
   'val.passwordsDiffer': 'Hasła nie są takie same.',
   'val.passwordLength': 'Użyj co najmniej {min} znaków.',
+  'val.passwordCommon': 'To hasło jest zbyt popularne. Wybierz takie, które trudniej odgadnąć.',
   'app.name': 'Kilowatch',
   'app.skip': 'Przejdź do treści',
   'nav.main': 'Nawigacja główna',
@@ -126,6 +127,8 @@ export const pl: Record<MessageId, string> = {
   'reset.send': 'Wyślij link',
   'reset.sent': 'Jeśli konto z tym adresem istnieje, link do resetu jest już w drodze.',
   'reset.newPassword': 'Nowe hasło',
+  'reset.endsAccess':
+    'Nowe hasło wylogowuje Cię na wszystkich urządzeniach i unieważnia wszystkie klucze API Twojego konta.',
   'reset.setPassword': 'Ustaw nowe hasło',
   'reset.done': 'Hasło zostało zmienione. Możesz się teraz zalogować.',
   'reset.backToSignIn': 'Wróć do logowania',

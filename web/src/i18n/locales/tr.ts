@@ -46,6 +46,7 @@ export const tr: Record<MessageId, string> = {
   'val.email': 'Geçerli bir e-posta adresi girin.',
   'val.passwordsDiffer': 'Parolalar eşleşmiyor.',
   'val.passwordLength': 'En az {min} karakter kullanın.',
+  'val.passwordCommon': 'Bu parola çok yaygın. Tahmin edilmesi daha zor bir parola seçin.',
   'app.name': 'Kilowatch',
   'app.skip': 'İçeriğe geç',
   'nav.main': 'Ana gezinme',
@@ -125,6 +126,8 @@ export const tr: Record<MessageId, string> = {
   'reset.send': 'Sıfırlama bağlantısı gönder',
   'reset.sent': 'Bu e-postaya ait bir hesap varsa sıfırlama bağlantısı yolda.',
   'reset.newPassword': 'Yeni parola',
+  'reset.endsAccess':
+    'Yeni parola tüm cihazlarda oturumunuzu kapatır ve hesabınızın tüm API anahtarlarını geçersiz kılar.',
   'reset.setPassword': 'Yeni parolayı kaydet',
   'reset.done': 'Parolanız değiştirildi. Artık giriş yapabilirsiniz.',
   'reset.backToSignIn': 'Girişe dön',
