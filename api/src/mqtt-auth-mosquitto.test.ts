@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrokerLogWatch, watchBrokerLog, withBrokerLog } from './broker-log.ts';
 import { type ManagedMeterAccess, meterRole, startManagedBroker, UNKNOWN_PASSWORD } from './dynsec.ts';
 import { connectDynsec } from './dynsec-control.ts';
+import { claimFor } from './mqtt-auth-harness.ts';
 import { type Account, as, buildTestApp, duckDbStore, signUp, type TestApp } from './testing/helper.ts';
 
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
@@ -54,6 +55,9 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
   let brokerLog: BrokerLogWatch;
   let runtime: IngestRuntime;
   let owner: Account;
+  /** A second account: suffix twins of the owner's meters. */
+  let other: Account;
+  const otherIds = new Map<string, number>();
   const ids = new Map<string, number>();
 
   beforeAll(async () => {
@@ -90,15 +94,17 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       // As beside api replicas: readings and refusals reach them over the broker.
       publishLive: true,
       logger: quiet,
+      // As api/src/main.ts resolves it: the one device that holds the suffix.
       tasmotaDevice: async (suffix) => {
         const { rows } = await t.sql.query<{ device_key: string }>(
-          'select device_key from devices where right(device_key, 6) = $1 limit 2',
-          [suffix.toLowerCase()],
+          'select device_key from devices where stock_suffix = $1',
+          [suffix.toUpperCase()],
         );
-        return rows.length === 1 ? rows[0]!.device_key : null;
+        return rows[0]?.device_key ?? null;
       },
     });
     owner = await signUp(t.app);
+    other = await signUp(t.app);
   }, 60_000);
   afterAll(async () => {
     await runtime?.stop();
@@ -147,8 +153,12 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       },
       // Mosquitto drops a refused publish without counting it for us.
       refusedCount: () => 0,
+      claimElsewhere: (key, { stockTopics }) => claimFor(t, other, otherIds, key, stockTopics),
+      // Dynamic security binds an account to one client id at most: stock firmwares use several.
+      bindsClientIds: false,
     }),
     { a: '6a0000000001', b: '6a0000000002', c: '6a0000000003', d: '6a0000000004' },
+    { tasmota: ['6a1100a1b2c3', '6a2200a1b2c3'], shelly: ['6a1100d4e5f6', '6a2200d4e5f6'] },
   );
 
   it('reports the account on the connection route once the broker has it', async () => {
