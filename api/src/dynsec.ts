@@ -169,6 +169,12 @@ export interface DynsecMeterAccessOptions {
   control: DynsecControl;
   /** Every claimed device's key; undefined until the metadata database is open. */
   deviceKeys: () => Promise<string[]> | undefined;
+  /**
+   * The devices that hold no stock Tasmota suffix (a twin claimed with its key as Topic); the reconcile
+   * takes the stock topics out of their roles where a role still lists them (devices claimed before the
+   * suffix was held by one device).
+   */
+  withoutStockTopics?: () => Promise<string[]> | undefined;
   /** How often a change the broker did not take is tried again (default 5 s). */
   retryMs?: number;
   /** How often `reconcile` runs on its own (default 5 min; 0 = never). */
@@ -299,6 +305,10 @@ export function dynsecMeterAccess(opts: DynsecMeterAccessOptions): DynsecMeterAc
         if (!refused(e, /already exists/i)) throw e;
       }
     }
+    for (const key of (await opts.withoutStockTopics?.()) ?? []) {
+      if (!accounts.has(key) || pending.has(key)) continue;
+      await ensureRole(control, meterRole(key), meterAcl({ deviceKey: key, stockTopics: false }), true);
+    }
     if (created.length || removed.length)
       log.info(
         `meter accounts reconciled with the MQTT broker: ${created.length} created (their owners rotate the password), ${removed.length} removed`,
@@ -388,6 +398,7 @@ export async function startManagedBroker(opts: {
   admin: { username: string; password: string };
   service?: { username: string; password: string };
   deviceKeys: DynsecMeterAccessOptions['deviceKeys'];
+  withoutStockTopics?: DynsecMeterAccessOptions['withoutStockTopics'];
   log?: DynsecMeterAccessOptions['log'];
   retryMs?: number;
   reconcileMs?: number;
@@ -418,6 +429,7 @@ export async function startManagedBroker(opts: {
   const meters = dynsecMeterAccess({
     control,
     deviceKeys: opts.deviceKeys,
+    ...(opts.withoutStockTopics ? { withoutStockTopics: opts.withoutStockTopics } : {}),
     ...(opts.retryMs !== undefined ? { retryMs: opts.retryMs } : {}),
     ...(opts.reconcileMs !== undefined ? { reconcileMs: opts.reconcileMs } : {}),
     log,

@@ -328,6 +328,7 @@ async function main(): Promise<void> {
             admin: config.mqttAdmin,
             service: config.mqttService,
             deviceKeys: () => api?.devices.deviceKeys(),
+            withoutStockTopics: () => api?.devices.keysWithoutStockSuffix(),
             log: { info: (m) => console.log(m), warn: (m) => console.warn(m) },
           })
         : undefined;

@@ -74,6 +74,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       admin: ADMIN,
       service: SERVICE,
       deviceKeys: () => app?.app.devices.deviceKeys(),
+      withoutStockTopics: () => app?.app.devices.keysWithoutStockSuffix(),
       retryMs: 200,
       reconcileMs: 0,
     });
@@ -318,6 +319,40 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       if (!broker.running()) await broker.start();
     }
   }, 60_000);
+
+  it('the reconcile takes a stock Tasmota topic out of the role of a device that does not hold the suffix', async () => {
+    await access.synced();
+    const [holder, twin] = ['6a3300c0ffee', '6a4400c0ffee'];
+    await claim(holder);
+    const creds = await claimFor(t, other, otherIds, twin, false);
+    if ('conflict' in creds) throw new Error(creds.conflict);
+    const stock = 'tele/tasmota_C0FFEE/#';
+    const control = connectDynsec({ mqttUrl: broker.url, ...ADMIN });
+    try {
+      await until(() => control.connected(), 10_000, 'the admin connection');
+      // As a twin's role kept from before the suffix belonged to one device.
+      await control.run('addRoleACL', {
+        rolename: meterRole(twin),
+        acltype: 'publishClientSend',
+        topic: stock,
+        allow: true,
+        priority: 0,
+      });
+      const topics = async (key: string) =>
+        (
+          (await control.run('getRole', { rolename: meterRole(key) })).data?.role as {
+            acls: { topic: string }[];
+          }
+        ).acls.map((a) => a.topic);
+      expect(await topics(twin)).toContain(stock);
+      await access.reconcile();
+      expect(await topics(twin)).not.toContain(stock);
+      expect(await topics(twin)).toContain(`tele/${twin}/#`);
+      expect(await topics(holder)).toContain(stock);
+    } finally {
+      await control.stop();
+    }
+  });
 
   it('the reconcile gives a device without an account one to rotate, and removes accounts whose device is gone', async () => {
     // The admin connection's reconnect after the last test's broker restart reconciles on its own; it is

@@ -333,6 +333,14 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
       return rows.map((r) => ({ username: r.mqtt_username, deviceKey: r.device_key }));
     },
 
+    /** The devices that hold no stock Tasmota suffix (the broker account reconcile narrows their roles). */
+    async keysWithoutStockSuffix(): Promise<string[]> {
+      const { rows } = await sql.query<{ device_key: string }>(
+        'select device_key from devices where stock_suffix is null and not shared_telemetry order by id',
+      );
+      return rows.map((r) => r.device_key);
+    },
+
     /** Every claimed device's key (the broker account reconcile). */
     async deviceKeys(): Promise<string[]> {
       const { rows } = await sql.query<{ device_key: string }>('select device_key from devices order by id');
