@@ -338,12 +338,12 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
         allow: true,
         priority: 0,
       });
-      const topics = async (key: string) =>
-        (
-          (await control.run('getRole', { rolename: meterRole(key) })).data?.role as {
-            acls: { topic: string }[];
-          }
-        ).acls.map((a) => a.topic);
+      const topics = async (key: string) => {
+        const role = (await control.run('getRole', { rolename: meterRole(key) })).data?.role as
+          | { acls?: { topic: string }[] }
+          | undefined;
+        return (role?.acls ?? []).map((a) => a.topic);
+      };
       expect(await topics(twin)).toContain(stock);
       await access.reconcile();
       expect(await topics(twin)).not.toContain(stock);
