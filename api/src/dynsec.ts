@@ -4,7 +4,8 @@
  *
  * - Each claimed device is a client named by its device key with a role of its own (`kilowatch-meter-<key>`)
  *   holding core's `meterAcl`: publish on its own native, Tasmota and Shelly topics, subscribe to its own
- *   command topics; the default ACL access denies everything else.
+ *   command topics; the default ACL access denies everything else. Its stock `tasmota_<suffix>` is in the
+ *   role only when its device holds the suffix (unique among devices, so no two roles share a topic).
  * - The services' account (`KW_MQTT_USERNAME`) gets the role `kilowatch-service`: the meters' topics, the
  *   internal `kilowatch/live/#` and `kilowatch/hub/#`, the shared-subscription groups, and the broker's
  *   notice-level log lines (`$SYS/broker/log/N`, read by `broker-log.ts`).
@@ -50,11 +51,15 @@ export function serviceAcl(): { acltype: string; topic: string; allow: boolean; 
   return acl;
 }
 
-/** Creates a role, or gives an existing one the ACL entries it lacks. */
+/**
+ * Creates a role, or gives an existing one the ACL entries it lacks; with `exact`, also takes away the
+ * entries it should not have (a meter's role after its device gave up its stock Tasmota names).
+ */
 async function ensureRole(
   control: DynsecControl,
   rolename: string,
   acls: { acltype: string; topic: string; allow: boolean; priority: number }[],
+  exact = false,
 ): Promise<void> {
   try {
     await control.run('createRole', { rolename, textname: 'kilowatch', acls });
@@ -67,6 +72,12 @@ async function ensureRole(
     const has = (a: { acltype: string; topic: string; allow: boolean }) =>
       role?.acls?.some((b) => b.acltype === a.acltype && b.topic === a.topic && b.allow === a.allow);
     for (const acl of acls) if (!has(acl)) await control.run('addRoleACL', { rolename, ...acl });
+    if (!exact) return;
+    const wanted = (a: { acltype: string; topic: string; allow: boolean }) =>
+      acls.some((b) => b.acltype === a.acltype && b.topic === a.topic && b.allow === a.allow);
+    for (const acl of role?.acls ?? [])
+      if (!wanted(acl))
+        await control.run('removeRoleACL', { rolename, acltype: acl.acltype, topic: acl.topic });
   }
 }
 
@@ -133,7 +144,9 @@ export async function ensureServiceAccount(
     await control.run('setClientPassword', { username: service.username, password: service.password });
 }
 
-type Change = { kind: 'issue'; username: string; password: string } | { kind: 'revoke'; username: string };
+type Change =
+  | { kind: 'issue'; username: string; password: string; stockTopics: boolean }
+  | { kind: 'revoke'; username: string };
 
 export interface DynsecMeterAccess extends MeterAccess {
   /** Makes the broker's meter accounts match the devices (see the module note); what it changed. */
@@ -156,6 +169,12 @@ export interface DynsecMeterAccessOptions {
   control: DynsecControl;
   /** Every claimed device's key; undefined until the metadata database is open. */
   deviceKeys: () => Promise<string[]> | undefined;
+  /**
+   * The devices that hold no stock Tasmota suffix (a twin claimed with its key as Topic); the reconcile
+   * takes the stock topics out of their roles where a role still lists them (devices claimed before the
+   * suffix was held by one device).
+   */
+  withoutStockTopics?: () => Promise<string[]> | undefined;
   /** How often a change the broker did not take is tried again (default 5 s). */
   retryMs?: number;
   /** How often `reconcile` runs on its own (default 5 min; 0 = never). */
@@ -174,8 +193,14 @@ export function dynsecMeterAccess(opts: DynsecMeterAccessOptions): DynsecMeterAc
   let reconciling: Promise<{ created: string[]; removed: string[] }> | undefined;
   let stopped = false;
 
-  const issue = async (deviceKey: string, username: string, password: string, textname: string) => {
-    await ensureRole(control, meterRole(deviceKey), meterAcl(deviceKey));
+  const issue = async (
+    deviceKey: string,
+    username: string,
+    password: string,
+    stockTopics: boolean,
+    textname: string,
+  ) => {
+    await ensureRole(control, meterRole(deviceKey), meterAcl({ deviceKey, stockTopics }), true);
     const client = { username, password, textname, roles: [{ rolename: meterRole(deviceKey), priority: 0 }] };
     try {
       await control.run('createClient', client);
@@ -197,7 +222,7 @@ export function dynsecMeterAccess(opts: DynsecMeterAccessOptions): DynsecMeterAc
 
   const apply = (deviceKey: string, change: Change) =>
     change.kind === 'issue'
-      ? issue(deviceKey, change.username, change.password, METER_TEXT)
+      ? issue(deviceKey, change.username, change.password, change.stockTopics, METER_TEXT)
       : revoke(deviceKey, change.username);
 
   const scheduleRetry = () => {
@@ -259,8 +284,12 @@ export function dynsecMeterAccess(opts: DynsecMeterAccessOptions): DynsecMeterAc
     for (const key of devices) {
       if (accounts.has(key) || pending.has(key)) continue;
       try {
+        // Without the stock Tasmota names: its owner rotates the password, which sets the device's own ACL.
         await control
-          .run('createRole', { rolename: meterRole(key), acls: meterAcl(key) })
+          .run('createRole', {
+            rolename: meterRole(key),
+            acls: meterAcl({ deviceKey: key, stockTopics: false }),
+          })
           .catch((e: unknown) => {
             if (!refused(e, /already exists/i)) throw e;
           });
@@ -275,6 +304,10 @@ export function dynsecMeterAccess(opts: DynsecMeterAccessOptions): DynsecMeterAc
       } catch (e) {
         if (!refused(e, /already exists/i)) throw e;
       }
+    }
+    for (const key of (await opts.withoutStockTopics?.()) ?? []) {
+      if (!accounts.has(key) || pending.has(key)) continue;
+      await ensureRole(control, meterRole(key), meterAcl({ deviceKey: key, stockTopics: false }), true);
     }
     if (created.length || removed.length)
       log.info(
@@ -294,8 +327,8 @@ export function dynsecMeterAccess(opts: DynsecMeterAccessOptions): DynsecMeterAc
   reconcileTimer?.unref();
 
   const access: DynsecMeterAccess = {
-    async issued(deviceKey, { username, password }) {
-      await change(deviceKey, { kind: 'issue', username, password });
+    async issued(deviceKey, { username, password, stockTopics = true }) {
+      await change(deviceKey, { kind: 'issue', username, password, stockTopics });
     },
     async revoked(deviceKey, username) {
       await change(deviceKey, { kind: 'revoke', username: username ?? deviceKey });
@@ -365,6 +398,7 @@ export async function startManagedBroker(opts: {
   admin: { username: string; password: string };
   service?: { username: string; password: string };
   deviceKeys: DynsecMeterAccessOptions['deviceKeys'];
+  withoutStockTopics?: DynsecMeterAccessOptions['withoutStockTopics'];
   log?: DynsecMeterAccessOptions['log'];
   retryMs?: number;
   reconcileMs?: number;
@@ -395,6 +429,7 @@ export async function startManagedBroker(opts: {
   const meters = dynsecMeterAccess({
     control,
     deviceKeys: opts.deviceKeys,
+    ...(opts.withoutStockTopics ? { withoutStockTopics: opts.withoutStockTopics } : {}),
     ...(opts.retryMs !== undefined ? { retryMs: opts.retryMs } : {}),
     ...(opts.reconcileMs !== undefined ? { reconcileMs: opts.reconcileMs } : {}),
     log,

@@ -174,11 +174,12 @@ function welcomeLine(): string {
 /** The claimed device with a stock Tasmota topic's MAC suffix, when exactly one has it. */
 function tasmotaDeviceIn(sql: Queryable) {
   return async (suffix: string): Promise<string | null> => {
+    // The one device that holds the suffix (a unique index); a twin uses its key as its Topic.
     const { rows } = await sql.query<{ device_key: string }>(
-      'select device_key from devices where right(device_key, 6) = $1 limit 2',
-      [suffix.toLowerCase()],
+      'select device_key from devices where stock_suffix = $1',
+      [suffix.toUpperCase()],
     );
-    return rows.length === 1 ? rows[0]!.device_key : null;
+    return rows[0]?.device_key ?? null;
   };
 }
 
@@ -327,6 +328,7 @@ async function main(): Promise<void> {
             admin: config.mqttAdmin,
             service: config.mqttService,
             deviceKeys: () => api?.devices.deviceKeys(),
+            withoutStockTopics: () => api?.devices.keysWithoutStockSuffix(),
             log: { info: (m) => console.log(m), warn: (m) => console.warn(m) },
           })
         : undefined;

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrokerLogWatch, watchBrokerLog, withBrokerLog } from './broker-log.ts';
 import { type ManagedMeterAccess, meterRole, startManagedBroker, UNKNOWN_PASSWORD } from './dynsec.ts';
 import { connectDynsec } from './dynsec-control.ts';
+import { claimFor } from './mqtt-auth-harness.ts';
 import { type Account, as, buildTestApp, duckDbStore, signUp, type TestApp } from './testing/helper.ts';
 
 const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
@@ -54,6 +55,9 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
   let brokerLog: BrokerLogWatch;
   let runtime: IngestRuntime;
   let owner: Account;
+  /** A second account: suffix twins of the owner's meters. */
+  let other: Account;
+  const otherIds = new Map<string, number>();
   const ids = new Map<string, number>();
 
   beforeAll(async () => {
@@ -70,6 +74,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       admin: ADMIN,
       service: SERVICE,
       deviceKeys: () => app?.app.devices.deviceKeys(),
+      withoutStockTopics: () => app?.app.devices.keysWithoutStockSuffix(),
       retryMs: 200,
       reconcileMs: 0,
     });
@@ -90,15 +95,17 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       // As beside api replicas: readings and refusals reach them over the broker.
       publishLive: true,
       logger: quiet,
+      // As api/src/main.ts resolves it: the one device that holds the suffix.
       tasmotaDevice: async (suffix) => {
         const { rows } = await t.sql.query<{ device_key: string }>(
-          'select device_key from devices where right(device_key, 6) = $1 limit 2',
-          [suffix.toLowerCase()],
+          'select device_key from devices where stock_suffix = $1',
+          [suffix.toUpperCase()],
         );
-        return rows.length === 1 ? rows[0]!.device_key : null;
+        return rows[0]?.device_key ?? null;
       },
     });
     owner = await signUp(t.app);
+    other = await signUp(t.app);
   }, 60_000);
   afterAll(async () => {
     await runtime?.stop();
@@ -147,8 +154,12 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       },
       // Mosquitto drops a refused publish without counting it for us.
       refusedCount: () => 0,
+      claimElsewhere: (key, { stockTopics }) => claimFor(t, other, otherIds, key, stockTopics),
+      // Dynamic security binds an account to one client id at most: stock firmwares use several.
+      bindsClientIds: false,
     }),
     { a: '6a0000000001', b: '6a0000000002', c: '6a0000000003', d: '6a0000000004' },
+    { tasmota: ['6a1100a1b2c3', '6a2200a1b2c3'], shelly: ['6a1100d4e5f6', '6a2200d4e5f6'] },
   );
 
   it('reports the account on the connection route once the broker has it', async () => {
@@ -308,6 +319,40 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       if (!broker.running()) await broker.start();
     }
   }, 60_000);
+
+  it('the reconcile takes a stock Tasmota topic out of the role of a device that does not hold the suffix', async () => {
+    await access.synced();
+    const [holder, twin] = ['6a3300c0ffee', '6a4400c0ffee'];
+    await claim(holder);
+    const creds = await claimFor(t, other, otherIds, twin, false);
+    if ('conflict' in creds) throw new Error(creds.conflict);
+    const stock = 'tele/tasmota_C0FFEE/#';
+    const control = connectDynsec({ mqttUrl: broker.url, ...ADMIN });
+    try {
+      await until(() => control.connected(), 10_000, 'the admin connection');
+      // As a twin's role kept from before the suffix belonged to one device.
+      await control.run('addRoleACL', {
+        rolename: meterRole(twin),
+        acltype: 'publishClientSend',
+        topic: stock,
+        allow: true,
+        priority: 0,
+      });
+      const topics = async (key: string) => {
+        const role = (await control.run('getRole', { rolename: meterRole(key) })).data?.role as
+          | { acls?: { topic: string }[] }
+          | undefined;
+        return (role?.acls ?? []).map((a) => a.topic);
+      };
+      expect(await topics(twin)).toContain(stock);
+      await access.reconcile();
+      expect(await topics(twin)).not.toContain(stock);
+      expect(await topics(twin)).toContain(`tele/${twin}/#`);
+      expect(await topics(holder)).toContain(stock);
+    } finally {
+      await control.stop();
+    }
+  });
 
   it('the reconcile gives a device without an account one to rotate, and removes accounts whose device is gone', async () => {
     // The admin connection's reconnect after the last test's broker restart reconciles on its own; it is

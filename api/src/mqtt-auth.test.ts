@@ -8,6 +8,7 @@ import type { TelemetryStore } from '@kilowatch/tsdb';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseMeterAuth } from './mqtt-auth.ts';
+import { claimFor } from './mqtt-auth-harness.ts';
 import { type EmbeddedMeterParts, embeddedMeterAccess } from './plugins/app/meter-access.ts';
 import {
   type Account,
@@ -29,6 +30,9 @@ describe.each(engines())('meter accounts through the API and the embedded broker
   let broker: EmbeddedBroker;
   let runtime: IngestRuntime;
   let owner: Account;
+  /** A second account: suffix twins of the owner's meters. */
+  let other: Account;
+  const otherIds = new Map<string, number>();
   const parts: EmbeddedMeterParts = {};
   const ids = new Map<string, number>();
 
@@ -48,6 +52,7 @@ describe.each(engines())('meter accounts through the API and the embedded broker
     parts.broker = broker;
     parts.runtime = runtime;
     owner = await signUp(t.app);
+    other = await signUp(t.app);
   });
   afterAll(async () => {
     await runtime?.stop();
@@ -95,12 +100,18 @@ describe.each(engines())('meter accounts through the API and the embedded broker
         ids.delete(key);
       },
       refusedCount: () => Object.values(broker.refusals()).reduce((a, b) => a + b, 0),
+      claimElsewhere: (key, { stockTopics }) => claimFor(t, other, otherIds, key, stockTopics),
+      bindsClientIds: true,
     }),
     {
       a: `${prefix}0000000001`,
       b: `${prefix}0000000002`,
       c: `${prefix}0000000003`,
       d: `${prefix}0000000004`,
+    },
+    {
+      tasmota: [`${prefix}1100a1b2c3`, `${prefix}2200a1b2c3`],
+      shelly: [`${prefix}1100d4e5f6`, `${prefix}2200d4e5f6`],
     },
   );
 

@@ -11,7 +11,11 @@ export function databaseMeterAuth(devices: () => DevicesRepository | undefined):
       if (!repo || username.length > 64) return null;
       const account = await repo.mqttAccount(username);
       if (!account) return null;
-      return { deviceKey: account.deviceKey, ok: verifyMeterPassword(password, account.passwordHash) };
+      return {
+        deviceKey: account.deviceKey,
+        ok: verifyMeterPassword(password, account.passwordHash),
+        stockTopics: account.stockTopics,
+      };
     },
   };
 }

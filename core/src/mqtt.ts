@@ -1,9 +1,11 @@
 /**
  * Which MQTT topics a meter may use (docs/api.md §MQTT). A meter authenticates with its device's credentials
- * and may publish only on topics that name it — its device key, its stock Tasmota topic
- * (`tasmota_<last 6 hex of the MAC>`) or its stock Shelly prefix (`<model id>-<mac>`) — and subscribe only
- * to its own command topics. Both brokers apply these rules: the embedded one in code, Mosquitto through
- * the per-device roles the API keeps in its dynamic security plugin (`meterAcl`).
+ * and may publish only on topics that name it — its device key, its stock Shelly prefix (`<model id>-<mac>`)
+ * and, when its device holds them, its stock Tasmota topic (`tasmota_<last 6 hex of the MAC>`) — and
+ * subscribe only to its own command topics. The Tasmota suffix is shared by every MAC that ends alike, so
+ * it belongs to at most one claimed device (the claim refuses a second: `stockSuffixOf`); a device claimed
+ * without it uses its device key as its Topic. Both brokers apply these rules: the embedded one in code,
+ * Mosquitto through the per-device roles the API keeps in its dynamic security plugin (`meterAcl`).
  */
 import { DEVICE_KEY_PATTERN } from './devices.ts';
 
@@ -25,9 +27,17 @@ export const SHELLY_MODEL_IDS = [
   'shellyplugsg3',
 ] as const;
 
+/**
+ * The part of a MAC its stock Tasmota names carry (`tasmota_<suffix>`, client id `DVES_<suffix>`): the last
+ * three bytes in upper-case hex. Unique among claimed devices that hold their stock topics.
+ */
+export function stockSuffixOf(deviceKey: string): string {
+  return deviceKey.slice(6).toUpperCase();
+}
+
 /** Tasmota's default topic for a MAC: `tasmota_` and the last three bytes in upper-case hex. */
 export function tasmotaTopicOf(deviceKey: string): string {
-  return `tasmota_${deviceKey.slice(6).toUpperCase()}`;
+  return `tasmota_${stockSuffixOf(deviceKey)}`;
 }
 
 /** Shelly's default MQTT prefix: the model id (Pro 3EM unless another is named) and the MAC. */
@@ -40,10 +50,11 @@ export function shellyPrefixOf(deviceKey: string, model?: string): string {
 export function meterTopics(
   deviceKey: string,
   model?: string,
+  stockTopics = true,
 ): { native: string; tasmota: string; shelly: string } {
   return {
     native: `kilowatch/meters/${deviceKey}/readings`,
-    tasmota: `tele/${tasmotaTopicOf(deviceKey)}/SENSOR`,
+    tasmota: `tele/${stockTopics ? tasmotaTopicOf(deviceKey) : deviceKey}/SENSOR`,
     shelly: `${shellyPrefixOf(deviceKey, model)}/events/rpc`,
   };
 }
@@ -81,11 +92,40 @@ export function topicOwner(topic: string): TopicOwner {
   return m ? { deviceKey: m[1]! } : null;
 }
 
-/** Whether an owner is the device `deviceKey`. */
-function owns(owner: TopicOwner, deviceKey: string): boolean {
+/**
+ * A meter as the brokers know it: its device key, and whether its device holds its stock Tasmota names
+ * (`tasmota_<suffix>`, `DVES_<suffix>`). A bare key is a device that holds them.
+ */
+export type MeterIdentity = string | { deviceKey: string; stockTopics: boolean };
+
+const keyOf = (m: MeterIdentity) => (typeof m === 'string' ? m : m.deviceKey);
+const holdsStock = (m: MeterIdentity) => typeof m === 'string' || m.stockTopics;
+
+/** Whether an owner is the meter `m`. */
+function owns(owner: TopicOwner, m: MeterIdentity): boolean {
   if (!owner) return false;
-  if ('deviceKey' in owner) return owner.deviceKey === deviceKey;
-  return owner.tasmotaSuffix === deviceKey.slice(6).toUpperCase();
+  if ('deviceKey' in owner) return owner.deviceKey === keyOf(m);
+  return holdsStock(m) && owner.tasmotaSuffix === stockSuffixOf(keyOf(m));
+}
+
+const STOCK_SHELLY_CLIENT = /^[a-z0-9]+-([0-9a-f]{12})$/;
+const STOCK_TASMOTA_CLIENT = /^DVES_([0-9A-Fa-f]{6})$/;
+
+/**
+ * A meter connecting with a stock client id: null when the id is its own (or not a stock id), else
+ * 'other-device'. A stock id names one device — Tasmota's `DVES_<suffix>` the device that holds the suffix,
+ * Shelly's `<model id>-<mac>` the device of that MAC — and no other account may use it. Any other id
+ * belongs to the first account connected with it while it is connected or has a session (the brokers keep
+ * that binding: `docs/api.md` §MQTT).
+ */
+export function meterClientIdRefusal(m: MeterIdentity, clientId: string): TopicRefusal | null {
+  const key = keyOf(m);
+  const tasmota = STOCK_TASMOTA_CLIENT.exec(clientId);
+  if (tasmota)
+    return holdsStock(m) && tasmota[1]!.toUpperCase() === stockSuffixOf(key) ? null : 'other-device';
+  const shelly = STOCK_SHELLY_CLIENT.exec(clientId);
+  if (shelly) return shelly[1] === key ? null : 'other-device';
+  return null;
 }
 
 /** Why a meter's publish or subscription was refused: it names another device, or no device at all. */
@@ -94,11 +134,11 @@ export type TopicRefusal = 'other-device' | 'not-allowed';
 const NATIVE_LEAVES = new Set(['readings', 'status']);
 
 /** A meter publishing on `topic`: null when allowed, else why not. */
-export function meterPublishRefusal(deviceKey: string, topic: string): TopicRefusal | null {
+export function meterPublishRefusal(meter: MeterIdentity, topic: string): TopicRefusal | null {
   if (topic.startsWith('$')) return 'not-allowed';
   const owner = topicOwner(topic);
   if (!owner) return 'not-allowed';
-  if (!owns(owner, deviceKey)) return 'other-device';
+  if (!owns(owner, meter)) return 'other-device';
   const parts = topic.split('/');
   if (parts[0] === 'kilowatch') return NATIVE_LEAVES.has(parts[3]!) ? null : 'not-allowed';
   // A meter publishes its own state and telemetry, never commands to itself or others.
@@ -110,7 +150,7 @@ export function meterPublishRefusal(deviceKey: string, topic: string): TopicRefu
  * A meter subscribing to `filter`: null when allowed (its own command topics and prefix), else why not.
  * Wildcards may only follow the level that names the device.
  */
-export function meterSubscribeRefusal(deviceKey: string, filter: string): TopicRefusal | null {
+export function meterSubscribeRefusal(meter: MeterIdentity, filter: string): TopicRefusal | null {
   if (filter.startsWith('$')) return 'not-allowed';
   const parts = filter.split('/');
   const ownerLevels = parts[0] === 'kilowatch' ? 3 : TASMOTA_PREFIXES.has(parts[0]!) ? 2 : 1;
@@ -126,7 +166,7 @@ export function meterSubscribeRefusal(deviceKey: string, filter: string): TopicR
           : null
         : topicOwner(`${parts[0]}/x`);
   if (!owner) return 'not-allowed';
-  return owns(owner, deviceKey) ? null : 'other-device';
+  return owns(owner, meter) ? null : 'other-device';
 }
 
 /**
@@ -146,13 +186,15 @@ export function canonicalMeterTopic(deviceKey: string, topic: string): string {
 }
 
 /**
- * The Mosquitto dynamic-security ACL of one meter: publish on its native topics, its Tasmota topics and
- * its Shelly prefixes (stock model ids and the bare key), subscribe to its own command topics.
+ * The Mosquitto dynamic-security ACL of one meter: publish on its native topics, its Tasmota topics (its
+ * key, and its stock `tasmota_<suffix>` when its device holds it) and its Shelly prefixes (stock model ids
+ * and the bare key), subscribe to its own command topics.
  */
 export function meterAcl(
-  deviceKey: string,
+  meter: MeterIdentity,
 ): { acltype: string; topic: string; allow: boolean; priority: number }[] {
-  const tasmota = [deviceKey, tasmotaTopicOf(deviceKey)];
+  const deviceKey = keyOf(meter);
+  const tasmota = holdsStock(meter) ? [deviceKey, tasmotaTopicOf(deviceKey)] : [deviceKey];
   const shelly = [deviceKey, ...SHELLY_MODEL_IDS.map((id) => `${id}-${deviceKey}`)];
   const acl: { acltype: string; topic: string; allow: boolean; priority: number }[] = [];
   const add = (acltype: string, topic: string) => acl.push({ acltype, topic, allow: true, priority: 0 });

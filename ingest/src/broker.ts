@@ -4,6 +4,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import {
   canonicalMeterTopic,
+  type MeterIdentity,
+  meterClientIdRefusal,
   meterPublishRefusal,
   meterSubscribeRefusal,
   type TopicRefusal,
@@ -44,8 +46,10 @@ export interface BrokerSink {
 /**
  * What the broker asks the metadata store, once per connection: the device whose MQTT account the
  * username is and whether the password is its current one, or null for an unknown username.
+ * `stockTopics` (default true): whether the device holds its stock Tasmota names (`tasmota_<suffix>`,
+ * `DVES_<suffix>`), which belong to one device at most.
  */
-export type MeterVerdict = { deviceKey: string; ok: boolean } | null;
+export type MeterVerdict = { deviceKey: string; ok: boolean; stockTopics?: boolean } | null;
 
 export interface BrokerAuth {
   verifyMeter(username: string, password: string): Promise<MeterVerdict>;
@@ -66,7 +70,11 @@ export interface BrokerLimits {
   sessionExpiryMs: number;
   /** Retained topics one meter may hold; past it, its messages are delivered but not retained. */
   maxRetainedPerClient: number;
-  /** New connections per remote address per minute. */
+  /**
+   * Failed logins per remote address and username per minute; past it, that username's logins from that
+   * address are refused unchecked. Good logins are not counted, so a meter that fails cannot lock out
+   * others behind the same address (a home's NAT, the simulator).
+   */
   connectionsPerMinutePerIp: number;
 }
 
@@ -83,6 +91,7 @@ export type RefusalReason =
   | 'bad-credentials'
   | 'bad-password'
   | 'rate-limited'
+  | 'client-id-taken'
   | 'packet-too-large'
   | 'publish-other-device'
   | 'publish-not-allowed'
@@ -146,7 +155,7 @@ export interface EmbeddedBrokerOptions {
 }
 
 type Identity =
-  | { kind: 'meter'; deviceKey: string; topics?: MeterTopicCache }
+  | { kind: 'meter'; deviceKey: string; stockTopics: boolean; topics?: MeterTopicCache }
   | { kind: 'service' }
   | { kind: 'anonymous' };
 
@@ -162,12 +171,13 @@ const METER_TOPIC_CACHE = 16;
  */
 export function checkMeterTopic(
   cache: MeterTopicCache,
-  deviceKey: string,
+  meter: MeterIdentity,
   topic: string,
 ): { refusal: TopicRefusal | null; topic: string } {
   const hit = cache.get(topic);
   if (hit) return hit;
-  const refusal = meterPublishRefusal(deviceKey, topic);
+  const deviceKey = typeof meter === 'string' ? meter : meter.deviceKey;
+  const refusal = meterPublishRefusal(meter, topic);
   const verdict = { refusal, topic: refusal ? topic : canonicalMeterTopic(deviceKey, topic) };
   if (cache.size < METER_TOPIC_CACHE) cache.set(topic, verdict);
   return verdict;
@@ -245,19 +255,24 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
     maxClientsIdLength: 128,
     authenticate: (client, username, password, callback) => {
       const c = client as KwClient;
-      // Before any credential is looked at: a flood of connections costs no database query.
+      // Before any credential is looked at: a flood of one failing login costs no database query.
       const ip = c.conn?.remoteAddress ?? '';
       const t = now();
-      const recent = (attempts.get(ip) ?? []).filter((at) => t - at < 60_000);
-      recent.push(t);
-      attempts.set(ip, recent);
-      if (attempts.size > 10_000)
-        for (const [k, v] of attempts) if (t - (v.at(-1) ?? 0) >= 60_000) attempts.delete(k);
-      if (recent.length > limits.connectionsPerMinutePerIp) {
+      const attemptKey = `${ip} ${(username ?? '').slice(0, 128)}`;
+      const failures = (attempts.get(attemptKey) ?? []).filter((at) => t - at < 60_000);
+      if (failures.length >= limits.connectionsPerMinutePerIp) {
         refuse('rate-limited');
         callback(new ConnectError('server unavailable', 3), false);
         return;
       }
+      const failed = (reason: RefusalReason, returnCode: number, message: string) => {
+        failures.push(now());
+        attempts.set(attemptKey, failures);
+        if (attempts.size > 10_000)
+          for (const [k, v] of attempts) if (t - (v.at(-1) ?? 0) >= 60_000) attempts.delete(k);
+        refuse(reason);
+        callback(new ConnectError(message, returnCode), false);
+      };
       const secret = password ? password.toString('utf8') : '';
       if (username === undefined || username === '') {
         if (opts.allowAnonymous) {
@@ -265,8 +280,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
           callback(null, true);
           return;
         }
-        refuse('anonymous');
-        callback(new ConnectError('not authorized', 5), false);
+        failed('anonymous', 5, 'not authorized');
         return;
       }
       if (services.some((s) => s.username === username && sameSecret(s.password, secret))) {
@@ -275,22 +289,32 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
         return;
       }
       if (!opts.auth) {
-        refuse('bad-credentials');
-        callback(new ConnectError('bad user name or password', 4), false);
+        failed('bad-credentials', 4, 'bad user name or password');
         return;
       }
       opts.auth.verifyMeter(username, secret).then(
         (verdict) => {
           if (verdict?.ok) {
-            c[IDENTITY] = { kind: 'meter', deviceKey: verdict.deviceKey };
+            const identity = {
+              kind: 'meter' as const,
+              deviceKey: verdict.deviceKey,
+              stockTopics: verdict.stockTopics ?? true,
+            };
+            // Another account's client id (its stock one, or one it is connected or has a session with):
+            // refused, so its session is neither taken over nor shared (CONNACK 2, identifier rejected).
+            if (clientIdTaken(identity, c.id)) {
+              refuse('client-id-taken');
+              callback(new ConnectError('identifier rejected', 2), false);
+              return;
+            }
+            c[IDENTITY] = identity;
             callback(null, true);
             return;
           }
           if (verdict) {
-            refuse('bad-password');
             connectionOf(verdict.deviceKey).lastRejection = { reason: 'bad-password', at: now() };
-          } else refuse('bad-credentials');
-          callback(new ConnectError('bad user name or password', 4), false);
+            failed('bad-password', 4, 'bad user name or password');
+          } else failed('bad-credentials', 4, 'bad user name or password');
         },
         () => callback(new ConnectError('server unavailable', 3), false),
       );
@@ -304,7 +328,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
       }
       if (identity?.kind === 'meter') {
         identity.topics ??= new Map();
-        const { refusal, topic: canonical } = checkMeterTopic(identity.topics, identity.deviceKey, topic);
+        const { refusal, topic: canonical } = checkMeterTopic(identity.topics, identity, topic);
         if (refusal) {
           refuse(refusal === 'other-device' ? 'publish-other-device' : 'publish-not-allowed');
           rejectTopic(identity.deviceKey, topic);
@@ -339,7 +363,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
         callback(null, sub);
         return;
       }
-      const refusal = meterSubscribeRefusal(identity.deviceKey, sub.topic);
+      const refusal = meterSubscribeRefusal(identity, sub.topic);
       if (refusal) {
         refuse(refusal === 'other-device' ? 'subscribe-other-device' : 'subscribe-not-allowed');
         rejectTopic(identity.deviceKey, sub.topic);
@@ -349,6 +373,20 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
       callback(null, sub);
     },
   } as AedesOptions);
+
+  /**
+   * Whose each client id is while it is connected or has a session: a meter's device key, or '' for the
+   * services. A meter may not use another's (nor a stock id of another device: `meterClientIdRefusal`).
+   */
+  const owners = new Map<string, string>();
+  const ownerOf = (identity: Identity | undefined) => (identity?.kind === 'meter' ? identity.deviceKey : '');
+  function clientIdTaken(identity: Identity & { kind: 'meter' }, clientId: string): boolean {
+    if (meterClientIdRefusal(identity, clientId)) return true;
+    const connected = clientsOf(aedes)[clientId];
+    if (connected && ownerOf(connected[IDENTITY]) !== identity.deviceKey) return true;
+    const owner = owners.get(clientId);
+    return owner !== undefined && owner !== identity.deviceKey;
+  }
 
   /** A meter's retained topics, capped: past the cap its message goes out but is not retained. */
   function capRetained(
@@ -390,6 +428,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
   aedes.on('client', (client) => {
     const identity = (client as KwClient)[IDENTITY];
     persistence.connected(client.id);
+    owners.set(client.id, ownerOf(identity));
     if (identity?.kind !== 'meter') return;
     const c = connectionOf(identity.deviceKey);
     c.clients++;
@@ -399,6 +438,8 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
   aedes.on('clientDisconnect', (client) => {
     publishing.delete(client);
     persistence.disconnected(client.id, now());
+    // A clean session leaves nothing behind: its id is free again.
+    if (client.clean && !clientsOf(aedes)[client.id]) owners.delete(client.id);
     const identity = (client as KwClient)[IDENTITY];
     if (identity?.kind !== 'meter') return;
     const c = connectionOf(identity.deviceKey);
@@ -410,6 +451,7 @@ export async function startEmbeddedBroker(opts: EmbeddedBrokerOptions = {}): Pro
   const sweep = setInterval(() => {
     for (const id of persistence.expired(now(), limits.sessionExpiryMs)) {
       if (clientsOf(aedes)[id]) continue;
+      owners.delete(id);
       void persistence.forget(id);
     }
   }, opts.sweepIntervalMs ?? 60_000);

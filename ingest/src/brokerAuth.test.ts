@@ -11,7 +11,7 @@ import {
   startEmbeddedBroker,
 } from './broker.ts';
 import { type MeterAccessHarness, meterAccessSuite, tryConnect } from './conformance.ts';
-import { createMemoryMeterAuth } from './meterAuth.ts';
+import { createMemoryMeterAuth, StockSuffixTaken } from './meterAuth.ts';
 import { DEMO_DEVICES } from './simulator/devices.ts';
 import { startSimulator } from './simulator/live.ts';
 import { waitFor } from './test/helpers.ts';
@@ -67,9 +67,19 @@ describe('embedded broker: meter credentials and topic access', () => {
           broker.disconnectDevice(key);
         },
         refusedCount: () => refusedTotal(broker),
+        claimElsewhere: async (key, opts) => {
+          try {
+            return auth.issue(key, opts);
+          } catch (e) {
+            if (e instanceof StockSuffixTaken) return { conflict: e.message };
+            throw e;
+          }
+        },
+        bindsClientIds: true,
       };
     },
     { a: '0a0000000001', b: '0b0000000002', c: '0c0000000003', d: '0d0000000004' },
+    { tasmota: ['1e0000a1b2c3', '2e0000a1b2c3'], shelly: ['1f0000d4e5f6', '2f0000d4e5f6'] },
   );
 
   it("records a device's connection and why the broker last refused it", async () => {
@@ -205,15 +215,27 @@ describe('embedded broker limits', () => {
     expect(broker.refusals()['retained-cap']).toBe(7);
   });
 
-  it('limits new connections per address', async () => {
-    const { broker } = await embedded({ connectionsPerMinutePerIp: 5 });
+  it('limits failed logins per address and username, never the good ones', async () => {
+    const { auth, broker } = await embedded({ connectionsPerMinutePerIp: 5 });
+    const meter = auth.issue('0e00000000f1');
     const results: boolean[] = [];
     for (let i = 0; i < 8; i++) {
-      const c = await tryConnect(broker.url, { clientId: `kw-rate-${i}`, ...TEST_SERVICE });
-      results.push(!(c instanceof Error));
-      if (!(c instanceof Error)) await c.endAsync();
+      const c = await tryConnect(broker.url, { clientId: `kw-rate-${i}`, ...meter, password: 'wrong' });
+      results.push(c instanceof Error && !/unavailable/i.test(c.message));
     }
+    // Five refused as wrong, then refused unchecked.
     expect(results).toEqual([true, true, true, true, true, false, false, false]);
+    expect(broker.refusals()['rate-limited']).toBe(3);
+    // Good logins from the same address are not counted: the services and other meters connect.
+    const other = auth.issue('0e00000000f2');
+    for (let i = 0; i < 8; i++) {
+      const c = await tryConnect(broker.url, {
+        clientId: `kw-rate-good-${i}`,
+        ...(i % 2 ? other : TEST_SERVICE),
+      });
+      expect(c).not.toBeInstanceOf(Error);
+      await (c as MqttClient).endAsync();
+    }
     expect(broker.refusals()['rate-limited']).toBe(3);
   });
 });

@@ -22,6 +22,19 @@ export interface MeterAccessHarness {
   remove(deviceKey: string): Promise<void>;
   /** What the broker counted as refused (0 when the broker does not count). */
   refusedCount(): number;
+  /**
+   * Claims a device in a second account: its credentials, or the refusal's message (a stock Tasmota
+   * suffix another account's device holds). `stockTopics: false` claims it with its key as its Topic.
+   */
+  claimElsewhere(
+    deviceKey: string,
+    opts: { stockTopics: boolean },
+  ): Promise<{ username: string; password: string } | { conflict: string }>;
+  /**
+   * Whether the broker binds a client id to the account that uses it (refuses another account's id):
+   * the embedded broker does; Mosquitto's dynamic security can bind an account to one id only.
+   */
+  bindsClientIds: boolean;
 }
 
 const reading = (ts: number, v: number) => JSON.stringify({ ts, values: { vave1: v } });
@@ -59,9 +72,35 @@ async function closedByBroker(client: MqttClient): Promise<void> {
   await waitFor(() => !client.connected, 5000, 'the broker to close the connection');
 }
 
+/** What the broker holds retained on `filters` right now (delivered with the subscription). */
+async function retainedOn(
+  url: string,
+  service: { username: string; password: string },
+  filters: string[],
+  until: (got: Map<string, string>) => boolean,
+): Promise<Map<string, string>> {
+  const reader = await connect(url, {
+    clientId: `kw-acc-retained-${Math.random().toString(16).slice(2)}`,
+    ...service,
+  });
+  const got = new Map<string, string>();
+  reader.on('message', (topic, payload, packet) => {
+    if (packet.retain) got.set(topic, payload.toString());
+  });
+  try {
+    await reader.subscribeAsync(filters, { qos: 1 });
+    await waitFor(() => until(got), 5000, 'the retained messages');
+    return got;
+  } finally {
+    await reader.endAsync(true);
+  }
+}
+
 export function meterAccessSuite(
   setUp: () => Promise<MeterAccessHarness>,
   keys: { a: string; b: string; c: string; d: string },
+  /** Pairs of keys that end in the same 6 hex digits (Tasmota's stock suffix), unused by `keys`. */
+  twins: { tasmota: [string, string]; shelly: [string, string] },
 ) {
   let n = 0;
   const clientId = (what: string) => `kw-acc-${what}-${n++}`;
@@ -230,5 +269,191 @@ export function meterAccessSuite(
       await meter.endAsync(true);
       await service.endAsync(true);
     }
+  });
+
+  it('a Tasmota suffix twin in another account is refused with 409; claimed with its key as Topic, neither can read, write, retain or command the other', async () => {
+    const h = await setUp();
+    const [aliceKey, bobKey] = twins.tasmota;
+    const stock = `tasmota_${aliceKey.slice(6).toUpperCase()}`;
+    const alice = await h.claim(aliceKey);
+    const refused = await h.claimElsewhere(bobKey, { stockTopics: true });
+    expect(refused).toEqual({ conflict: expect.stringMatching(/device key/) });
+    const bob = await h.claimElsewhere(bobKey, { stockTopics: false });
+    if ('conflict' in bob) throw new Error(bob.conflict);
+    const aliceMeter = await connect(h.url, {
+      clientId: `DVES_${aliceKey.slice(6).toUpperCase()}`,
+      ...alice,
+    });
+    const bobMeter = await connect(h.url, { clientId: `${bobKey}-tasmota`, ...bob });
+    const aliceGot: string[] = [];
+    aliceMeter.on('message', (topic, payload) => aliceGot.push(`${topic} ${payload}`));
+    try {
+      const ts = Math.floor(Date.now() / 1000) * 1000 - 90_000;
+      const sensor = (v: number) =>
+        JSON.stringify({ Time: new Date(ts).toISOString().slice(0, 19), ENERGY: { Voltage: v, Total: 2 } });
+      // Alice's retained state and her own command subscription come first.
+      await aliceMeter.publishAsync(`tele/${stock}/LWT`, 'Online', { qos: 1, retain: true });
+      await aliceMeter.publishAsync(`stat/${stock}/POWER`, 'ON', { qos: 1, retain: true });
+      expect(await granted(aliceMeter, `cmnd/${stock}/#`)).toBe(1);
+      expect(await granted(aliceMeter, `shellypro3em-${aliceKey}/#`)).toBe(1);
+      // Bob may use his own key's topics, none of Alice's stock ones.
+      expect(await granted(bobMeter, `cmnd/${bobKey}/#`)).toBe(1);
+      for (const filter of [`tele/${stock}/#`, `stat/${stock}/#`, `cmnd/${stock}/#`, `tele/${stock}/SENSOR`])
+        expect([filter, await granted(bobMeter, filter)]).toEqual([filter, 128]);
+      await bobMeter.publishAsync(`tele/${stock}/LWT`, 'Offline', { qos: 1, retain: true });
+      await bobMeter.publishAsync(`stat/${stock}/POWER`, 'OFF', { qos: 1, retain: true });
+      await bobMeter.publishAsync(`cmnd/${stock}/POWER`, 'OFF', { qos: 1 });
+      await bobMeter.publishAsync(`tele/${stock}/SENSOR`, sensor(150), { qos: 1 });
+      // Both store their own readings, Alice under the stock topic, Bob under his key.
+      await aliceMeter.publishAsync(`tele/${stock}/SENSOR`, sensor(233), { qos: 1 });
+      await bobMeter.publishAsync(`tele/${bobKey}/SENSOR`, sensor(234), { qos: 1 });
+      const values = async (key: string) =>
+        (
+          await h.store.readRaw({
+            deviceKey: key,
+            from: ts - 4 * 3_600_000,
+            to: ts + 4 * 3_600_000,
+            limit: 100,
+          })
+        ).items.map((r) => r.values.vave1);
+      await waitFor(async () => (await values(aliceKey)).includes(233), 10_000, "Alice's reading");
+      await waitFor(async () => (await values(bobKey)).includes(234), 10_000, "Bob's reading");
+      expect(await values(aliceKey)).not.toContain(150);
+      expect(await values(bobKey)).toEqual([234]);
+      // Alice's own marker on her own prefix arrives after anything Bob's command could have sent her.
+      await aliceMeter.publishAsync(`shellypro3em-${aliceKey}/marker`, 'm', { qos: 1 });
+      await waitFor(() => aliceGot.some((m) => m.endsWith('/marker m')), 5000, "Alice's marker");
+      expect(aliceGot.filter((m) => m.startsWith('cmnd/'))).toEqual([]);
+      // What is retained on Alice's topics is still hers.
+      const retained = await retainedOn(
+        h.url,
+        h.service,
+        [`tele/${stock}/#`, `stat/${stock}/#`],
+        (got) => got.size >= 2,
+      );
+      expect(Object.fromEntries(retained)).toEqual({
+        [`tele/${stock}/LWT`]: 'Online',
+        [`stat/${stock}/POWER`]: 'ON',
+      });
+    } finally {
+      await aliceMeter.publishAsync(`tele/${stock}/LWT`, '', { qos: 1, retain: true }).catch(() => {});
+      await aliceMeter.publishAsync(`stat/${stock}/POWER`, '', { qos: 1, retain: true }).catch(() => {});
+      await aliceMeter.endAsync(true);
+      await bobMeter.endAsync(true);
+    }
+  });
+
+  it('Shelly suffix twins in two accounts keep to their own prefixes: no reading, writing, retaining or commanding the other', async () => {
+    const h = await setUp();
+    const [aliceKey, bobKey] = twins.shelly;
+    const alice = await h.claim(aliceKey);
+    expect(await h.claimElsewhere(bobKey, { stockTopics: true })).toEqual({ conflict: expect.any(String) });
+    const bob = await h.claimElsewhere(bobKey, { stockTopics: false });
+    if ('conflict' in bob) throw new Error(bob.conflict);
+    const alicePrefix = `shellypro3em-${aliceKey}`;
+    const bobPrefix = `shellypro3em-${bobKey}`;
+    const aliceMeter = await connect(h.url, { clientId: alicePrefix, ...alice });
+    const bobMeter = await connect(h.url, { clientId: bobPrefix, ...bob });
+    const aliceGot: string[] = [];
+    aliceMeter.on('message', (topic, payload) => aliceGot.push(`${topic} ${payload}`));
+    try {
+      const ts = Math.floor(Date.now() / 1000) - 120;
+      const status = (v: number) =>
+        JSON.stringify({
+          method: 'NotifyStatus',
+          params: { ts, 'em1:0': { id: 0, voltage: v, act_power: 1 } },
+        });
+      await aliceMeter.publishAsync(`${alicePrefix}/online`, 'true', { qos: 1, retain: true });
+      expect(await granted(aliceMeter, `${alicePrefix}/rpc`)).toBe(1);
+      for (const filter of [`${alicePrefix}/#`, `${alicePrefix}/rpc`, `${alicePrefix}/events/rpc`])
+        expect([filter, await granted(bobMeter, filter)]).toEqual([filter, 128]);
+      await bobMeter.publishAsync(`${alicePrefix}/online`, 'false', { qos: 1, retain: true });
+      await bobMeter.publishAsync(`${alicePrefix}/rpc`, '{"id":1,"src":"x","method":"Switch.Set"}', {
+        qos: 1,
+      });
+      await bobMeter.publishAsync(`${alicePrefix}/events/rpc`, status(150), { qos: 1 });
+      await aliceMeter.publishAsync(`${alicePrefix}/events/rpc`, status(229), { qos: 1 });
+      await bobMeter.publishAsync(`${bobPrefix}/events/rpc`, status(231), { qos: 1 });
+      const values = async (key: string) =>
+        (
+          await h.store.readRaw({
+            deviceKey: key,
+            from: (ts - 3600) * 1000,
+            to: (ts + 3600) * 1000,
+            limit: 100,
+          })
+        ).items.map((r) => r.values.vave1);
+      await waitFor(async () => (await values(aliceKey)).includes(229), 10_000, "Alice's reading");
+      await waitFor(async () => (await values(bobKey)).includes(231), 10_000, "Bob's reading");
+      expect(await values(aliceKey)).toEqual([229]);
+      expect(await granted(aliceMeter, `${alicePrefix}/marker`)).toBe(1);
+      await aliceMeter.publishAsync(`${alicePrefix}/marker`, 'm', { qos: 1 });
+      await waitFor(() => aliceGot.some((m) => m.endsWith('/marker m')), 5000, "Alice's marker");
+      expect(aliceGot.filter((m) => m.includes('/rpc '))).toEqual([]);
+      const retained = await retainedOn(h.url, h.service, [`${alicePrefix}/online`], (got) => got.size >= 1);
+      expect(Object.fromEntries(retained)).toEqual({ [`${alicePrefix}/online`]: 'true' });
+    } finally {
+      await aliceMeter.publishAsync(`${alicePrefix}/online`, '', { qos: 1, retain: true }).catch(() => {});
+      await aliceMeter.endAsync(true);
+      await bobMeter.endAsync(true);
+    }
+  });
+
+  it("refuses another account's client ids, so no meter takes over or shares another's session", async (ctx) => {
+    const h = await setUp();
+    if (!h.bindsClientIds) ctx.skip();
+    const [aliceKey] = twins.tasmota;
+    const [, bobKey] = twins.shelly;
+    const alice = await h.claim(aliceKey);
+    const bob = await h.claimElsewhere(bobKey, { stockTopics: false });
+    if ('conflict' in bob) throw new Error(bob.conflict);
+    const aliceId = `DVES_${aliceKey.slice(6).toUpperCase()}`;
+    const aliceMeter = await connect(h.url, { clientId: aliceId, ...alice });
+    let aliceClosed = false;
+    aliceMeter.on('close', () => {
+      aliceClosed = true;
+    });
+    const aliceGot: string[] = [];
+    aliceMeter.on('message', (topic) => aliceGot.push(topic));
+    try {
+      // Her stock id, her Shelly id and a custom id she is connected or has a session with.
+      expect(await tryConnect(h.url, { clientId: aliceId, ...bob })).toBeInstanceOf(Error);
+      expect(await tryConnect(h.url, { clientId: `shellypro3em-${aliceKey}`, ...bob })).toBeInstanceOf(Error);
+      const custom = clientId('alice-session');
+      const persistent = await connect(h.url, { clientId: custom, clean: false, ...alice });
+      expect(await granted(persistent, `cmnd/${aliceKey}/#`)).toBe(1);
+      await persistent.endAsync();
+      const taker = await tryConnect(h.url, { clientId: custom, clean: false, ...bob });
+      expect(taker).toBeInstanceOf(Error);
+      // Alice is still connected: her own message comes back to her.
+      expect(await granted(aliceMeter, `shellypro3em-${aliceKey}/#`)).toBe(1);
+      await aliceMeter.publishAsync(`shellypro3em-${aliceKey}/still`, 'here', { qos: 1 });
+      await waitFor(() => aliceGot.includes(`shellypro3em-${aliceKey}/still`), 5000, "Alice's message");
+      expect(aliceClosed).toBe(false);
+      // Her own session is hers to resume.
+      const resumed = await connect(h.url, { clientId: custom, clean: false, ...alice });
+      expect(resumed.connected).toBe(true);
+      await resumed.endAsync();
+      await (await connect(h.url, { clientId: custom, clean: true, ...alice })).endAsync();
+    } finally {
+      await aliceMeter.endAsync(true);
+    }
+  });
+
+  it('a valid meter still connects after many failed logins from the same address', async () => {
+    const h = await setUp();
+    const a = await h.claim(keys.a);
+    // More than the embedded broker's 120 a minute, all failing, all from this address.
+    for (let i = 0; i < 130; i++) {
+      const wrong = await tryConnect(h.url, {
+        clientId: clientId('flood'),
+        username: 'kw-flood-nobody',
+        password: 'wrong',
+      });
+      expect(wrong).toBeInstanceOf(Error);
+    }
+    const meter = await connect(h.url, { clientId: clientId('after-flood'), ...a });
+    expect(meter.connected).toBe(true);
+    await meter.endAsync();
   });
 }

@@ -266,6 +266,16 @@ create unique index devices_device_key on devices(device_key) where not shared_t
 create index devices_key_all on devices(device_key)
 `,
   },
+  {
+    version: 239,
+    name: "meters' stock Tasmota names held by one device each",
+    sql: `
+alter table devices add column stock_suffix text;
+update devices set stock_suffix = upper(right(device_key, 6)) where not shared_telemetry and id = (
+  select min(e.id) from devices e where not e.shared_telemetry and right(e.device_key, 6) = right(devices.device_key, 6));
+create unique index devices_stock_suffix on devices(stock_suffix)
+`,
+  },
 ];
 
 /**

@@ -103,6 +103,61 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
     }
   });
 
+  it('gives a stock Tasmota suffix to one device: concurrent twin claims get one 201, the rest 409; a twin is claimed with its key as Topic', async () => {
+    // A suffix no other case's MAC (AA:BB:CC:00:…) ends in.
+    const suffix = `ee${(macSeq++ & 0xffff).toString(16).padStart(4, '0')}`;
+    const macs = ['11:11:11', '22:22:22', '33:33:33'].map(
+      (head) => `${head}:${suffix.match(/../g)!.join(':')}`,
+    );
+    const answers = await Promise.all(
+      macs.map((mac, i) =>
+        as(t.app, i % 2 ? stranger : owner, {
+          method: 'POST',
+          url: '/api/devices',
+          payload: { mac, name: 'Twin', typeCode: 1 },
+        }),
+      ),
+    );
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([201, 409, 409]);
+    for (const r of answers.filter((r) => r.statusCode === 409))
+      expect(r.json()).toMatchObject({
+        message: MESSAGES.stockTopicTaken,
+        errors: { mac: [MESSAGES.stockTopicTaken] },
+      });
+    const winner = answers.find((r) => r.statusCode === 201)!.json();
+    expect(winner.mqtt.topics.tasmota).toBe(`tele/tasmota_${suffix.toUpperCase()}/SENSOR`);
+    const loser = macs[answers.findIndex((r) => r.statusCode === 409)]!;
+    const twin = await as(t.app, stranger, {
+      method: 'POST',
+      url: '/api/devices',
+      payload: { mac: loser, name: 'Twin', typeCode: 1, stockTopics: false },
+    });
+    expect(twin.statusCode).toBe(201);
+    expect(twin.json().mqtt.topics.tasmota).toBe(`tele/${keyOf(loser)}/SENSOR`);
+    // The meter itself claimed answers as before, whatever its suffix.
+    const again = await as(t.app, owner, {
+      method: 'POST',
+      url: '/api/devices',
+      payload: { mac: loser, name: 'Twin', typeCode: 1 },
+    });
+    expect(again.statusCode).toBe(409);
+    expect(again.json().message).toBe(MESSAGES.alreadyClaimed);
+    // Deleting the holder frees its suffix.
+    const holder = answers.findIndex((r) => r.statusCode === 201);
+    const removed = await as(t.app, holder % 2 ? stranger : owner, {
+      method: 'DELETE',
+      url: `/api/devices/${winner.id}`,
+    });
+    expect(removed.statusCode).toBe(204);
+    const third = macs.find((m, i) => i !== holder && m !== loser)!;
+    const freed = await as(t.app, owner, {
+      method: 'POST',
+      url: '/api/devices',
+      payload: { mac: third, name: 'Twin', typeCode: 1 },
+    });
+    expect(freed.statusCode).toBe(201);
+  });
+
   it.each([
     [{ mac: 'zz:bb', name: 'x', typeCode: 1 }, { mac: [MESSAGES.invalidMac] }],
     [{ mac: 'AA:BB:CC:DD:EE:01', name: '', typeCode: 1 }, { name: [MESSAGES.fieldEmpty] }],

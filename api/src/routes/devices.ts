@@ -19,6 +19,7 @@ import {
   MqttCredentialsSchema,
   meterTopics,
   NotificationSettingsSchema,
+  stockSuffixOf,
   UpdateDeviceRequestSchema,
 } from '@kilowatch/core';
 import type { FastifyInstance } from 'fastify';
@@ -157,9 +158,11 @@ const deviceRoutes: TypedRoutes<RouteOptions> = async (app) => {
       const location = await ownLocation(userId, body.locationId);
       const deviceKey = deviceKeyFromMac(body.mac)!;
       const credentials = newMeterCredentials(deviceKey);
+      const stockTopics = body.stockTopics;
       const id = await devices.claim(userId, {
         deviceKey,
         mqtt: { username: credentials.username, passwordHash: credentials.passwordHash },
+        stockSuffix: stockTopics ? stockSuffixOf(deviceKey) : null,
         mac: macOf(deviceKey),
         name: body.name,
         friendlyName: body.friendlyName,
@@ -169,12 +172,16 @@ const deviceRoutes: TypedRoutes<RouteOptions> = async (app) => {
         locationId: location?.id ?? null,
         billingStart: localDateString(app.clock.now(), location?.timezone ?? DEFAULT_TIMEZONE),
       });
-      if (id === null) throw new ConflictError(MESSAGES.alreadyClaimed, { mac: [MESSAGES.alreadyClaimed] });
+      if (id === 'claimed')
+        throw new ConflictError(MESSAGES.alreadyClaimed, { mac: [MESSAGES.alreadyClaimed] });
+      // Another account's meter answers to the same stock Tasmota topic and client id.
+      if (id === 'stock-suffix')
+        throw new ConflictError(MESSAGES.stockTopicTaken, { mac: [MESSAGES.stockTopicTaken] });
       // Its readings are evaluated for alerts from now on, not once a "no such device" is forgotten.
       app.alerts.reload(deviceKey);
       const d = (await devices.get(userId, id))!;
       const { username, password } = credentials;
-      await app.meterAccess.issued(deviceKey, { username, password });
+      await app.meterAccess.issued(deviceKey, { username, password, stockTopics });
       const where = app.config.mqttPublic;
       return reply.code(201).send({
         ...toDevice(d, await app.deviceStatus(d.deviceKey)),
@@ -184,7 +191,7 @@ const deviceRoutes: TypedRoutes<RouteOptions> = async (app) => {
           tls: where.tls,
           username,
           password,
-          topics: meterTopics(deviceKey, d.model),
+          topics: meterTopics(deviceKey, d.model, stockTopics),
         },
       });
     },
@@ -211,7 +218,8 @@ const deviceRoutes: TypedRoutes<RouteOptions> = async (app) => {
       const { username, password, passwordHash } = credentials;
       if (!(await devices.setMqttCredentials(req.session.userId, id, { username, passwordHash })))
         throw new NotFoundError();
-      await app.meterAccess.issued(d.deviceKey, { username, password });
+      const stockTopics = await devices.holdsStockSuffix(d.deviceKey);
+      await app.meterAccess.issued(d.deviceKey, { username, password, stockTopics });
       return { username, password };
     },
   );

@@ -142,6 +142,11 @@ export const ClaimDeviceRequestSchema = v.object({
   /** 1 for single-phase meters; three-phase by default. */
   phases: v.optional(v.picklist([1, 3], MESSAGES.validNumber), 3),
   locationId: v.optional(v.nullable(IdSchema), null),
+  /**
+   * Whether the meter uses its stock Tasmota names (`tasmota_<suffix>`, `DVES_<suffix>`); false for one
+   * whose Topic is its device key (the suffix is held by another device).
+   */
+  stockTopics: v.optional(v.boolean(), true),
 });
 export type ClaimDeviceRequest = v.InferInput<typeof ClaimDeviceRequestSchema>;
 

@@ -47,6 +47,8 @@ export const MESSAGES = {
   emailTaken: 'An account with this email already exists.',
   unauthorized: 'Your session has ended. Please sign in again.',
   alreadyClaimed: 'This meter is already registered.',
+  stockTopicTaken:
+    "Another account's meter already uses this meter's stock MQTT topic (tasmota_ and the MAC's last 6 hex digits). Set the device's Topic (Tasmota) or MQTT prefix to its device key, the MAC as 12 lowercase hex digits, and add it again with stockTopics: false.",
   invalidMac: 'Enter a valid MAC address.',
   invalidDate: 'Enter a valid date.',
   invalidTimestamp: 'Enter a valid time.',

@@ -108,6 +108,11 @@ export interface NewDevice {
   deviceKey: string;
   /** The meter's MQTT account: its username and the hash of its password. */
   mqtt?: { username: string; passwordHash: string };
+  /**
+   * The stock Tasmota suffix (`stockSuffixOf`) the device holds, unique among all devices; null for a
+   * device whose meter uses its device key as its Topic (the default: the demo's simulated meters).
+   */
+  stockSuffix?: string | null;
   mac: string;
   name: string;
   friendlyName: string;
@@ -188,16 +193,19 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
       return rows[0] ? toDevice(rows[0]) : null;
     },
 
-    /** null when the meter is already claimed (by anyone). */
-    async claim(userId: number, d: NewDevice): Promise<number | null> {
+    /**
+     * The device's id; `claimed` when the meter is already claimed (by anyone), `stock-suffix` when another
+     * device holds its stock Tasmota suffix. The unique indexes decide, so concurrent claims cannot race.
+     */
+    async claim(userId: number, d: NewDevice): Promise<number | 'claimed' | 'stock-suffix'> {
       const t = now();
       try {
         return await sql.transaction(async (tx) => {
           const { rows } = await tx.query<{ id: number }>(
             `insert into devices (user_id, device_key, mac, name, friendly_name, model, type_code, phases, location_id,
                billing_start, billing_months, registered_at, modified_at, mqtt_username, mqtt_password_hash,
-               mqtt_credentials_at)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11, $12, $13, $14) returning id`,
+               mqtt_credentials_at, stock_suffix)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11, $12, $13, $14, $15) returning id`,
             [
               userId,
               d.deviceKey,
@@ -213,6 +221,7 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
               d.mqtt?.username ?? null,
               d.mqtt?.passwordHash ?? null,
               d.mqtt ? t : null,
+              d.stockSuffix ?? null,
             ],
           );
           const id = Number(rows[0]!.id);
@@ -230,7 +239,15 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
           return id;
         });
       } catch (err) {
-        if (isUniqueViolation(err)) return null;
+        if (isUniqueViolation(err)) {
+          if (!d.stockSuffix) return 'claimed';
+          // Which index refused: the meter itself claimed wins over its suffix.
+          const { rows } = await sql.query(
+            'select 1 from devices where device_key = $1 and not shared_telemetry',
+            [d.deviceKey],
+          );
+          return rows.length > 0 ? 'claimed' : 'stock-suffix';
+        }
         throw err;
       }
     },
@@ -279,13 +296,33 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
     },
 
     /** The device an MQTT username belongs to, with its password hash (the broker's check). */
-    async mqttAccount(username: string): Promise<{ deviceKey: string; passwordHash: string } | null> {
-      const { rows } = await sql.query<{ device_key: string; mqtt_password_hash: string }>(
-        'select device_key, mqtt_password_hash from devices where mqtt_username = $1',
-        [username],
-      );
+    async mqttAccount(
+      username: string,
+    ): Promise<{ deviceKey: string; passwordHash: string; stockTopics: boolean } | null> {
+      const { rows } = await sql.query<{
+        device_key: string;
+        mqtt_password_hash: string;
+        stock_suffix: string | null;
+      }>('select device_key, mqtt_password_hash, stock_suffix from devices where mqtt_username = $1', [
+        username,
+      ]);
       const r = rows[0];
-      return r ? { deviceKey: r.device_key, passwordHash: r.mqtt_password_hash } : null;
+      return r
+        ? {
+            deviceKey: r.device_key,
+            passwordHash: r.mqtt_password_hash,
+            stockTopics: r.stock_suffix !== null,
+          }
+        : null;
+    },
+
+    /** Whether a device holds its stock Tasmota suffix (the role Mosquitto gives its meter). */
+    async holdsStockSuffix(deviceKey: string): Promise<boolean> {
+      const { rows } = await sql.query(
+        'select 1 from devices where device_key = $1 and stock_suffix is not null',
+        [deviceKey],
+      );
+      return rows.length > 0;
     },
 
     /** Every device's MQTT username and key (the Mosquitto account sync). */
@@ -294,6 +331,14 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
         'select mqtt_username, device_key from devices where mqtt_username is not null order by id',
       );
       return rows.map((r) => ({ username: r.mqtt_username, deviceKey: r.device_key }));
+    },
+
+    /** The devices that hold no stock Tasmota suffix (the broker account reconcile narrows their roles). */
+    async keysWithoutStockSuffix(): Promise<string[]> {
+      const { rows } = await sql.query<{ device_key: string }>(
+        'select device_key from devices where stock_suffix is null and not shared_telemetry order by id',
+      );
+      return rows.map((r) => r.device_key);
     },
 
     /** Every claimed device's key (the broker account reconcile). */

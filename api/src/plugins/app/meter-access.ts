@@ -25,9 +25,13 @@ export interface MeterConnectionState {
 export interface MeterAccess {
   /**
    * A device has new credentials (claimed, or rotated): the broker accepts them from now on and
-   * disconnects a meter still connected with older ones.
+   * disconnects a meter still connected with older ones. `stockTopics`: whether the device holds its stock
+   * Tasmota names (`tasmota_<suffix>`, `DVES_<suffix>`); without it, only topics named by its key.
    */
-  issued(deviceKey: string, credentials: { username: string; password: string }): Promise<void>;
+  issued(
+    deviceKey: string,
+    credentials: { username: string; password: string; stockTopics?: boolean },
+  ): Promise<void>;
   /** A device is deleted: its account stops working and its meter is disconnected. */
   revoked(deviceKey: string, username: string | null): Promise<void>;
   /** What the broker and ingest know of the device's connection, if anything. */
