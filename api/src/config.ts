@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type ServerSettings, settingsFromEnv } from '@kilowatch/core';
+import type { GrafanaLimits } from '@kilowatch/grafana';
 
 export type { Role } from '@kilowatch/core';
 
@@ -73,6 +74,8 @@ export interface AppConfig {
   heavyPerUser: number;
   /** The longest a heavy read waits for its turn before it is answered 503 (`KW_HEAVY_WAIT_MS`). */
   heavyWaitMs: number;
+  /** Bounds of the Grafana data source other than its documented defaults (@kilowatch/grafana bounds.ts). */
+  grafana?: Partial<GrafanaLimits>;
 }
 
 const MINUTE = 60_000;
