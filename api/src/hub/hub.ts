@@ -139,6 +139,11 @@ declare module 'fastify' {
        * close with 1008 now, in this process and the others.
        */
       sessionsEnded(userId: number): Promise<void>;
+      /**
+       * Called with the user whenever their sessions ended, here or in another process (what else holds
+       * work for a session, such as exports, lets go of it). The returned function stops it.
+       */
+      onSessionsEnded(fn: (userId: number) => void): () => void;
       /** Who owns the meter may have changed (a claim, a delete, a demo workspace made or removed). */
       ownersChanged(deviceKey: string): void;
       stats(): HubStats;
@@ -266,6 +271,11 @@ export default fp(
       if (held) scheduleFlush();
     }
 
+    const sessionListeners = new Set<(userId: number) => void>();
+    function sessionsEndedHere(userId: number): void {
+      for (const fn of sessionListeners) fn(userId);
+    }
+
     async function recheckSessions(userId?: number): Promise<void> {
       for (const c of [...clients]) {
         if (userId !== undefined && c.userId !== userId) continue;
@@ -346,10 +356,12 @@ export default fp(
       unsubscribe.push(
         relay.onEvent((event) => {
           if (event.kind === 'user') deliverToUser(event.userId, event.message, event.key);
-          else if (event.kind === 'sessions')
+          else if (event.kind === 'sessions') {
+            sessionsEndedHere(event.userId);
             void recheckSessions(event.userId).catch((err) =>
               app.log.warn({ err }, 'hub: session check failed'),
             );
+          }
         }),
       );
     }
@@ -363,7 +375,14 @@ export default fp(
       ownersChanged: (deviceKey: string) => owners.forget(deviceKey),
       async sessionsEnded(userId: number) {
         relay?.publish({ kind: 'sessions', userId });
+        sessionsEndedHere(userId);
         await recheckSessions(userId);
+      },
+      onSessionsEnded(fn: (userId: number) => void) {
+        sessionListeners.add(fn);
+        return () => {
+          sessionListeners.delete(fn);
+        };
       },
       stats: () => ({
         clients: clients.size,
