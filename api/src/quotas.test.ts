@@ -4,7 +4,7 @@
  * is not counted, a freed place can be used again, and creates at once cannot pass the same count.
  * Small limits in the test app's config; real PGlite and DuckDB.
  */
-import { DEFAULT_QUOTAS } from '@kilowatch/core';
+import { DEFAULT_QUOTAS, settingsFromEnv } from '@kilowatch/core';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { claimMeter, locationOf } from './analytics/testing.ts';
@@ -127,8 +127,17 @@ describe('quotas', () => {
     expect(await t.app.quotas.limitsOf(visitor.userId)).toEqual(QUOTAS.demo);
   });
 
-  it('defaults: a demo workspace’s quotas are below an account’s', () => {
-    for (const kind of Object.keys(DEFAULT_QUOTAS.account) as (keyof typeof DEFAULT_QUOTAS.account)[])
+  it('defaults: a demo workspace’s quotas are below an account’s (API keys: the same cap of 20)', () => {
+    for (const kind of ['devices', 'locations', 'tariffs', 'comparisons'] as const)
       expect(DEFAULT_QUOTAS.demo[kind]).toBeLessThan(DEFAULT_QUOTAS.account[kind]);
+    expect(DEFAULT_QUOTAS.demo.apiKeys).toBe(DEFAULT_QUOTAS.account.apiKeys);
+  });
+
+  it('reads the quotas from KW_QUOTA_* and KW_DEMO_QUOTA_*, with the defaults above', () => {
+    expect(settingsFromEnv({}, 'host').quotas).toEqual(DEFAULT_QUOTAS);
+    const set = settingsFromEnv({ KW_QUOTA_DEVICES: '7', KW_DEMO_QUOTA_COMPARISONS: '0' }, 'host').quotas;
+    expect(set.account.devices).toBe(7);
+    expect(set.demo.comparisons).toBe(0);
+    expect(() => settingsFromEnv({ KW_QUOTA_API_KEYS: '21' }, 'host')).toThrow(/KW_QUOTA_API_KEYS/);
   });
 });

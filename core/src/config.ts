@@ -196,7 +196,7 @@ export const ENVIRONMENT = v.object({
   KW_DEMO_QUOTA_LOCATIONS: v.optional(whole(0, 1_000_000, ' of locations'), '5'),
   KW_DEMO_QUOTA_TARIFFS: v.optional(whole(0, 1_000_000, ' of tariffs'), '20'),
   KW_DEMO_QUOTA_COMPARISONS: v.optional(whole(0, 1_000_000, ' of comparisons'), '10'),
-  KW_DEMO_QUOTA_API_KEYS: v.optional(whole(0, 20, ' of API keys'), '3'),
+  KW_DEMO_QUOTA_API_KEYS: v.optional(whole(0, 20, ' of API keys'), '20'),
   LOG_LEVEL: v.optional(
     v.picklist(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
@@ -258,7 +258,8 @@ export interface Quotas {
 }
 export const DEFAULT_QUOTAS: Quotas = {
   account: { devices: 500, locations: 50, tariffs: 200, comparisons: 100, apiKeys: 20 },
-  demo: { devices: 10, locations: 5, tariffs: 20, comparisons: 10, apiKeys: 3 },
+  // API keys cost nothing but a row and are capped at 20 anyway; the profile screen tells of that cap.
+  demo: { devices: 10, locations: 5, tariffs: 20, comparisons: 10, apiKeys: 20 },
 };
 
 export interface ServerSettings {
