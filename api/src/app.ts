@@ -29,6 +29,7 @@ import mailerPlugin from './plugins/app/mailer.ts';
 import metadataPlugin from './plugins/app/metadata.ts';
 import meterAccessPlugin, { type MeterAccess } from './plugins/app/meter-access.ts';
 import metricsPlugin from './plugins/app/metrics.ts';
+import quotasPlugin from './plugins/app/quotas.ts';
 import repositoriesPlugin from './plugins/app/repositories.ts';
 import telemetryPlugin, { type DeviceStateSource } from './plugins/app/telemetry.ts';
 import throttlePlugin from './plugins/app/throttle.ts';
@@ -168,6 +169,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(throttlePlugin);
   await app.register(authPlugin);
   await app.register(repositoriesPlugin);
+  await app.register(quotasPlugin);
   await app.register(meterAccessPlugin, { meterAccess: options.meterAccess });
   await app.register(metricsPlugin, { extra: options.metricsText });
   await registerLiveServices(app, options.live, options.liveServices);

@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type ServerSettings, settingsFromEnv } from '@kilowatch/core';
+import { DEFAULT_QUOTAS, type Quotas, type ServerSettings, settingsFromEnv } from '@kilowatch/core';
+import type { GrafanaLimits } from '@kilowatch/grafana';
 
 export type { Role } from '@kilowatch/core';
 
@@ -73,6 +74,10 @@ export interface AppConfig {
   heavyPerUser: number;
   /** The longest a heavy read waits for its turn before it is answered 503 (`KW_HEAVY_WAIT_MS`). */
   heavyWaitMs: number;
+  /** What one account, and a demo workspace, may create (`KW_QUOTA_*`, `KW_DEMO_QUOTA_*`; plugins/app/quotas.ts). */
+  quotas: Quotas;
+  /** Bounds of the Grafana data source other than its documented defaults (@kilowatch/grafana bounds.ts). */
+  grafana?: Partial<GrafanaLimits>;
 }
 
 const MINUTE = 60_000;
@@ -119,6 +124,7 @@ export function defaultConfig(): AppConfig {
     heavyQueue: 32,
     heavyPerUser: 8,
     heavyWaitMs: 20_000,
+    quotas: DEFAULT_QUOTAS,
   };
 }
 

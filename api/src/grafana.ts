@@ -72,6 +72,9 @@ export async function registerGrafana(app: FastifyInstance): Promise<void> {
         source: grafanaSource(app),
         authenticate: app.authenticateReader,
         userOf: (request) => request.session.userId,
+        // The bounds of docs/api.md §Grafana; the answer budget runs on the app's clock.
+        ...(app.config.grafana ? { limits: app.config.grafana } : {}),
+        now: () => app.clock.now(),
       });
     },
     { prefix: '/grafana' },

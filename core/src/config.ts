@@ -187,6 +187,16 @@ export const ENVIRONMENT = v.object({
   KW_HEAVY_QUEUE: v.optional(whole(0, 100_000, ' of requests'), '32'),
   KW_HEAVY_PER_USER: v.optional(whole(1, 100_000, ' of requests'), '8'),
   KW_HEAVY_WAIT_MS: v.optional(whole(1, 3_600_000, ' of milliseconds'), '20000'),
+  KW_QUOTA_DEVICES: v.optional(whole(0, 1_000_000, ' of devices'), '500'),
+  KW_QUOTA_LOCATIONS: v.optional(whole(0, 1_000_000, ' of locations'), '50'),
+  KW_QUOTA_TARIFFS: v.optional(whole(0, 1_000_000, ' of tariffs'), '200'),
+  KW_QUOTA_COMPARISONS: v.optional(whole(0, 1_000_000, ' of comparisons'), '100'),
+  KW_QUOTA_API_KEYS: v.optional(whole(0, 20, ' of API keys'), '20'),
+  KW_DEMO_QUOTA_DEVICES: v.optional(whole(0, 1_000_000, ' of devices'), '10'),
+  KW_DEMO_QUOTA_LOCATIONS: v.optional(whole(0, 1_000_000, ' of locations'), '5'),
+  KW_DEMO_QUOTA_TARIFFS: v.optional(whole(0, 1_000_000, ' of tariffs'), '20'),
+  KW_DEMO_QUOTA_COMPARISONS: v.optional(whole(0, 1_000_000, ' of comparisons'), '10'),
+  KW_DEMO_QUOTA_API_KEYS: v.optional(whole(0, 20, ' of API keys'), '20'),
   LOG_LEVEL: v.optional(
     v.picklist(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
@@ -239,6 +249,19 @@ export class ConfigError extends Error {
 export type Role = 'all' | 'api' | 'ingest';
 
 /** The resolved configuration every role starts from. Paths are as given (the caller resolves them). */
+/** What an account may hold of each kind it creates (docs/api.md §Conventions, Quotas). */
+export type QuotaKind = 'devices' | 'locations' | 'tariffs' | 'comparisons' | 'apiKeys';
+export interface Quotas {
+  account: Record<QuotaKind, number>;
+  /** A demo visitor's workspace: smaller. */
+  demo: Record<QuotaKind, number>;
+}
+export const DEFAULT_QUOTAS: Quotas = {
+  account: { devices: 500, locations: 50, tariffs: 200, comparisons: 100, apiKeys: 20 },
+  // API keys cost nothing but a row and are capped at 20 anyway; the profile screen tells of that cap.
+  demo: { devices: 10, locations: 5, tariffs: 20, comparisons: 10, apiKeys: 20 },
+};
+
 export interface ServerSettings {
   port: number;
   host: string;
@@ -313,6 +336,8 @@ export interface ServerSettings {
   heavyPerUser: number;
   /** The longest a heavy read waits for its turn before it is answered 503. */
   heavyWaitMs: number;
+  /** What one account may create (`KW_QUOTA_*`), and a demo workspace (`KW_DEMO_QUOTA_*`). */
+  quotas: Quotas;
 }
 
 function mqttEndpoint(raw: string): { host: string; port: number; tls: boolean } {
@@ -490,5 +515,21 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     heavyQueue: e.KW_HEAVY_QUEUE,
     heavyPerUser: e.KW_HEAVY_PER_USER,
     heavyWaitMs: e.KW_HEAVY_WAIT_MS,
+    quotas: {
+      account: {
+        devices: e.KW_QUOTA_DEVICES,
+        locations: e.KW_QUOTA_LOCATIONS,
+        tariffs: e.KW_QUOTA_TARIFFS,
+        comparisons: e.KW_QUOTA_COMPARISONS,
+        apiKeys: e.KW_QUOTA_API_KEYS,
+      },
+      demo: {
+        devices: e.KW_DEMO_QUOTA_DEVICES,
+        locations: e.KW_DEMO_QUOTA_LOCATIONS,
+        tariffs: e.KW_DEMO_QUOTA_TARIFFS,
+        comparisons: e.KW_DEMO_QUOTA_COMPARISONS,
+        apiKeys: e.KW_DEMO_QUOTA_API_KEYS,
+      },
+    },
   };
 }

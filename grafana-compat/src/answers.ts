@@ -1,6 +1,7 @@
 /** The answers to `/query` (and the columns of `/rows`): each metric read from the source as series or tables. */
 import { voltageBand } from '@kilowatch/core';
 import type { EnergyInterval, SeriesInterval, Stat } from '@kilowatch/tsdb';
+import type { AnswerBudget } from './bounds.ts';
 import {
   BANDS_METRIC,
   type EnergyMetric,
@@ -84,6 +85,7 @@ export async function columnsOf(
   payload: Payload,
   res: Resolution,
   phases: Set<number>,
+  budget: AnswerBudget,
 ): Promise<Column[]> {
   const out: Column[] = [];
   if (m.kind === 'energy') {
@@ -91,8 +93,10 @@ export async function columnsOf(
     const interval = energyInterval(res, atLeast === 'auto' ? undefined : atLeast);
     const key = m.name.slice('energy.'.length) as 'import' | 'export' | 'balance';
     for (const d of devices) {
+      await budget.turn();
       const e = await source.energy(userId, d.id, { from: res.from, to: res.to, interval });
       const thinned = thin(e.t, e[key], res.maxDataPoints, 'sum');
+      budget.spend(thinned.t.length);
       out.push({
         device: d,
         label: `${d.name} ${m.name as EnergyMetric}`,
@@ -108,6 +112,7 @@ export async function columnsOf(
   const atLeast = pick<SeriesInterval | 'auto'>(payload, 'interval', ['auto', ...SERIES_INTERVALS], 'auto');
   const interval = seriesInterval(res, atLeast === 'auto' ? undefined : atLeast);
   for (const d of devices) {
+    await budget.turn();
     const s = await source.series(userId, d.id, {
       params: [param],
       from: res.from,
@@ -116,6 +121,7 @@ export async function columnsOf(
       stats: [stat],
     });
     const thinned = thin(s.t, s.series[param]?.[stat] ?? [], res.maxDataPoints, stat);
+    budget.spend(thinned.t.length);
     const suffix = stat === 'avg' ? '' : ` ${stat}`;
     out.push({ device: d, label: `${d.name} ${param}${suffix}`, t: thinned.t, values: thinned.values });
   }
@@ -133,6 +139,7 @@ async function zoneColumnsOf(
   devices: readonly GrafanaDevice[],
   payload: Payload,
   res: Resolution,
+  budget: AnswerBudget,
 ): Promise<(Column & { zone: number; tariff: string })[]> {
   const atLeast = pick<(typeof ZONE_INTERVALS)[number] | 'auto'>(
     payload,
@@ -152,6 +159,7 @@ async function zoneColumnsOf(
   }
   const out: (Column & { zone: number; tariff: string })[] = [];
   for (const d of devices) {
+    await budget.turn();
     const z = await source.zoneEnergy(userId, d.id, {
       from: res.from,
       to: res.to,
@@ -168,6 +176,7 @@ async function zoneColumnsOf(
     }
     for (const zone of z.zones) {
       const thinned = thin(z.t, zone.energy, res.maxDataPoints, 'sum');
+      budget.spend(thinned.t.length);
       out.push({
         device: d,
         label: `${d.name} zone ${zone.zone}`,
@@ -188,18 +197,21 @@ export async function answerTarget(
   all: readonly GrafanaDevice[],
   filters: Filters,
   res: Resolution,
+  budget: AnswerBudget,
 ): Promise<QueryResponse> {
   const m = metricDef(target.target);
   if (!m)
     throw new BadGrafanaRequest(`unknown metric "${target.target}" (POST /metrics lists them)`, 'target');
   const payload = payloadOf(target);
-  const devices = filters.devices(selectDevices(all, payload.device));
+  const devices = budget.devices(m.name, filters.devices(selectDevices(all, payload.device)));
   const format = pick(payload, 'format', FORMATS, m.kind === 'quality' ? 'table' : 'timeseries');
 
   if (m.name === QUALITY_METRIC) {
     const rows: (string | number)[][] = [];
     for (const d of devices) {
+      await budget.turn();
       const q = await source.voltageQuality(userId, d.id, { from: res.from, to: res.to });
+      budget.spend(q.phases.length);
       for (const p of q.phases) {
         if (!filters.phases.has(p.phase)) continue;
         if (p.withinWarning === null || p.withinCritical === null || p.withinEn50160 === null) continue;
@@ -225,7 +237,9 @@ export async function answerTarget(
   if (m.name === BANDS_METRIC) {
     const columns: Column[] = [];
     for (const d of devices) {
+      await budget.turn();
       const limits = await source.limits(userId, d.id);
+      budget.spend(8);
       for (const [band, percent] of [
         ['warning', limits.warning],
         ['critical', limits.critical],
@@ -242,7 +256,7 @@ export async function answerTarget(
   }
 
   if (m.name === ZONES_METRIC) {
-    const columns = await zoneColumnsOf(source, userId, devices, payload, res);
+    const columns = await zoneColumnsOf(source, userId, devices, payload, res, budget);
     if (format === 'table') {
       const rows: (string | number)[][] = [];
       for (const c of columns)
@@ -267,7 +281,7 @@ export async function answerTarget(
     return columns.map((c) => ({ target: c.label, datapoints: datapoints(c.t, c.values) }));
   }
 
-  const columns = await columnsOf(source, userId, m, devices, payload, res, filters.phases);
+  const columns = await columnsOf(source, userId, m, devices, payload, res, filters.phases, budget);
   if (format === 'table') return [asTable(m.name, columns)];
   return columns.map((c) => ({ target: c.label, datapoints: datapoints(c.t, c.values) }));
 }

@@ -1,4 +1,5 @@
 /** @kilowatch/grafana: Kilowatch as a Grafana data source, and the dashboards provisioned with it. */
+export * from './bounds.ts';
 export * from './metrics.ts';
 export {
   DEFAULT_MAX_DATA_POINTS,

@@ -3,16 +3,26 @@
  * "JSON API" protocol (`GET /`, `POST /metrics`, `/metric-payload-options` and `/options`, `/query`,
  * `/variable`, `/tag-keys`, `/tag-values`) and flat rows for the Infinity data source (`GET /rows`).
  * Every request is authenticated by the mounting app (an API key or a session) and sees only its
- * owner's devices. A body that cannot be used is answered 400 with the reason.
+ * owner's devices. A body that cannot be used is answered 400 with the reason; a request past one of the
+ * bounds (bounds.ts) is answered 400, 413 or 503 naming the bound.
  */
 import { MAX_POINTS_PER_SERIES } from '@kilowatch/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import * as v from 'valibot';
 import { answerTarget, columnsOf } from './answers.ts';
+import {
+  AnswerBudget,
+  DEFAULT_GRAFANA_LIMITS,
+  GrafanaLimitError,
+  type GrafanaLimits,
+  page,
+  RETRY_AFTER_S,
+} from './bounds.ts';
 import { METRICS, metricDef } from './metrics.ts';
 import { payloadsOf } from './payloads.ts';
 import {
   MetricsRequestSchema,
+  PagingEntries,
   type Payload,
   PayloadOptionsRequestSchema,
   QueryRequestSchema,
@@ -40,6 +50,10 @@ export interface GrafanaPluginOptions {
   authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** The user the authenticated request acts for. */
   userOf: (request: FastifyRequest) => number;
+  /** Bounds other than the defaults (`DEFAULT_GRAFANA_LIMITS`). */
+  limits?: Partial<GrafanaLimits>;
+  /** The clock of the answer budget (ms); the mounting app's clock. */
+  now?: () => number;
 }
 
 /** Points per series when a query names no `maxDataPoints`. */
@@ -50,6 +64,9 @@ export const VARIABLE_TARGETS = ['devices', 'locations', 'metrics', 'phases'] as
 
 export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOptions): Promise<void> {
   const { source, userOf } = options;
+  const limits: GrafanaLimits = { ...DEFAULT_GRAFANA_LIMITS, ...options.limits };
+  const now = options.now ?? Date.now;
+  const budgetOf = () => new AnswerBudget(limits, now);
   app.addHook('onRequest', options.authenticate);
 
   /** Wraps a handler so a request Kilowatch cannot use is answered 400 with its reason. */
@@ -59,8 +76,10 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
         return await fn(req, reply);
       } catch (err) {
         if (err instanceof BadGrafanaRequest) {
+          const status = err instanceof GrafanaLimitError ? err.status : 400;
+          if (status === 503) reply.header('Retry-After', String(RETRY_AFTER_S));
           return reply
-            .code(400)
+            .code(status)
             .send(
               err.field
                 ? { message: err.message, errors: { [err.field]: [err.message] } }
@@ -93,10 +112,14 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
       parse(MetricsRequestSchema, req.body ?? {});
       const userId = userOf(req);
       const [devices, tariffs] = await Promise.all([source.devices(userId), source.tariffs(userId)]);
+      // Every metric repeats the device and tariff lists: the first few only, the rest are paged by
+      // /metric-payload-options.
+      const listed = devices.slice(0, limits.maxMetricsOptions);
+      const tariffsListed = tariffs.slice(0, limits.maxMetricsOptions);
       return METRICS.map((m) => ({
         label: m.label,
         value: m.name,
-        payloads: payloadsOf(m, devices, tariffs),
+        payloads: payloadsOf(m, listed, tariffsListed),
       }));
     }),
   );
@@ -109,7 +132,7 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
     const [devices, tariffs] = await Promise.all([source.devices(userId), source.tariffs(userId)]);
     const payload = payloadsOf(m, devices, tariffs).find((p) => p.name === body.name);
     if (!payload) throw new BadGrafanaRequest(`metric "${m.name}" has no payload "${body.name}"`, 'name');
-    return payload.options ?? [];
+    return page(payload.options ?? [], (o) => `${o.label ?? ''} ${o.value}`, body, limits.maxOptions);
   });
   app.post('/metric-payload-options', doc('Options of one payload of a metric'), payloadOptions);
   app.post('/options', doc('Options of one payload of a metric (older name)'), payloadOptions);
@@ -119,6 +142,12 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
     doc('Time series and tables for a panel'),
     handle(async (req) => {
       const body = parse(QueryRequestSchema, req.body ?? {});
+      if (body.targets.length > limits.maxTargets)
+        throw new GrafanaLimitError(
+          `a query has at most ${limits.maxTargets} targets, this one ${body.targets.length}`,
+          400,
+          'targets',
+        );
       const range = rangeOf(body.range.from, body.range.to);
       const maxDataPoints = Math.min(body.maxDataPoints ?? DEFAULT_MAX_DATA_POINTS, MAX_POINTS_PER_SERIES);
       const res: Resolution = { ...range, intervalMs: body.intervalMs ?? 0, maxDataPoints };
@@ -126,9 +155,11 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
       const userId = userOf(req);
       const all = await source.devices(userId);
       const out: QueryResponse = [];
+      const budget = budgetOf();
       for (const target of body.targets) {
         if (target.hide) continue;
-        out.push(...(await answerTarget(source, userId, target, all, filters, res)));
+        out.push(...(await answerTarget(source, userId, target, all, filters, res, budget)));
+        budget.check();
       }
       return out;
     }),
@@ -141,6 +172,7 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
       const body = parse(VariableRequestSchema, req.body ?? {});
       let what = 'devices';
       let location: string | undefined;
+      let paging: v.InferOutput<v.ObjectSchema<typeof PagingEntries, undefined>> = {};
       if (typeof body.payload === 'string') {
         const text = body.payload.trim();
         if (text.startsWith('{')) {
@@ -151,29 +183,34 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
             throw new BadGrafanaRequest('the variable query is not JSON', 'payload');
           }
           const parsed = parse(
-            v.object({ target: v.optional(v.string()), location: v.optional(v.string()) }),
+            v.object({ target: v.optional(v.string()), location: v.optional(v.string()), ...PagingEntries }),
             json,
           );
           what = parsed.target ?? what;
           location = parsed.location;
+          paging = parsed;
         } else if (text) what = text;
       } else if (body.payload) {
         what = body.payload.target ?? what;
-        const loc = (body.payload as Record<string, unknown>).location;
-        if (typeof loc === 'string') location = loc;
+        location = body.payload.location;
+        paging = body.payload;
       }
       const devices = await source.devices(userOf(req));
+      const listed = <T extends { __text: string }>(items: T[]) =>
+        page(items, (x) => x.__text, paging, limits.maxOptions);
       switch (what) {
         case 'devices':
-          return devices
-            .filter((d) => location === undefined || d.location === location)
-            .map((d) => ({ __text: d.name, __value: String(d.id) }));
+          return listed(
+            devices
+              .filter((d) => location === undefined || d.location === location)
+              .map((d) => ({ __text: d.name, __value: String(d.id) })),
+          );
         case 'locations':
-          return [...new Set(devices.map((d) => d.location).filter((l): l is string => l !== null))].map(
-            (l) => ({
+          return listed(
+            [...new Set(devices.map((d) => d.location).filter((l): l is string => l !== null))].map((l) => ({
               __text: l,
               __value: l,
-            }),
+            })),
           );
         case 'metrics':
           return METRICS.map((m) => ({ __text: m.label, __value: m.name }));
@@ -196,14 +233,16 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
     '/tag-values',
     doc('Values of an ad hoc filter key'),
     handle(async (req) => {
-      const { key } = parse(TagValuesRequestSchema, req.body ?? {});
+      const body = parse(TagValuesRequestSchema, req.body ?? {});
+      const { key } = body;
       const devices = await source.devices(userOf(req));
-      if (key === 'device') return devices.map((d) => ({ text: d.name }));
+      const listed = (items: { text: string }[]) => page(items, (x) => x.text, body, limits.maxOptions);
+      if (key === 'device') return listed(devices.map((d) => ({ text: d.name })));
       if (key === 'location')
-        return [...new Set(devices.map((d) => d.location).filter((l): l is string => l !== null))].map(
-          (text) => ({
+        return listed(
+          [...new Set(devices.map((d) => d.location).filter((l): l is string => l !== null))].map((text) => ({
             text,
-          }),
+          })),
         );
       if (key === 'phase') return PHASE_VALUES.map((text) => ({ text }));
       throw new BadGrafanaRequest(`unknown tag key "${key}" (device, location, phase)`, 'key');
@@ -225,14 +264,17 @@ export function grafanaPlugin(app: FastifyInstance, options: GrafanaPluginOption
         maxDataPoints: Math.min(maxDataPoints, MAX_POINTS_PER_SERIES),
       };
       const userId = userOf(req);
-      const devices = selectDevices(await source.devices(userId), q.device);
+      const budget = budgetOf();
+      const devices = budget.devices('rows', selectDevices(await source.devices(userId), q.device));
       const payload: Payload = { interval: q.interval ?? 'auto', stat: q.stat ?? 'avg' };
       const rows: Row[] = [];
       for (const name of tokens(q.param)) {
         const m = metricDef(name);
         if (!m || (m.kind !== 'gauge' && m.kind !== 'energy'))
           throw new BadGrafanaRequest(`unknown parameter "${name}" (a gauge or energy metric)`, 'param');
-        for (const c of await columnsOf(source, userId, m, devices, payload, res, new Set([1, 2, 3]))) {
+        const columns = await columnsOf(source, userId, m, devices, payload, res, new Set([1, 2, 3]), budget);
+        budget.check();
+        for (const c of columns) {
           for (let i = 0; i < c.t.length; i++) {
             const x = c.values[i];
             if (x === null || x === undefined) continue;

@@ -24,10 +24,32 @@ export const MetricsRequestSchema = v.object({
   payload: v.optional(PayloadSchema),
 });
 
+/** Paging of an option list (a Kilowatch extension): entries containing `search`, from `offset`, at most `limit`. */
+export const PagingEntries = {
+  search: v.optional(
+    v.pipe(v.string('search must be text'), v.maxLength(100, 'search must be at most 100 characters')),
+  ),
+  offset: v.optional(
+    v.pipe(
+      v.number('offset must be a number'),
+      v.integer('offset must be a whole number'),
+      v.minValue(0, 'offset must be ≥ 0'),
+    ),
+  ),
+  limit: v.optional(
+    v.pipe(
+      v.number('limit must be a number'),
+      v.integer('limit must be a whole number'),
+      v.minValue(1, 'limit must be ≥ 1'),
+    ),
+  ),
+};
+
 export const PayloadOptionsRequestSchema = v.object({
   metric: v.string('metric is required'),
   payload: v.optional(PayloadSchema, {}),
   name: v.string('name is required'),
+  ...PagingEntries,
 });
 
 export const AdhocFilterSchema = v.object({
@@ -76,11 +98,16 @@ export const QueryRequestSchema = v.object({
 export type QueryRequest = v.InferOutput<typeof QueryRequestSchema>;
 
 export const VariableRequestSchema = v.object({
-  payload: v.optional(v.union([v.string(), v.object({ target: v.optional(v.string()) })])),
+  payload: v.optional(
+    v.union([
+      v.string(),
+      v.object({ target: v.optional(v.string()), location: v.optional(v.string()), ...PagingEntries }),
+    ]),
+  ),
   range: v.optional(v.unknown()),
 });
 
-export const TagValuesRequestSchema = v.object({ key: v.string('key is required') });
+export const TagValuesRequestSchema = v.object({ key: v.string('key is required'), ...PagingEntries });
 
 // Answers.
 

@@ -2,6 +2,12 @@
  * The export job queue in the metadata store. Jobs are claimed with `FOR UPDATE SKIP LOCKED` (the same on
  * PGlite and PostgreSQL, so several API processes share one queue), run with bounded concurrency, report
  * progress over the hub, and their files expire after a configurable time.
+ *
+ * Fair share (docs/architecture.md §Bounds and fairness): a free worker takes the oldest queued job of the
+ * account with the fewest running, and never one of an account that already runs its share (the workers
+ * divided by the accounts with jobs waiting or running). Demo workspaces get a shorter range, one job at a
+ * time, and half of the queue at most between them. A job whose row is gone (its workspace ended, its
+ * user signed out of a demo) is cancelled at its next page and its files removed.
  */
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,6 +16,7 @@ import { MESSAGES } from '@kilowatch/core';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { contextOf } from '../analytics/context.ts';
+import { ApiError } from '../errors.ts';
 import { safeFileName } from './csv.ts';
 import { writeExport } from './files.ts';
 
@@ -36,7 +43,14 @@ export interface ExportOptions {
   maxUserBytes?: number;
   /** Bytes of export files all users together may keep (default `KW_EXPORT_TOTAL_BYTES`). */
   maxTotalBytes?: number;
+  /** Longest range one export of a demo workspace may cover (ms). */
+  demoMaxRangeMs?: number;
+  /** Queued + running jobs of one demo workspace. */
+  demoMaxQueuedPerUser?: number;
 }
+
+/** Default of the longest range a demo workspace's export covers: 31 days. */
+export const DEMO_MAX_RANGE_MS = 31 * 86_400_000;
 
 /** Why a job was not queued: the queue is full, or the user's or everyone's export files fill their space. */
 export interface EnqueueRefusal {
@@ -45,6 +59,8 @@ export interface EnqueueRefusal {
 
 /** Stops a job whose files grew past the space allowed for export files. */
 class OutOfSpace extends Error {}
+/** Stops a job whose row is gone: its workspace ended or its user signed out of a demo. */
+class Cancelled extends Error {}
 
 export interface StoredRequest {
   deviceIds: number[];
@@ -129,7 +145,11 @@ export default fp(
       staleMs: opts.staleMs ?? 15 * 60_000,
       maxUserBytes: opts.maxUserBytes ?? app.config.exportUserBytes,
       maxTotalBytes: opts.maxTotalBytes ?? app.config.exportTotalBytes,
+      demoMaxRangeMs: opts.demoMaxRangeMs ?? DEMO_MAX_RANGE_MS,
+      demoMaxQueuedPerUser: opts.demoMaxQueuedPerUser ?? 1,
     };
+    /** Jobs of this process to stop at their next page, their rows gone. */
+    const cancelled = new Set<number>();
     /** Bytes written so far by the jobs running in this process. */
     const writing = new Map<number, { userId: number; bytes: number }>();
     /** Bytes of files finished in this process since it started, per user and in all (see `spaceCheck`). */
@@ -192,8 +212,20 @@ export default fp(
 
     async function claim(): Promise<JobRow | null> {
       return app.sql.transaction(async (tx) => {
+        // The oldest job of the account with the fewest running, among the accounts below their share:
+        // the workers divided by the accounts with jobs waiting or running (at least one each).
         const { rows } = await tx.query<JobRow>(
-          `select ${COLUMNS} from export_jobs where status = 'queued' order by id limit 1 for update skip locked`,
+          `with active as (
+             select user_id, count(*) filter (where status = 'running') as running
+             from export_jobs where status in ('queued', 'running') group by user_id
+           ), share as (select greatest(1, ceil($1::numeric / count(*))) as n from active)
+           select ${COLUMNS.split(', ')
+             .map((c) => `j.${c}`)
+             .join(', ')}
+           from export_jobs j join active a on a.user_id = j.user_id cross join share s
+           where j.status = 'queued' and a.running < s.n
+           order by a.running, j.id limit 1 for update of j skip locked`,
+          [Math.max(1, settings.concurrency)],
         );
         const job = rows[0];
         if (!job) return null;
@@ -217,7 +249,9 @@ export default fp(
       let lastReported = 0;
       const progress = (p: number) => {
         if (abandon) throw new Abandoned('export abandoned at shutdown');
-        // Progress is stored and pushed in 5 % steps, not per page.
+        if (cancelled.has(id)) throw new Cancelled(`export ${id} cancelled: its job is gone`);
+        // Progress is stored and pushed in 5 % steps, not per page; a row no longer there (removed by
+        // another process) cancels the job at its next page.
         if (p - lastReported < 0.05) return;
         lastReported = p;
         publish(userId, id, 'running', p);
@@ -227,8 +261,12 @@ export default fp(
             p,
             app.clock.now(),
           ])
+          .then((r) => {
+            if (r.rowCount === 0) cancelled.add(id);
+          })
           .catch(() => {});
       };
+      let finalPath: string | null = null;
       try {
         const own = new Map((await app.devices.list(userId)).map((d) => [d.id, d]));
         const used = new Set<string>();
@@ -241,7 +279,7 @@ export default fp(
           return { ctx: contextOf(d), name: `${name}.${req.format}` };
         });
         await mkdir(settings.dir, { recursive: true });
-        const finalPath = path.join(settings.dir, `${id}-${job.file_name}`);
+        finalPath = path.join(settings.dir, `${id}-${job.file_name}`);
         const space = await spaceCheck(id, userId);
         const size = await writeExport(
           app.store,
@@ -256,13 +294,20 @@ export default fp(
         finished.total += size;
         finished.users.set(userId, (finished.users.get(userId) ?? 0) + size);
         const now = app.clock.now();
-        await app.sql.query(
+        const stored = await app.sql.query(
           `update export_jobs set status = 'done', progress = 1, file_path = $2, size = $3, expires_at = $4, updated_at = $5
            where id = $1`,
           [id, finalPath, size, now + settings.ttlMs, now],
         );
+        if (stored.rowCount === 0) throw new Cancelled(`export ${id} cancelled as it finished`);
         publish(userId, id, 'done', 1);
       } catch (err) {
+        if (err instanceof Cancelled) {
+          // Its row went with its workspace or was removed: nothing of it stays on disk.
+          if (finalPath) await rm(finalPath, { force: true }).catch(() => {});
+          app.log.info({ exportId: id, userId }, err.message);
+          return;
+        }
         if (err instanceof Abandoned || abandon) {
           // Shutdown did not wait for it: back in the queue, run again from the start by the next process.
           await app.sql
@@ -286,8 +331,35 @@ export default fp(
         publish(userId, id, 'failed', lastReported);
       } finally {
         writing.delete(id);
+        cancelled.delete(id);
       }
     }
+
+    /**
+     * Cancels the user's jobs whose rows are gone (their workspace was removed) and, for a demo
+     * workspace, every job of it, queued or running, with its files: signing out of one ends it.
+     */
+    async function cancelGone(userId: number): Promise<void> {
+      const user = await app.accounts.findUserById(userId);
+      if (user?.isDemo) {
+        const { rows } = await app.sql.query<{ file_path: string | null }>(
+          'delete from export_jobs where user_id = $1 returning file_path',
+          [userId],
+        );
+        await Promise.all(rows.map((r) => (r.file_path ? rm(r.file_path, { force: true }) : undefined)));
+      }
+      const mine = [...writing].filter(([, w]) => w.userId === userId).map(([id]) => id);
+      if (mine.length === 0) return;
+      const { rows } = await app.sql.query<{ id: number }>(
+        'select id from export_jobs where id = any($1::integer[])',
+        [mine],
+      );
+      const left = new Set(rows.map((r) => Number(r.id)));
+      for (const id of mine) if (!left.has(id)) cancelled.add(id);
+    }
+    const stopListening = app.hub.onSessionsEnded((userId) =>
+      cancelGone(userId).catch((err) => app.log.warn({ err, userId }, 'export cancel failed')),
+    );
 
     /** Starts queued jobs while there is room. */
     function kick(): void {
@@ -338,6 +410,8 @@ export default fp(
       kick();
       removeExpired().catch((err) => app.log.warn({ err }, 'export expiry failed'));
       failStale().catch((err) => app.log.warn({ err }, 'export stale check failed'));
+      // Files of jobs whose rows went (a workspace removed by another process) go too.
+      removeOrphans().catch((err) => app.log.warn({ err }, 'export orphan cleanup failed'));
     }, settings.pollMs);
     timer.unref();
 
@@ -345,15 +419,26 @@ export default fp(
       settings,
       usage,
       async enqueue(userId, req, fileName) {
-        const { rows } = await app.sql.query<{ n: number }>(
-          `select count(*)::integer as n from export_jobs where status in ('queued', 'running')`,
+        const demo = (await app.accounts.findUserById(userId))?.isDemo === true;
+        if (demo && req.to - req.from > settings.demoMaxRangeMs) {
+          const days = Math.floor(settings.demoMaxRangeMs / 86_400_000);
+          const message = `A demo workspace exports at most ${days} days at once.`;
+          throw new ApiError(400, message, { to: [message] });
+        }
+        const { rows } = await app.sql.query<{ n: number; demo: number }>(
+          `select count(*)::integer as n, count(*) filter (where u.is_demo)::integer as demo
+           from export_jobs j join users u on u.id = j.user_id where j.status in ('queued', 'running')`,
         );
         if (Number(rows[0]?.n ?? 0) >= settings.maxQueued) return { refused: 'busy' };
+        // Demo workspaces together hold at most half of the queue: the rest stays for everyone else.
+        if (demo && Number(rows[0]?.demo ?? 0) >= Math.floor(settings.maxQueued / 2))
+          return { refused: 'busy' };
         const { rows: mine } = await app.sql.query<{ n: number }>(
           `select count(*)::integer as n from export_jobs where user_id = $1 and status in ('queued', 'running')`,
           [userId],
         );
-        if (Number(mine[0]?.n ?? 0) >= settings.maxQueuedPerUser) return { refused: 'busy' };
+        const perUser = demo ? settings.demoMaxQueuedPerUser : settings.maxQueuedPerUser;
+        if (Number(mine[0]?.n ?? 0) >= perUser) return { refused: 'busy' };
         // Refused before any work when the files kept already fill the space (a job that outgrows what
         // is left fails as it crosses it, its partial file removed).
         const used = await usage(userId);
@@ -470,6 +555,7 @@ export default fp(
     app.addHook('onClose', async () => {
       closing = true;
       clearInterval(timer);
+      stopListening();
       let timeout: NodeJS.Timeout | undefined;
       const finished = Promise.all([...active]).then(() => true);
       const late = new Promise<boolean>((r) => {

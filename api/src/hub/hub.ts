@@ -4,6 +4,11 @@
  * reset); a socket whose session ended is closed with 1008. The
  * Origin must be on the allow-list. A client only receives its own devices' messages, and a slow client
  * gets the newest value per device instead of an ever-growing queue.
+ *
+ * What a client sends is bounded too (docs/architecture.md §Bounds and fairness): each socket has a token
+ * bucket of frames and a bounded inbox of frames waiting to be handled; past either the socket is closed
+ * (1008 for the rate, 1013 for the inbox) and counted, and malformed frames are counted rather than each
+ * answered.
  */
 
 import type { Socket } from 'node:net';
@@ -66,11 +71,27 @@ export interface HubOptions {
   flushMs?: number;
   /** Open sockets one user may hold (every tab is one); a socket past it is closed with 1013. */
   maxSocketsPerUser?: number;
+  /** Frames a socket may send at once before the sustained rate applies (the bucket's size). */
+  inboundBurst?: number;
+  /** Frames per second a socket may send over time (the bucket's refill); past it: closed with 1008. */
+  inboundPerSecond?: number;
+  /** Frames of one socket waiting to be handled; one more closes it with 1013. */
+  maxInbox?: number;
 }
 
 /** Try again later: this user holds as many sockets as allowed. */
 export const CLOSE_TOO_MANY = 1013;
 export const DEFAULT_MAX_SOCKETS_PER_USER = 30;
+export const DEFAULT_INBOUND_BURST = 100;
+export const DEFAULT_INBOUND_PER_SECOND = 20;
+export const DEFAULT_MAX_INBOX = 64;
+/** Close reasons of a socket shed for what it sent (docs/api.md §Real-time hub). */
+export const REASON_RATE = 'message rate exceeded';
+export const REASON_INBOX = 'too many messages waiting';
+/** A socket gets at most one error answer to malformed frames per this many ms; the rest are counted. */
+const MALFORMED_ANSWER_MS = 10_000;
+/** A shed socket whose peer does not finish the close handshake (it reads nothing) is cut after this. */
+const SHED_TERMINATE_MS = 5_000;
 /** A subscribe naming a device the user's cached list lacks reads the list again at most this often. */
 const DEVICE_LIST_REFRESH_MS = 5_000;
 
@@ -83,6 +104,15 @@ interface Client {
   pending: Map<string, Buffer>;
   /** Client messages are handled in order (a ping answers after the subscribe before it). */
   inbox: Promise<void>;
+  /** Frames received and not yet handled. */
+  inboxDepth: number;
+  /** The token bucket: frames the socket may still send, as of `refilledAt` (the app's clock). */
+  tokens: number;
+  refilledAt: number;
+  /** When the last error answer to a malformed frame went out (-Infinity: none yet). */
+  malformedAnsweredAt: number;
+  /** Shed for what it sent: nothing more from it is handled. */
+  shed: boolean;
 }
 
 export interface HubStats {
@@ -90,6 +120,11 @@ export interface HubStats {
   sent: number;
   coalesced: number;
   pendingMessages: number;
+  /** Sockets closed for sending faster than the rate (1008) or overfilling their inbox (1013). */
+  shedForRate: number;
+  shedForInbox: number;
+  /** Frames that were not a message the hub knows (bad JSON, unknown type). */
+  malformedFrames: number;
 }
 
 declare module 'fastify' {
@@ -104,6 +139,11 @@ declare module 'fastify' {
        * close with 1008 now, in this process and the others.
        */
       sessionsEnded(userId: number): Promise<void>;
+      /**
+       * Called with the user whenever their sessions ended, here or in another process (what else holds
+       * work for a session, such as exports, lets go of it). The returned function stops it.
+       */
+      onSessionsEnded(fn: (userId: number) => void): () => void;
       /** Who owns the meter may have changed (a claim, a delete, a demo workspace made or removed). */
       ownersChanged(deviceKey: string): void;
       stats(): HubStats;
@@ -140,6 +180,12 @@ export default fp(
     const owners = createOwnerLookup(app.sql, app.clock.now);
     const maxSockets = opts.maxSocketsPerUser ?? DEFAULT_MAX_SOCKETS_PER_USER;
     const socketsOf = new Map<number, number>();
+    const burst = opts.inboundBurst ?? DEFAULT_INBOUND_BURST;
+    const perSecond = opts.inboundPerSecond ?? DEFAULT_INBOUND_PER_SECOND;
+    const maxInbox = opts.maxInbox ?? DEFAULT_MAX_INBOX;
+    let shedForRate = 0;
+    let shedForInbox = 0;
+    let malformedFrames = 0;
 
     /**
      * Each connected user's device ids, shared by the user's sockets: a subscribe is answered from it,
@@ -225,6 +271,11 @@ export default fp(
       if (held) scheduleFlush();
     }
 
+    const sessionListeners = new Set<(userId: number) => void>();
+    function sessionsEndedHere(userId: number): void {
+      for (const fn of sessionListeners) fn(userId);
+    }
+
     async function recheckSessions(userId?: number): Promise<void> {
       for (const c of [...clients]) {
         if (userId !== undefined && c.userId !== userId) continue;
@@ -305,10 +356,12 @@ export default fp(
       unsubscribe.push(
         relay.onEvent((event) => {
           if (event.kind === 'user') deliverToUser(event.userId, event.message, event.key);
-          else if (event.kind === 'sessions')
+          else if (event.kind === 'sessions') {
+            sessionsEndedHere(event.userId);
             void recheckSessions(event.userId).catch((err) =>
               app.log.warn({ err }, 'hub: session check failed'),
             );
+          }
         }),
       );
     }
@@ -322,13 +375,23 @@ export default fp(
       ownersChanged: (deviceKey: string) => owners.forget(deviceKey),
       async sessionsEnded(userId: number) {
         relay?.publish({ kind: 'sessions', userId });
+        sessionsEndedHere(userId);
         await recheckSessions(userId);
+      },
+      onSessionsEnded(fn: (userId: number) => void) {
+        sessionListeners.add(fn);
+        return () => {
+          sessionListeners.delete(fn);
+        };
       },
       stats: () => ({
         clients: clients.size,
         sent,
         coalesced,
         pendingMessages: [...clients].reduce((s, c) => s + c.pending.size, 0),
+        shedForRate,
+        shedForInbox,
+        malformedFrames,
       }),
     });
 
@@ -378,6 +441,11 @@ export default fp(
           subscribed: new Set(),
           pending: new Map(),
           inbox: Promise.resolve(),
+          inboxDepth: 0,
+          tokens: burst,
+          refilledAt: app.clock.now(),
+          malformedAnsweredAt: Number.NEGATIVE_INFINITY,
+          shed: false,
         };
         const held = socketsOf.get(client.userId) ?? 0;
         if (held >= maxSockets) {
@@ -401,30 +469,91 @@ export default fp(
         socket.on('close', drop);
         socket.on('error', drop);
         socket.on('message', (data) => {
+          if (client.shed) return;
+          // The bucket is checked before anything else is done with the frame: a flood costs a
+          // subtraction per frame until the socket is closed.
+          const now = app.clock.now();
+          client.tokens = Math.min(
+            burst,
+            client.tokens + (Math.max(0, now - client.refilledAt) * perSecond) / 1000,
+          );
+          client.refilledAt = now;
+          if (client.tokens < 1) {
+            shedForRate++;
+            return shed(client, CLOSE_POLICY, REASON_RATE);
+          }
+          client.tokens -= 1;
+          if (client.inboxDepth >= maxInbox) {
+            shedForInbox++;
+            return shed(client, CLOSE_TOO_MANY, REASON_INBOX);
+          }
           const text = data.toString();
+          const failed = (err: unknown) => app.log.warn({ err }, 'hub: message failed');
+          // Nothing waiting: the frame is handled now, and only what must wait (a subscribe reading the
+          // device list) enters the inbox. Otherwise it queues behind what waits, in order.
+          if (client.inboxDepth === 0) {
+            let waiting: Promise<void> | undefined;
+            try {
+              waiting = handle(client, text);
+            } catch (err) {
+              failed(err);
+            }
+            if (!waiting) return;
+            client.inboxDepth++;
+            client.inbox = waiting.catch(failed).finally(() => {
+              client.inboxDepth--;
+            });
+            return;
+          }
+          client.inboxDepth++;
           client.inbox = client.inbox
-            .then(() => handle(client, text))
-            .catch((err) => app.log.warn({ err }, 'hub: message failed'));
+            .then(() => (client.shed ? undefined : handle(client, text)))
+            .catch(failed)
+            .finally(() => {
+              client.inboxDepth--;
+            });
         });
       },
     });
 
-    async function handle(c: Client, text: string): Promise<void> {
+    /**
+     * Closes a socket for what it sent: what it still has queued is dropped, nothing more it sends is
+     * handled, and a peer that never answers the close (it reads nothing) is cut off.
+     */
+    function shed(c: Client, code: number, reason: string): void {
+      if (c.shed) return;
+      c.shed = true;
+      c.pending.clear();
+      c.socket.close(code, reason);
+      const cut = setTimeout(() => c.socket.terminate(), SHED_TERMINATE_MS);
+      cut.unref();
+      c.socket.once('close', () => clearTimeout(cut));
+    }
+
+    /** Counts a malformed frame; the socket is told at most once per `MALFORMED_ANSWER_MS`. */
+    function malformed(c: Client): undefined {
+      malformedFrames++;
+      const now = app.clock.now();
+      if (now - c.malformedAnsweredAt < MALFORMED_ANSWER_MS) return undefined;
+      c.malformedAnsweredAt = now;
+      c.socket.send(JSON.stringify({ type: 'error', message: MESSAGES.malformed }));
+      return undefined;
+    }
+
+    /** Handles one client message; only a subscribe has to wait (for the device list), and returns that. */
+    function handle(c: Client, text: string): Promise<void> | undefined {
       let msg: { type?: unknown; deviceIds?: unknown };
       try {
         msg = JSON.parse(text) as typeof msg;
       } catch {
-        c.socket.send(JSON.stringify({ type: 'error', message: MESSAGES.malformed }));
-        return;
+        return malformed(c);
       }
+      if (typeof msg !== 'object' || msg === null) return malformed(c);
       if (msg.type === 'ping') {
         c.socket.send(JSON.stringify({ type: 'pong' }));
         return;
       }
-      if (msg.type !== 'subscribe' && msg.type !== 'unsubscribe') {
-        c.socket.send(JSON.stringify({ type: 'error', message: MESSAGES.malformed }));
-        return;
-      }
+      if (msg.type !== 'subscribe' && msg.type !== 'unsubscribe') return malformed(c);
       const ids = Array.isArray(msg.deviceIds)
         ? msg.deviceIds.filter((x): x is number => Number.isInteger(x)).slice(0, SUBSCRIBE_MAX)
         : [];
@@ -433,8 +562,9 @@ export default fp(
         return;
       }
       // Only the user's own devices: anything else is ignored, never revealed.
-      const own = await devicesOf(c.userId, ids);
-      for (const id of ids) if (own.has(id)) c.subscribed.add(id);
+      return devicesOf(c.userId, ids).then((own) => {
+        for (const id of ids) if (own.has(id)) c.subscribed.add(id);
+      });
     }
   },
   { name: 'hub', dependencies: ['auth', 'repositories'] },

@@ -27,7 +27,10 @@ describe('hub limits', () => {
       store,
       live,
       now: () => NOW,
-      liveServices: { hub: { maxSocketsPerUser: 3, sessionCheckMs: 60_000 } },
+      // The subscribe flood below is about database queries, not the inbound rate (flood.test.ts).
+      liveServices: {
+        hub: { maxSocketsPerUser: 3, sessionCheckMs: 60_000, inboundBurst: 10_000, maxInbox: 10_000 },
+      },
     });
     base = (await t.app.listen({ port: 0, host: '127.0.0.1' })).replace('http', 'ws');
     alice = await signUp(t.app);

@@ -65,6 +65,7 @@ const apiKeyRoutes: TypedRoutes<RouteOptions> = async (app) => {
     },
     async (req, reply) => {
       const { name } = req.body;
+      await app.quotas.check(req, 'apiKeys');
       const key = `${API_KEY_PREFIX}${newToken()}`;
       const created = await app.apiKeys.create(req.session.userId, name, tokenHash(key), API_KEYS_MAX);
       if (!created) throw new ConflictError(MESSAGES.saveFailed, { name: [MESSAGES.saveFailed] });

@@ -74,6 +74,7 @@ const comparisonRoutes: TypedRoutes<RouteOptions> = async (app) => {
     async (req, reply) => {
       const body = req.body;
       await checkMembers(req.session.userId, body);
+      await app.quotas.check(req, 'comparisons');
       const id = await comparisons.create(req.session.userId, body);
       return reply.code(201).send(await comparisons.get(req.session.userId, id));
     },

@@ -155,6 +155,7 @@ const deviceRoutes: TypedRoutes<RouteOptions> = async (app) => {
     async (req, reply) => {
       const body = req.body;
       const userId = req.session.userId;
+      await app.quotas.check(req, 'devices');
       const location = await ownLocation(userId, body.locationId);
       const deviceKey = deviceKeyFromMac(body.mac)!;
       const credentials = newMeterCredentials(deviceKey);

@@ -56,6 +56,7 @@ const locationRoutes: TypedRoutes<RouteOptions> = async (app) => {
       const body = req.body;
       // A new location has no tariffs yet, so it can name none.
       if (body.tariffId !== null) throw new NotFoundError();
+      await app.quotas.check(req, 'locations');
       return reply.code(201).send(await locations.create(req.session.userId, body));
     },
   );
@@ -149,6 +150,7 @@ const locationRoutes: TypedRoutes<RouteOptions> = async (app) => {
     async (req, reply) => {
       const { id } = req.params;
       await ownLocation(req.session.userId, id);
+      await app.quotas.check(req, 'tariffs');
       return reply.code(201).send(await locations.createTariff(req.session.userId, id, req.body));
     },
   );

@@ -62,6 +62,16 @@ export default fp(
               hub.coalesced,
               'counter',
             ),
+            '# HELP kilowatch_hub_sockets_shed_total Hub sockets closed for what they sent: too fast (rate, 1008) or too much waiting (inbox, 1013).',
+            '# TYPE kilowatch_hub_sockets_shed_total counter',
+            `kilowatch_hub_sockets_shed_total{reason="rate"} ${hub.shedForRate}`,
+            `kilowatch_hub_sockets_shed_total{reason="inbox"} ${hub.shedForInbox}`,
+            ...gauge(
+              'kilowatch_hub_frames_malformed_total',
+              'Hub frames that were no message the hub knows (counted, answered at most once per 10 s a socket).',
+              hub.malformedFrames,
+              'counter',
+            ),
           );
         }
         const alerts = app.hasDecorator('alerts') ? app.alerts.stats() : null;
