@@ -7,11 +7,13 @@
  *
  * Every case runs on the one API process and browser started in `beforeAll` (the expensive part).
  */
-import { DEVICE_TYPES, detailsPathFor } from '@kilowatch/core';
+import { DEVICE_TYPES, detailsPageFor, detailsPathFor } from '@kilowatch/core';
 import mqtt from 'mqtt';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { bandVolts } from '../src/features/devices/quality.ts';
 import { en } from '../src/i18n/locales/en.ts';
+import { pl } from '../src/i18n/locales/pl.ts';
 import { formatInstant } from '../src/lib/time.ts';
 import {
   apiUnavailable,
@@ -291,6 +293,151 @@ describe.skipIf(skip !== null)('the everyday screens, finished', () => {
     } finally {
       await remembered.close();
     }
+  });
+
+  /** The interface language, as the language menu stores it; the page reloads into it. */
+  async function switchLanguage(lang: 'en' | 'pl') {
+    await page.evaluate((l) => localStorage.setItem('kw.language', l), lang);
+    await page.reload();
+  }
+
+  const CATALOGUES = { en, pl } as const;
+
+  for (const lang of ['en', 'pl'] as const)
+    it(`offers per device what its type measures, no two options alike (${lang})`, {
+      timeout: 90_000,
+    }, async () => {
+      const m = CATALOGUES[lang];
+      await signInDemo();
+      await switchLanguage(lang);
+      const devices = (await call<ApiDevice[]>('GET', '/devices')).body;
+      const meter = devices.find((d) => detailsPageFor(d.typeCode, d.phases ?? 3) === 'three-phase');
+      const thermostat = devices.find((d) => detailsPageFor(d.typeCode, d.phases ?? 3) === 'thermostat');
+      // The demo's fleet holds both.
+      expect(meter).toBeDefined();
+      expect(thermostat).toBeDefined();
+      await page.goto(`${api.url}/analytics?tab=comparisons`);
+      await page.getByTestId('new-comparison').click();
+      await page.getByTestId('comparison-form').waitFor();
+      await page.getByTestId('comparison-name').fill('Picker check');
+      await page.getByTestId('add-member').click();
+      await page.getByTestId('member-device').first().waitFor();
+
+      const optionsFor = async (device: ApiDevice) => {
+        await page.getByTestId('member-device').first().click();
+        await page.getByRole('option', { name: device.name, exact: true }).click();
+        await page.getByTestId('member-param').first().click();
+        const listbox = page.getByRole('listbox').filter({ visible: true });
+        await listbox.getByRole('option').first().waitFor();
+        const labels = await listbox.getByRole('option').allTextContents();
+        await page.keyboard.press('Escape');
+        return labels;
+      };
+
+      const meterLabels = await optionsFor(meter!);
+      expect(meterLabels.filter((l, i) => meterLabels.indexOf(l) !== i)).toEqual([]);
+      expect(meterLabels).toContain(`${m['param.power3phases']} (W)`);
+      expect(meterLabels).toContain(`${m['param.sumOfPhases'].replace('{name}', m['param.pave'])} (W)`);
+      expect(meterLabels.some((l) => l.startsWith(m['param.tempmain']))).toBe(false);
+      expect(meterLabels.some((l) => l.startsWith(m['param.vdc'].replace(' {n}', '')))).toBe(false);
+      const thermoLabels = await optionsFor(thermostat!);
+      expect(thermoLabels.some((l) => l.startsWith(m['param.tempmain']))).toBe(true);
+      expect(thermoLabels.some((l) => l.startsWith(m['param.vave']))).toBe(false);
+      expect(thermoLabels.filter((l, i) => thermoLabels.indexOf(l) !== i)).toEqual([]);
+      await switchLanguage('en');
+    });
+
+  it('shows the total of a meter that sends only its phases, and names its type once (en, pl)', {
+    timeout: 90_000,
+  }, async () => {
+    await forgetSession();
+    const account = await register('phases');
+    await signIn(account.email, account.password);
+    const device = await claim('Phases only');
+    // The claim screen's own native example: voltages and powers per phase, no totals.
+    await publish(device, [
+      {
+        ts: Date.now() - 5_000,
+        values: { vave1: 230.1, vave2: 229.4, vave3: 231, pave1: 120.5, pave2: 80, pave3: 300 },
+      },
+    ]);
+    for (const lang of ['en', 'pl'] as const) {
+      await switchLanguage(lang);
+      await page.goto(`${api.url}${detailsPathFor(device.id, device.typeCode, 3)}`);
+      const total = page.getByTestId('live-power3phases');
+      await total.waitFor();
+      // 500.5 W, written as the language writes it.
+      const expected = `${(500.5).toLocaleString(lang === 'pl' ? 'pl-PL' : 'en-US', { maximumFractionDigits: 1 })} W`;
+      await page.waitForFunction(
+        (text) => document.querySelector('[data-testid=live-power3phases]')?.textContent === text,
+        expected,
+        { timeout: 20_000, polling: 200 },
+      );
+      // No model and no location: the subtitle is the type's name, once.
+      expect(await page.getByTestId('device-subtitle').textContent()).toBe(CATALOGUES[lang]['devtype.1']);
+    }
+    await switchLanguage('en');
+  });
+
+  it('writes numbers, the status badge and the selects in Polish', { timeout: 120_000 }, async () => {
+    await signInDemo();
+    await switchLanguage('pl');
+    const devices = (await call<ApiDevice[]>('GET', '/devices')).body;
+    const meter = devices.find((d) => detailsPageFor(d.typeCode, d.phases ?? 3) === 'three-phase')!;
+    const limits = (await call<{ warning: number; critical: number }>('GET', `/devices/${meter.id}/limits`))
+      .body;
+    await page.goto(`${api.url}${detailsPathFor(meter.id, meter.typeCode, meter.phases ?? 3)}`);
+
+    // The badge in the language.
+    const badge = page.locator('[data-status]').first();
+    await badge.waitFor();
+    const status = (await badge.getAttribute('data-status')) as 'online' | 'offline' | 'weak-signal';
+    expect(await badge.textContent()).toBe(pl[`status.${status}`]);
+    expect(pl['status.online']).not.toBe(en['status.online']);
+
+    // The voltage bands' limits with a decimal comma, as the measured values are.
+    const pln = (x: number) => x.toLocaleString('pl-PL', { maximumFractionDigits: 1, useGrouping: false });
+    const band = (percent: number) => {
+      const { low, high } = bandVolts(percent);
+      return pl['export.quality.band'].replace('{low}', pln(low)).replace('{high}', pln(high));
+    };
+    const headers = page.locator('th');
+    await headers
+      .filter({ hasText: band(limits.warning) })
+      .first()
+      .waitFor({ timeout: 20_000 });
+    await headers
+      .filter({ hasText: band(limits.critical) })
+      .first()
+      .waitFor();
+    const tableText = (await page.locator('main').textContent()) ?? '';
+    expect(tableText).not.toMatch(/\d\.\d+ V/);
+
+    // The interval select shows its value whole, whatever it is set to.
+    const interval = page.getByTestId('interval-select');
+    const whole = async (input: typeof interval) =>
+      input.evaluate((el) => (el as HTMLInputElement).scrollWidth <= (el as HTMLInputElement).clientWidth);
+    await interval.click();
+    const choices = await page
+      .getByRole('listbox')
+      .filter({ visible: true })
+      .getByRole('option')
+      .allTextContents();
+    await page.keyboard.press('Escape');
+    expect(choices).toContain(pl['details.int.auto']);
+    for (const choice of choices) {
+      await interval.click();
+      await page.getByRole('option', { name: choice, exact: true }).click();
+      expect(await interval.inputValue()).toBe(choice);
+      expect(await whole(interval), choice).toBe(true);
+    }
+    // And the billing period select (the demo's meters have billing periods).
+    await page.getByTestId('range-presets').getByText(pl['details.range.billing'], { exact: true }).click();
+    const billing = page.getByTestId('billing-period');
+    await billing.waitFor();
+    expect(await billing.inputValue()).toMatch(/\d{2}\.\d{2}\.\d{4} – \d{2}\.\d{2}\.\d{4}/);
+    expect(await whole(billing)).toBe(true);
+    await switchLanguage('en');
   });
 
   it('logged no console errors', () => {
