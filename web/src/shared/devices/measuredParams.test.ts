@@ -1,8 +1,7 @@
-import { DEVICE_TYPES } from '@kilowatch/core';
+import { COMBINED_PARAMS, DEVICE_TYPES, PARAM_NAMES } from '@kilowatch/core';
 import { type MessageDescriptor, setupI18n } from '@lingui/core';
 import { compileMessage } from '@lingui/message-utils/compileMessage';
 import { describe, expect, it } from 'vitest';
-import { HEATMAP_PARAMS } from '../../features/analytics/heatmapScale.ts';
 import { en, type MessageId } from '../../i18n/locales/en.ts';
 import { pl } from '../../i18n/locales/pl.ts';
 import { tr } from '../../i18n/locales/tr.ts';
@@ -18,6 +17,9 @@ function translator(locale: string, messages: Record<string, string>) {
   });
   return (id: MessageId, values?: Record<string, unknown>) => i18n._({ id, values } as MessageDescriptor);
 }
+
+/** Every parameter a picker may offer: the stored ones and the phases-combined ones. */
+const ALL_PARAMS = [...COMBINED_PARAMS.map((c) => c.name), ...PARAM_NAMES];
 
 const TYPES = [
   { name: 'three-phase meter', typeCode: DEVICE_TYPES.threePhase.code, phases: 3 as const },
@@ -76,8 +78,7 @@ describe('parameter picker labels', () => {
     it.each([{ name: 'every type together', typeCode: -1, phases: 3 as const }, ...TYPES])(
       `no two options read alike (${lang}, $name)`,
       ({ typeCode, phases }) => {
-        const params =
-          typeCode === -1 ? [...HEATMAP_PARAMS] : paramsForDevice(HEATMAP_PARAMS, { typeCode, phases });
+        const params = typeCode === -1 ? [...ALL_PARAMS] : paramsForDevice(ALL_PARAMS, { typeCode, phases });
         const labels = paramSelectData(t, params).flatMap((g) => g.items.map((i) => i.label));
         expect(labels.length).toBe(params.length);
         expect(labels.filter((l, i) => labels.indexOf(l) !== i)).toEqual([]);
