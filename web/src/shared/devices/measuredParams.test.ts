@@ -42,8 +42,8 @@ describe('what a device type measures', () => {
       'single-phase meter',
       2,
       1,
-      ['vave1', 'pave1', 'eai1', 'frq1'],
-      ['vave2', 'pave', 'power3phases', 'tempmain'],
+      ['vave1', 'pave1', 'eai1', 'eai', 'frq1'],
+      ['vave2', 'pave2', 'power3phases', 'tempmain'],
     ],
     [
       'PV installation',

@@ -38,8 +38,8 @@ export function measuredParams(typeCode: number, phases: 1 | 3 = 3): Set<string>
     if (page === 'thermostat' && p.name === 'alarm') continue;
     out.add(p.name);
   }
-  if (!onePhase)
-    for (const c of COMBINED_PARAMS) if (groups.has(c.group) && c.of.some((o) => out.has(o))) out.add(c.name);
+  // The phases combined (`eai` for `eai1..3`), as the heatmap offers them: for one phase, that phase's total.
+  for (const c of COMBINED_PARAMS) if (groups.has(c.group) && c.of.some((o) => out.has(o))) out.add(c.name);
   return out;
 }
 
