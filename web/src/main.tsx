@@ -4,13 +4,13 @@ import 'uplot/dist/uPlot.min.css';
 import './app/toasts.css';
 import { I18nProvider } from '@lingui/react';
 import { MantineProvider } from '@mantine/core';
-import { Notifications } from '@mantine/notifications';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { RouterProvider } from '@tanstack/react-router';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { retryRead } from './api/client.ts';
 import { buildRouter } from './app/router.tsx';
+import { Toasts } from './app/Toasts.tsx';
 import { colorSchemeManager, cssVariablesResolver, theme } from './app/theme.ts';
 import { HubProvider } from './hub/live.tsx';
 import { activateLanguage, i18n, storedLanguage } from './i18n/i18n.ts';
@@ -37,8 +37,7 @@ createRoot(document.getElementById('root')!).render(
       cssVariablesResolver={cssVariablesResolver}
     >
       <I18nProvider i18n={i18n}>
-        {/* Bottom right: toasts never cover the header's bell and menus or a page's search box. */}
-        <Notifications position="bottom-right" />
+        <Toasts />
         <QueryClientProvider client={queryClient}>
           <HubProvider>
             <RouterProvider router={router} />

@@ -1,10 +1,12 @@
 /**
- * The signed-in session (docs/spec.md §4): token, refresh token and profile live in local storage under the
- * §9 keys. Components read it with `useSession`; everything else through these functions.
+ * The signed-in session (docs/spec.md §4): token, refresh token and profile live under the §9 keys, in
+ * local storage when the sign-in asked to be remembered (it survives a restart of the browser), else in
+ * this tab's session storage (it ends with the tab). Components read it with `useSession`; everything
+ * else through these functions.
  */
 import { type AuthData, DEFAULT_TIMEZONE, type User } from '@kilowatch/core';
 import { useSyncExternalStore } from 'react';
-import { readStored, STORAGE_KEYS, writeStored } from '../lib/storage.ts';
+import { readStored, STORAGE_KEYS, type StorageArea, writeStored } from '../lib/storage.ts';
 
 export interface Session {
   token: string | null;
@@ -18,18 +20,30 @@ const listeners = new Set<() => void>();
 let verified = false;
 let snapshot: Session = load();
 
+const AUTH_KEYS = [STORAGE_KEYS.token, STORAGE_KEYS.refreshToken, STORAGE_KEYS.user] as const;
+type AuthKey = (typeof AUTH_KEYS)[number];
+
+/** Where this tab's session is kept: its own session storage when it holds one, else local storage. */
+function sessionArea(): StorageArea {
+  return readStored(STORAGE_KEYS.token, 'tab') !== null ? 'tab' : 'local';
+}
+
+function readAuth(key: AuthKey): string | null {
+  return readStored(key, sessionArea());
+}
+
 function load(): Session {
   let user: User | null = null;
   try {
-    const raw = readStored(STORAGE_KEYS.user);
+    const raw = readAuth(STORAGE_KEYS.user);
     user = raw ? (JSON.parse(raw) as User) : null;
   } catch {
     user = null;
   }
-  const token = readStored(STORAGE_KEYS.token);
+  const token = readAuth(STORAGE_KEYS.token);
   return {
     token,
-    refreshToken: readStored(STORAGE_KEYS.refreshToken),
+    refreshToken: readAuth(STORAGE_KEYS.refreshToken),
     user,
     verified: verified && token !== null,
   };
@@ -68,11 +82,18 @@ export function isSignedIn(): boolean {
   return snapshot.token !== null;
 }
 
-/** Stores the answer of login, demo, register or refresh. The profile's zone becomes the display zone. */
-export function saveAuth(auth: AuthData): void {
-  writeStored(STORAGE_KEYS.token, auth.token);
-  if (auth.refreshToken) writeStored(STORAGE_KEYS.refreshToken, auth.refreshToken);
-  writeStored(STORAGE_KEYS.user, JSON.stringify(auth.user));
+/**
+ * Stores the answer of login, demo, register or refresh. `remember` chooses local storage (true) or this
+ * tab's session storage (false); a refresh leaves it out and keeps the session where it is. The profile's
+ * zone becomes the display zone.
+ */
+export function saveAuth(auth: AuthData, remember?: boolean): void {
+  const area: StorageArea = remember === undefined ? sessionArea() : remember ? 'local' : 'tab';
+  const other: StorageArea = area === 'local' ? 'tab' : 'local';
+  if (remember !== undefined) for (const key of AUTH_KEYS) writeStored(key, null, other);
+  writeStored(STORAGE_KEYS.token, auth.token, area);
+  if (auth.refreshToken) writeStored(STORAGE_KEYS.refreshToken, auth.refreshToken, area);
+  writeStored(STORAGE_KEYS.user, JSON.stringify(auth.user), area);
   if (auth.user.timezone) writeStored(STORAGE_KEYS.timezone, auth.user.timezone);
   verified = true;
   emit();
@@ -86,16 +107,17 @@ export function markVerified(): void {
 }
 
 export function saveUser(user: User): void {
-  writeStored(STORAGE_KEYS.user, JSON.stringify(user));
+  writeStored(STORAGE_KEYS.user, JSON.stringify(user), sessionArea());
   if (user.timezone) writeStored(STORAGE_KEYS.timezone, user.timezone);
   emit();
 }
 
 /** Forgets the authentication; theme, language and app version are preferences and stay. */
 export function clearAuth(): void {
-  writeStored(STORAGE_KEYS.token, null);
-  writeStored(STORAGE_KEYS.refreshToken, null);
-  writeStored(STORAGE_KEYS.user, null);
+  for (const key of AUTH_KEYS) {
+    writeStored(key, null, 'tab');
+    writeStored(key, null, 'local');
+  }
   verified = false;
   emit();
 }

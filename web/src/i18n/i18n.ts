@@ -8,6 +8,7 @@ import { useLingui } from '@lingui/react';
 import { useCallback } from 'react';
 import { readStored, STORAGE_KEYS, writeStored } from '../lib/storage.ts';
 import { en, type MessageId } from './locales/en.ts';
+import { localizeNumbers } from './numbers.ts';
 
 export type { MessageId };
 export const LANGUAGES = ['en', 'pl', 'tr'] as const;
@@ -46,11 +47,15 @@ export async function activateLanguage(lang: Language): Promise<void> {
 
 export { i18n };
 
-/** Translates a catalogue id; re-renders the caller when the language changes. */
+/**
+ * Translates a catalogue id, fractions in `values` written as the language writes them; re-renders the
+ * caller when the language changes.
+ */
 export function useT() {
   const { i18n: active } = useLingui();
   const t = useCallback(
-    (id: MessageId, values?: Record<string, unknown>) => active._({ id, values } as MessageDescriptor),
+    (id: MessageId, values?: Record<string, unknown>) =>
+      active._({ id, values: localizeNumbers(values, active.locale) } as MessageDescriptor),
     [active],
   );
   return { t, locale: active.locale as Language };

@@ -1,4 +1,8 @@
-/** Local-storage keys of docs/spec.md §9, in one place, so sign-out can clear exactly what sign-in wrote. */
+/**
+ * Browser-storage keys of docs/spec.md §9, in one place, so sign-out can clear exactly what sign-in wrote.
+ * Preferences live in local storage; a session's token, refresh token and profile in local storage when
+ * the sign-in asked to be remembered, else in this tab's session storage (`area` 'tab').
+ */
 export const STORAGE_KEYS = {
   token: 'kw.token',
   refreshToken: 'kw.refreshToken',
@@ -12,20 +16,23 @@ export const STORAGE_KEYS = {
 
 export type StorageKey = (typeof STORAGE_KEYS)[keyof typeof STORAGE_KEYS];
 
-function store(): Storage | null {
+/** Local storage outlives the browser; session storage ends with its tab (and the browser). */
+export type StorageArea = 'local' | 'tab';
+
+function store(area: StorageArea): Storage | null {
   try {
-    return globalThis.localStorage ?? null;
+    return (area === 'local' ? globalThis.localStorage : globalThis.sessionStorage) ?? null;
   } catch {
     return null;
   }
 }
 
-export function readStored(key: StorageKey): string | null {
-  return store()?.getItem(key) ?? null;
+export function readStored(key: StorageKey, area: StorageArea = 'local'): string | null {
+  return store(area)?.getItem(key) ?? null;
 }
 
-export function writeStored(key: StorageKey, value: string | null): void {
-  const s = store();
+export function writeStored(key: StorageKey, value: string | null, area: StorageArea = 'local'): void {
+  const s = store(area);
   if (!s) return;
   if (value === null) s.removeItem(key);
   else s.setItem(key, value);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDay, formatInstant, formatMonth, intlLocale } from './time.ts';
+import { formatDay, formatInstant, formatMonth, instantColumnStyle, intlLocale } from './time.ts';
 
 // Fixed instants around Europe/Warsaw's spring change (29 March 2026, 02:00 CET → 03:00 CEST) and its
 // autumn change (25 October 2026, 03:00 CEST → 02:00 CET); never today's date.
@@ -76,5 +76,19 @@ describe('formatMonth', () => {
     expect(formatMonth('2026-03', 'pl')).toBe('marzec 2026');
     expect(formatMonth('2026-03', 'pl', 'shortMonth')).toBe('mar 2026');
     expect(formatMonth('2026-13x', 'pl')).toBe('2026-13x');
+  });
+});
+
+describe('instantColumnStyle', () => {
+  const t0 = Date.UTC(2026, 2, 10, 14, 30);
+  it.each([
+    ['readings a minute or more apart, on whole minutes', [t0, t0 + 60_000, t0 + 300_000], 'minute'],
+    ['one reading', [t0], 'minute'],
+    ['no readings', [], 'minute'],
+    ['six readings 10 s apart', [0, 1, 2, 3, 4, 5].map((i) => t0 + i * 10_000), 'second'],
+    ['readings a minute apart but between whole minutes', [t0 + 5_000, t0 + 65_000], 'second'],
+    ['readings on whole minutes, two of them the same minute', [t0, t0 + 60_000, t0 + 60_000], 'second'],
+  ] as const)('%s: %s', (_name, times, style) => {
+    expect(instantColumnStyle(times)).toBe(style);
   });
 });

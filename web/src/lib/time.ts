@@ -78,6 +78,19 @@ export function formatInstant(
 }
 
 /**
+ * How a column of instants (epoch ms, in order) is written so that no two rows read alike: with seconds
+ * where readings are less than a minute apart or fall between whole minutes, else to the minute.
+ */
+export function instantColumnStyle(times: ArrayLike<number>): 'minute' | 'second' {
+  for (let i = 0; i < times.length; i++) {
+    const ts = times[i]!;
+    if (ts % 60_000 !== 0) return 'second';
+    if (i > 0 && Math.abs(ts - times[i - 1]!) < 60_000) return 'second';
+  }
+  return 'minute';
+}
+
+/**
  * A calendar day (`YYYY-MM-DD`, no zone: a billing start, a tariff's first day, a heatmap row) as
  * `language` writes it, whole (`date`) or without the year (`dayMonth`).
  */

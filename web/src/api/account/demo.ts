@@ -11,7 +11,7 @@ export async function demoLogin(): Promise<AuthData> {
     auth: false,
     notFoundPage: false,
   });
-  saveAuth(auth);
+  saveAuth(auth, true);
   return auth;
 }
 

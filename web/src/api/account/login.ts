@@ -16,7 +16,7 @@ export async function login(credentials: Credentials): Promise<AuthData> {
     auth: false,
     notFoundPage: false,
   });
-  saveAuth(auth);
+  saveAuth(auth, credentials.rememberMe);
   return auth;
 }
 

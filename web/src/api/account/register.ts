@@ -18,7 +18,7 @@ export async function register(body: Registration): Promise<AuthData> {
     auth: false,
     notFoundPage: false,
   });
-  saveAuth(auth);
+  saveAuth(auth, true);
   return auth;
 }
 

@@ -4,6 +4,7 @@ import { type FormEvent, useMemo, useRef, useState } from 'react';
 import type { Comparison, ComparisonRequest } from '../../api/analytics/comparisons.ts';
 import { ApiError } from '../../api/client.ts';
 import { translateServerMessage, useT } from '../../i18n/i18n.ts';
+import { paramsForDevice } from '../../shared/devices/measuredParams.ts';
 import { paramSelectData } from '../../shared/devices/paramNames.ts';
 import { type ComparisonDraft, type MemberDraft, toRequest, validateDraft } from './comparisonForm.ts';
 import { HEATMAP_PARAMS } from './heatmapScale.ts';
@@ -30,7 +31,18 @@ export function ComparisonForm({
   onCancel: () => void;
 }) {
   const { t } = useT();
-  const paramOptions = useMemo(() => paramSelectData(t, HEATMAP_PARAMS), [t]);
+  const byId = useMemo(() => new Map(devices.map((d) => [Number(d.id), d])), [devices]);
+  // Per device, what its type measures (and the parameter already chosen for it).
+  const paramOptionsFor = (deviceId: number | null, chosen: string | null) =>
+    paramSelectData(
+      t,
+      paramsForDevice(HEATMAP_PARAMS, deviceId === null ? undefined : byId.get(deviceId), [chosen]),
+    );
+  /** The parameter kept when a row's device changes: the chosen one if it measures it, else its first. */
+  const paramAfterDeviceChange = (deviceId: number | null, param: string | null) => {
+    const offered = paramsForDevice(HEATMAP_PARAMS, deviceId === null ? undefined : byId.get(deviceId));
+    return param !== null && offered.includes(param) ? param : (offered[0] ?? null);
+  };
   const [draft, setDraft] = useState<ComparisonDraft>(() => draftOf(initial));
   const [touched, setTouched] = useState(false);
   const [serverErrors, setServerErrors] = useState<Record<string, string[]>>({});
@@ -45,7 +57,11 @@ export function ComparisonForm({
       ...d,
       members: [
         ...d.members,
-        { key: nextKey.current++, deviceId: devices[0] ? Number(devices[0].id) : null, param: 'eai' },
+        {
+          key: nextKey.current++,
+          deviceId: devices[0] ? Number(devices[0].id) : null,
+          param: paramAfterDeviceChange(devices[0] ? Number(devices[0].id) : null, 'eai'),
+        },
       ],
     }));
   const removeMember = (key: number) =>
@@ -99,7 +115,10 @@ export function ComparisonForm({
                 label={t('analytics.memberDevice', { n: i + 1 })}
                 data={deviceOptions}
                 value={m.deviceId === null ? null : String(m.deviceId)}
-                onChange={(v) => setMember(m.key, { deviceId: v ? Number(v) : null })}
+                onChange={(v) => {
+                  const deviceId = v ? Number(v) : null;
+                  setMember(m.key, { deviceId, param: paramAfterDeviceChange(deviceId, m.param) });
+                }}
                 allowDeselect={false}
                 searchable
                 style={{ flex: 1, minWidth: 0 }}
@@ -107,7 +126,7 @@ export function ComparisonForm({
               />
               <Select
                 label={t('analytics.memberParam', { n: i + 1 })}
-                data={paramOptions}
+                data={paramOptionsFor(m.deviceId, m.param)}
                 value={m.param}
                 onChange={(v) => setMember(m.key, { param: v })}
                 allowDeselect={false}

@@ -19,7 +19,7 @@ import { type KeyboardEvent, useMemo, useState } from 'react';
 import { useDevices } from '../../api/devices/get-devices.ts';
 import { useLiveDevices } from '../../hub/live.tsx';
 import { useT } from '../../i18n/i18n.ts';
-import { deviceTypeName } from '../../shared/devices/paramNames.ts';
+import { deviceTypeName, ownModel } from '../../shared/devices/paramNames.ts';
 import { detailsPath } from '../../shared/devices/paths.ts';
 import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
@@ -142,7 +142,7 @@ export default function DashboardPage() {
                         </Text>
                       )}
                     </Table.Td>
-                    <Table.Td>{d.modelName || d.model || deviceTypeName(t, d.typeCode, d.typeName)}</Table.Td>
+                    <Table.Td>{ownModel(d) || deviceTypeName(t, d.typeCode, d.typeName)}</Table.Td>
                     <Table.Td>
                       <StatusBadge status={d.status} />
                     </Table.Td>

@@ -39,6 +39,7 @@ import { deviceTypeName, paramName } from '../../shared/devices/paramNames.ts';
 import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
 import { ExportButton } from '../../shared/export/ExportDialog.tsx';
 import { RoutePending } from '../../shared/ui/RouteStates.tsx';
+import { selectWidth } from '../../shared/ui/selectWidth.ts';
 import {
   type ChartGroup,
   chartGroups,
@@ -49,6 +50,7 @@ import {
   type PhaseView,
 } from './chartGroups.ts';
 import { DeleteDevice, LimitsForm, MeterValueForm } from './DeviceForms.tsx';
+import { deviceSubtitle, withPhaseTotals } from './deviceSummary.ts';
 import { EnergySection } from './EnergyPanel.tsx';
 import { SeriesChart } from './SeriesChart.tsx';
 import { VoltageQualityPanel } from './VoltageQualityPanel.tsx';
@@ -94,6 +96,7 @@ function LiveValues({ deviceId, kind, tz }: { deviceId: string; kind: DetailsKin
   const { t, locale } = useT();
   const latest = useLatest(deviceId);
   const items = LIVE_PARAMS[kind];
+  const values = useMemo(() => withPhaseTotals(latest.data?.values), [latest.data]);
   const ts = latest.data?.ts;
   const when = ts === null || ts === undefined ? null : typeof ts === 'number' ? ts : Date.parse(ts);
   return (
@@ -110,7 +113,7 @@ function LiveValues({ deviceId, kind, tz }: { deviceId: string; kind: DetailsKin
       </Group>
       <SimpleGrid cols={{ base: 2, sm: items.length }}>
         {items.map((i) => {
-          const v = latest.data?.values[i.param];
+          const v = values[i.param];
           const unit = i.param === 'rel1' ? '' : (UNITS[i.param] ?? '');
           return (
             <div key={i.param}>
@@ -179,6 +182,11 @@ function Toolbar(props: {
     ...(props.billing.length ? (['billing'] as const) : []),
   ];
   const today = todayIn(props.tz);
+  const billingChoices = props.billing.map((p, i) => ({
+    value: String(i),
+    label: `${formatInstant(p.from, props.billingTz, locale, 'date')} – ${formatInstant(p.to - 1, props.billingTz, locale, 'date')}`,
+  }));
+  const intervalChoices = CHART_INTERVAL_CHOICES.map((i) => ({ value: i, label: t(`details.int.${i}`) }));
   return (
     <Card withBorder padding="sm">
       <Group gap="md" align="flex-end" wrap="wrap">
@@ -213,25 +221,23 @@ function Toolbar(props: {
         {props.preset === 'billing' && (
           <Select
             size="xs"
+            w={selectWidth(billingChoices.map((c) => c.label))}
             label={t('details.billingPeriod')}
             data-testid="billing-period"
             value={props.billingIndex}
             onChange={(v) => v && props.setBillingIndex(v)}
             allowDeselect={false}
-            data={props.billing.map((p, i) => ({
-              value: String(i),
-              label: `${formatInstant(p.from, props.billingTz, locale, 'date')} – ${formatInstant(p.to - 1, props.billingTz, locale, 'date')}`,
-            }))}
+            data={billingChoices}
           />
         )}
         <Select
           size="xs"
-          w={110}
+          w={selectWidth(intervalChoices.map((c) => c.label))}
           label={t('details.interval')}
           value={props.interval}
           onChange={(v) => v && props.setInterval(v as ChartIntervalChoice)}
           allowDeselect={false}
-          data={CHART_INTERVAL_CHOICES.map((i) => ({ value: i, label: t(`details.int.${i}`) }))}
+          data={intervalChoices}
           data-testid="interval-select"
         />
         {hasPhaseView(props.kind) && (
@@ -380,10 +386,8 @@ export default function DeviceDetailsPage() {
             </Title>
             <StatusBadge status={d.status} />
           </Group>
-          <Text size="sm" c="dimmed">
-            {[deviceTypeName(t, d.typeCode, d.typeName), d.modelName || d.model, d.location?.name]
-              .filter(Boolean)
-              .join(' · ')}
+          <Text size="sm" c="dimmed" data-testid="device-subtitle">
+            {deviceSubtitle(deviceTypeName(t, d.typeCode, d.typeName), d).join(' · ')}
           </Text>
         </Stack>
         <Group gap="xs">

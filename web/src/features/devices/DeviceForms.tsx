@@ -12,10 +12,11 @@ import {
 } from '@mantine/core';
 import { DateTimePicker } from '@mantine/dates';
 import { useDisclosure } from '@mantine/hooks';
+import { useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import { ApiError } from '../../api/client.ts';
-import { useDeleteDevice } from '../../api/devices/delete-device.ts';
+import { forgetDevice, useDeleteDevice } from '../../api/devices/delete-device.ts';
 import { useLimits, useSaveLimits } from '../../api/devices/limits.ts';
 import { useProvideMeterValue } from '../../api/devices/meter-value.ts';
 import { useLatest } from '../../api/telemetry/get-latest.ts';
@@ -242,15 +243,18 @@ export function DeleteDevice({ deviceId, name }: { deviceId: string; name: strin
   const [opened, { open, close }] = useDisclosure(false);
   const remove = useDeleteDevice(deviceId);
   const navigate = useNavigate();
+  const qc = useQueryClient();
   const confirm = async () => {
     try {
       await remove.mutateAsync();
-      notify({ color: 'green', message: t('msg.deleted') });
-      close();
-      await navigate({ to: '/dashboard' });
     } catch {
       notify({ color: 'red', message: t('msg.deleteFailed') });
+      return;
     }
+    notify({ color: 'green', message: t('msg.deleted') });
+    close();
+    await navigate({ to: '/dashboard', replace: true });
+    forgetDevice(qc, deviceId);
   };
   return (
     <>

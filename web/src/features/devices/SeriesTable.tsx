@@ -1,10 +1,10 @@
 import { Table, Text } from '@mantine/core';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useRef } from 'react';
+import { useMemo, useRef } from 'react';
 import type uPlot from 'uplot';
 import { formatValue, type SeriesSpec, seriesLayout } from '../../charts/options.ts';
 import { useT } from '../../i18n/i18n.ts';
-import { formatInstant } from '../../lib/time.ts';
+import { formatInstant, instantColumnStyle } from '../../lib/time.ts';
 
 const ROW = 32;
 
@@ -24,6 +24,7 @@ export function SeriesTable({
   const parent = useRef<HTMLDivElement>(null);
   const n = data[0].length;
   const layout = seriesLayout(specs);
+  const timeStyle = useMemo(() => instantColumnStyle(data[0]), [data]);
   const v = useVirtualizer({
     count: n,
     getScrollElement: () => parent.current,
@@ -81,7 +82,9 @@ export function SeriesTable({
             const i = n - 1 - row.index;
             return (
               <Table.Tr key={row.key} h={ROW}>
-                <Table.Td>{formatInstant(data[0][i] as number, tz, locale)}</Table.Td>
+                <Table.Td data-testid="table-time">
+                  {formatInstant(data[0][i] as number, tz, locale, timeStyle)}
+                </Table.Td>
                 {cols.map((c) => {
                   const val = (data[c.idx] as ArrayLike<number | null>)[i];
                   return (

@@ -88,14 +88,32 @@ function groupOf(name: string): string {
   return paramDef(name)?.group ?? combinedParamDef(name)?.group ?? 'state';
 }
 
-/** Options for a parameter select: human names with units, grouped (energy, power, voltage, …). */
+/**
+ * A label for each parameter that no other in `params` shares: where a meter's own total ("Power, total",
+ * `power3phases`) and the sum of its phases (`pave`) would read alike, the sum is named as one.
+ */
+export function uniqueParamLabels(t: T, params: readonly string[]): Map<string, string> {
+  const labels = new Map(params.map((p) => [p, paramLabel(t, p)]));
+  const count = new Map<string, number>();
+  for (const l of labels.values()) count.set(l, (count.get(l) ?? 0) + 1);
+  for (const [p, l] of labels) {
+    if ((count.get(l) ?? 0) < 2 || combinedParamDef(p)?.combine !== 'sum') continue;
+    const unit = paramUnit(p);
+    const name = t('param.sumOfPhases', { name: t(`param.${p}` as MessageId) });
+    labels.set(p, unit ? `${name} (${unit})` : name);
+  }
+  return labels;
+}
+
+/** Options for a parameter select: human names with units, none alike, grouped (energy, power, voltage, …). */
 export function paramSelectData(
   t: T,
   params: readonly string[],
 ): { group: string; items: { value: string; label: string }[] }[] {
+  const labels = uniqueParamLabels(t, params);
   return GROUP_ORDER.map((g) => ({
     group: t(`paramGroup.${g}` as MessageId),
-    items: params.filter((p) => groupOf(p) === g).map((p) => ({ value: p, label: paramLabel(t, p) })),
+    items: params.filter((p) => groupOf(p) === g).map((p) => ({ value: p, label: labels.get(p)! })),
   })).filter((g) => g.items.length > 0);
 }
 
@@ -103,4 +121,12 @@ export function paramSelectData(
 export function deviceTypeName(t: T, typeCode: number, fallback: string | null | undefined): string {
   const id = `devtype.${typeCode}`;
   return id in en ? t(id as MessageId) : (fallback ?? '');
+}
+
+/**
+ * The device's own model, or '' when it has none: the API names a device without a model by its type
+ * (`modelName` is then the type's English name), which screens show translated on their own.
+ */
+export function ownModel(d: { typeName: string; model: string; modelName: string }): string {
+  return d.model || (d.modelName !== d.typeName ? d.modelName : '');
 }

@@ -53,6 +53,7 @@ export const devicesEn = {
   'add.lastValues': 'Values received',
   'param.phase': '{name} L{phase}',
   'param.total': '{name}, total',
+  'param.sumOfPhases': '{name}, sum of phases',
   'param.mean': '{name}, average of phases',
   'param.pave': 'Power',
   'param.pmax': 'Power, max',

@@ -56,6 +56,7 @@ export const devicesPl: Record<keyof typeof devicesEn, string> = {
   'add.lastValues': 'Odebrane wartości',
   'param.phase': '{name} L{phase}',
   'param.total': '{name}, suma',
+  'param.sumOfPhases': '{name}, suma faz',
   'param.mean': '{name}, średnia faz',
   'param.pave': 'Moc',
   'param.pmax': 'Moc, maks.',

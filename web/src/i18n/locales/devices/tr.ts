@@ -55,6 +55,7 @@ export const devicesTr: Record<keyof typeof devicesEn, string> = {
   'add.lastValues': 'Alınan değerler',
   'param.phase': '{name} L{phase}',
   'param.total': '{name}, toplam',
+  'param.sumOfPhases': '{name}, faz toplamı',
   'param.mean': '{name}, faz ortalaması',
   'param.pave': 'Güç',
   'param.pmax': 'Güç, maks.',
