@@ -67,8 +67,8 @@ describe.skipIf(skip !== null)('the everyday screens, finished', () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on('console', (msg) => {
-      // Chromium logs every non-2xx fetch: the refusals provoked below (400) and a busy server's 503.
-      if (msg.type() === 'error' && !/status of (400|404|503)/.test(msg.text()))
+      // Chromium logs every non-2xx fetch: the refusals provoked below (400, 409) and a busy server's 503.
+      if (msg.type() === 'error' && !/status of (400|404|409|503)/.test(msg.text()))
         consoleErrors.push(msg.text());
     });
     page.on('pageerror', (err) => consoleErrors.push(err.message));
@@ -438,6 +438,35 @@ describe.skipIf(skip !== null)('the everyday screens, finished', () => {
     expect(await billing.inputValue()).toMatch(/\d{2}\.\d{2}\.\d{4} – \d{2}\.\d{2}\.\d{4}/);
     expect(await whole(billing)).toBe(true);
     await switchLanguage('en');
+  });
+
+  it("claims a meter whose stock Tasmota name another account's meter holds, once it publishes under its device key", {
+    timeout: 120_000,
+  }, async () => {
+    await forgetSession();
+    const alice = await register('stock-alice');
+    await signIn(alice.email, alice.password);
+    const first = await claim('Alice meter');
+    const suffix = first.mac!.split(':').slice(-3).join(':');
+    await forgetSession();
+    const bob = await register('stock-bob');
+    await signIn(bob.email, bob.password);
+    await page.goto(`${api.url}/device/add`);
+    await page.getByTestId('add-name').fill('Bob meter');
+    const twin = `0a:00:00:${suffix}`;
+    await page.getByTestId('add-mac').fill(twin);
+    await page.getByTestId('add-claim').click();
+    // Refused: the form says what to set on the meter, and offers to claim it without the stock topic.
+    const taken = page.getByTestId('add-stock-taken');
+    await taken.waitFor();
+    const key = twin.replace(/:/g, '');
+    expect(await taken.textContent()).toContain(key);
+    expect(await page.getByTestId('connect-panel').count()).toBe(0);
+    await page.getByTestId('add-own-topic').check();
+    await page.getByTestId('add-claim').click();
+    await page.getByTestId('connect-panel').waitFor();
+    const mine = (await call<ApiDevice[]>('GET', '/devices')).body;
+    expect(mine.map((d) => d.name)).toEqual(['Bob meter']);
   });
 
   it('logged no console errors', () => {

@@ -8,6 +8,8 @@ export interface ClaimRequest {
   typeCode: number;
   phases: 1 | 3;
   locationId: number | null;
+  /** False: the meter publishes under its device key, not its stock Tasmota topic (docs/api.md). */
+  stockTopics?: boolean;
 }
 
 export function claimDevice(body: ClaimRequest): Promise<ClaimedDevice> {

@@ -3,13 +3,14 @@
  * connect it (broker, account, topics, ready-to-paste settings for native JSON, Tasmota and Shelly) →
  * the first reading, watched live over the hub and the connection endpoint.
  */
-import { type ClaimedDevice, DEVICE_TYPES, deviceKeyFromMac } from '@kilowatch/core';
+import { type ClaimedDevice, DEVICE_TYPES, deviceKeyFromMac, MESSAGES } from '@kilowatch/core';
 import {
   Alert,
   Anchor,
   Badge,
   Button,
   Card,
+  Checkbox,
   Code,
   CopyButton,
   Group,
@@ -87,8 +88,13 @@ function ClaimForm({ onClaimed }: { onClaimed: (d: ClaimedDevice, type: TypeChoi
   const [locationId, setLocationId] = useState<string | null>(null);
   const [touched, setTouched] = useState<Record<string, boolean>>({});
   const [server, setServer] = useState<Record<string, string>>({});
+  // Another account's meter holds this MAC's stock Tasmota name: the meter must publish under its
+  // device key instead, and is claimed without the stock topics once its owner says it does.
+  const [stockTaken, setStockTaken] = useState(false);
+  const [ownTopic, setOwnTopic] = useState(false);
   const choice = TYPE_CHOICES.find((c) => String(c.code) === type) ?? TYPE_CHOICES[0]!;
-  const macOk = deviceKeyFromMac(mac) !== null;
+  const deviceKey = deviceKeyFromMac(mac);
+  const macOk = deviceKey !== null;
   const errors = {
     name: touched.name && !name.trim() ? t('val.required') : server.name,
     mac: touched.mac && !macOk ? t('add.val.mac') : server.mac,
@@ -106,11 +112,15 @@ function ClaimForm({ onClaimed }: { onClaimed: (d: ClaimedDevice, type: TypeChoi
         typeCode: choice.code,
         phases: choice.phases,
         locationId: locationId === null ? null : Number(locationId),
+        ...(stockTaken && ownTopic ? { stockTopics: false } : {}),
       });
       notifyOutcome('add-device', true, t('add.claimed', { name: device.name }));
       onClaimed(device, choice);
     } catch (err) {
-      setServer(fieldErrors(err));
+      const taken = err instanceof ApiError && err.message === MESSAGES.stockTopicTaken;
+      setStockTaken(taken);
+      setServer(taken ? {} : fieldErrors(err));
+      if (taken) return;
       notifyOutcome(
         'add-device',
         false,
@@ -160,6 +170,8 @@ function ClaimForm({ onClaimed }: { onClaimed: (d: ClaimedDevice, type: TypeChoi
           onChange={(e) => {
             setMac(e.currentTarget.value);
             clear('mac');
+            setStockTaken(false);
+            setOwnTopic(false);
           }}
           onBlur={() => setTouched((s) => ({ ...s, mac: true }))}
           error={errors.mac}
@@ -168,6 +180,21 @@ function ClaimForm({ onClaimed }: { onClaimed: (d: ClaimedDevice, type: TypeChoi
           spellCheck={false}
           data-testid="add-mac"
         />
+        {stockTaken && deviceKey && (
+          <Alert color="yellow" data-testid="add-stock-taken">
+            <Stack gap="xs">
+              <Text size="sm">
+                {t('add.stockTaken', { suffix: deviceKey.slice(-6).toUpperCase(), key: deviceKey })}
+              </Text>
+              <Checkbox
+                label={t('add.ownTopic', { key: deviceKey })}
+                checked={ownTopic}
+                onChange={(e) => setOwnTopic(e.currentTarget.checked)}
+                data-testid="add-own-topic"
+              />
+            </Stack>
+          </Alert>
+        )}
         <Select
           label={t('add.location')}
           data={(locations.data ?? []).map((l) => ({ value: String(l.id), label: l.name }))}

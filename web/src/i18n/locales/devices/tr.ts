@@ -15,6 +15,9 @@ export const devicesTr: Record<keyof typeof devicesEn, string> = {
   'add.name': 'Ad',
   'add.mac': 'MAC adresi',
   'add.macHint': 'Sayacın üzerinde yazan 12 onaltılık basamak (ör. 24:6f:28:aa:bb:cc)',
+  'add.stockTaken':
+    'Başka bir hesabın sayacı bu sayacın standart MQTT konusunu (tasmota_{suffix}) zaten kullanıyor. Sayacın Topic ayarını (Tasmota: Yapılandırma → MQTT → Topic) veya MQTT önekini {key} yapın, ardından aşağıdaki kutuyu işaretleyip yeniden ekleyin.',
+  'add.ownTopic': 'Sayacım standart konusu yerine cihaz anahtarı {key} altında yayın yapıyor',
   'add.location': 'Konum',
   'add.claim': 'Sayacı sahiplen',
   'add.claimed': '“{name}” sahiplenildi.',
