@@ -543,7 +543,9 @@ async function main(): Promise<void> {
     );
   }
   // Last of the start's lines, set apart on a terminal: where Kilowatch is and how to sign in. A store
-  // that is not ready says so after it (its check may wait on a remote server).
+  // that is not ready says so after it (its check may wait on a remote server). (pino writes JSON lines
+  // asynchronously, so in that form the ready line may come a line or two early; the text form is written
+  // in order.)
   if (config.role !== 'ingest')
     process.stdout.write(`${logFormat === 'pretty' ? '\n' : ''}${welcomeLine()}\n`);
   void store.health().then(
