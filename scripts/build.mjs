@@ -28,7 +28,11 @@ const packageOf = (spec) =>
     .slice(0, spec.startsWith('@') ? 2 : 1)
     .join('/');
 
-export async function buildServer(outdir = SERVER_OUT) {
+/**
+ * The server compiled to `outdir`. `quiet`: esbuild prints nothing (`pnpm start` shows one line per step);
+ * its errors are in the message it throws either way.
+ */
+export async function buildServer(outdir = SERVER_OUT, { quiet = false } = {}) {
   const { build } = await import('esbuild');
   const started = performance.now();
   const external = new Set();
@@ -69,7 +73,7 @@ export async function buildServer(outdir = SERVER_OUT) {
     minify: false,
     keepNames: true,
     legalComments: 'none',
-    logLevel: 'warning',
+    logLevel: quiet ? 'silent' : 'warning',
     plugins: [externals],
   });
   // The bundle imports these from api/: every one must be a dependency of @kilowatch/api.
@@ -111,10 +115,23 @@ async function dumpPgliteTemplate(outdir) {
   writeFileSync(stamp, stampOf);
 }
 
-export function buildWeb() {
+/**
+ * The web client built into web/dist. `quiet`: Vite's output is kept, not shown, and becomes the thrown
+ * error's `output` when the build fails (`pnpm start` shows it then, and one line otherwise).
+ */
+export function buildWeb({ quiet = false } = {}) {
   const started = performance.now();
-  const r = spawnSync('pnpm', ['--filter', '@kilowatch/web', 'build'], { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error(`the web client's build failed (exit ${r.status})`);
+  const r = spawnSync('pnpm', ['--filter', '@kilowatch/web', 'build'], {
+    cwd: root,
+    stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (r.status !== 0) {
+    const err = new Error(`the web client's build failed (exit ${r.status ?? r.signal ?? r.error?.message})`);
+    if (quiet) err.output = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+    throw err;
+  }
   if (!existsSync(path.join(WEB_OUT, 'index.html'))) throw new Error('the web build wrote no index.html');
   return performance.now() - started;
 }

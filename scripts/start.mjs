@@ -44,14 +44,32 @@ const webSources = [
   'web/package.json',
 ];
 
+/**
+ * One build step as one line (`compiling the server… done in 9.1 s`); on a failure, everything the
+ * step printed, then its error, and the start stops.
+ */
+async function step(what, run) {
+  process.stdout.write(`${what}… `);
+  let ms;
+  try {
+    ms = await run();
+  } catch (e) {
+    process.stdout.write('failed\n');
+    if (e?.output) process.stderr.write(e.output.endsWith('\n') ? e.output : `${e.output}\n`);
+    console.error(e instanceof Error ? e.message : e);
+    process.exit(1);
+  }
+  process.stdout.write(`done in ${(ms / 1000).toFixed(1)} s\n`);
+}
+
 const serverEntry = path.join(SERVER_OUT, 'main.js');
 if (builtAt(serverEntry) < newest(serverSources)) {
-  console.log('compiling the server (once, or after its sources changed)…');
-  await buildServer();
+  await step('compiling the server (once, or after its sources changed)', () =>
+    buildServer(SERVER_OUT, { quiet: true }),
+  );
 }
 // A web client served from elsewhere (KW_WEB_DIST) is not ours to build.
 if (!process.env.KW_WEB_DIST && builtAt(path.join(WEB_OUT, 'index.html')) < newest(webSources)) {
-  console.log('building the web client (once, or after its sources changed)…');
-  buildWeb();
+  await step('building the web client (once, or after its sources changed)', () => buildWeb({ quiet: true }));
 }
 await import(pathToFileURL(serverEntry).href);

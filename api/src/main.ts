@@ -36,6 +36,7 @@ import { ensureDemoAccount } from './demo.ts';
 import { startManagedBroker } from './dynsec.ts';
 import { createLocalLiveSource } from './hub/live-source.ts';
 import { startHubRelay } from './hub/relay.ts';
+import { chooseLogFormat, errorInOneLine, prettyDestination } from './log-format.ts';
 import { databaseMeterAuth } from './mqtt-auth.ts';
 import { readMqttTls } from './mqtt-tls.ts';
 import {
@@ -81,8 +82,11 @@ const mqttService = config.mqttService ?? {
 const serviceLogin = config.mqttService
   ? { username: config.mqttService.username, password: config.mqttService.password }
   : {};
+/** Text on a terminal, JSON lines otherwise or when asked (`KW_LOG_FORMAT`, log-format.ts). */
+const logFormat = chooseLogFormat(config.logFormat, process.stdout.isTTY);
 const logger = {
   level: config.logLevel,
+  ...(logFormat === 'pretty' ? { stream: prettyDestination() } : {}),
   serializers: {
     // Never log query strings: the hub carries the access token in one.
     req: (req: { method: string; url: string; ip?: string }) => ({
@@ -133,7 +137,8 @@ async function writeDemoHistory(store: TelemetryStore, http: FastifyInstance): P
     try {
       return await backfillHistory(store, DEMO_DEVICES, opts);
     } catch (e) {
-      http.log.warn({ err: e }, 'demo history: writing failed; trying once more');
+      // One line: DuckDB's out-of-memory message goes on for paragraphs of possible solutions.
+      http.log.warn(`demo history: writing failed (${errorInOneLine(e)}); trying once more`);
       return backfillHistory(store, DEMO_DEVICES, opts);
     }
   };
@@ -498,10 +503,14 @@ async function main(): Promise<void> {
       }
     }
   }
+  if (duckdb) {
+    http.log.info(
+      `telemetry in ${path.join(config.dataDir, 'telemetry.duckdb')} (DuckDB, memory limit ${await duckdb.memoryLimit()}; KW_DUCKDB_MEMORY_LIMIT sets it)`,
+    );
+  }
   stops.unshift(() => http.close());
   starting?.close();
   await http.listen({ port: config.port, host: config.host });
-  if (config.role !== 'ingest') process.stdout.write(`${welcomeLine()}\n`);
   if (simulatorUrl !== undefined) {
     // The simulated meters start once the server answers (~0.2 s of a start). They connect as meters do,
     // each with its own account (a new password per start).
@@ -535,13 +544,18 @@ async function main(): Promise<void> {
       },
     );
   }
-  const storeHealth = await store.health();
-  if (!storeHealth.ok) http.log.error(`the telemetry store is not ready: ${storeHealth.detail}`);
-  if (duckdb) {
-    http.log.info(
-      `telemetry in ${path.join(config.dataDir, 'telemetry.duckdb')} (DuckDB, memory limit ${await duckdb.memoryLimit()}; KW_DUCKDB_MEMORY_LIMIT sets it)`,
-    );
-  }
+  // Last of the start's lines, set apart on a terminal: where Kilowatch is and how to sign in. A store
+  // that is not ready says so after it (its check may wait on a remote server). (pino writes JSON lines
+  // asynchronously, so in that form the ready line may come a line or two early; the text form is written
+  // in order.)
+  if (config.role !== 'ingest')
+    process.stdout.write(`${logFormat === 'pretty' ? '\n' : ''}${welcomeLine()}\n`);
+  void store.health().then(
+    (h) => {
+      if (!h.ok) http.log.error(`the telemetry store is not ready: ${h.detail}`);
+    },
+    (err: unknown) => http.log.error({ err }, 'the telemetry store is not ready'),
+  );
 
   const shutdown = async (signal: string) => {
     if (stopping) return;

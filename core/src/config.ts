@@ -204,6 +204,7 @@ export const ENVIRONMENT = v.object({
     ),
     'info',
   ),
+  KW_LOG_FORMAT: v.optional(v.picklist(['json', 'pretty'], 'json or pretty')),
 });
 
 /** The variable names the schema knows. */
@@ -324,6 +325,8 @@ export interface ServerSettings {
   trustProxy: boolean | number | string[];
   webDist: string;
   logLevel: string;
+  /** `json` or `pretty` (one line of text per entry); unset: pretty on a terminal, JSON otherwise. */
+  logFormat: 'json' | 'pretty' | undefined;
   /** Bytes of export files one user may keep, finished and being written. */
   exportUserBytes: number;
   /** Bytes of export files all users together may keep. */
@@ -509,6 +512,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     trustProxy: e.KW_TRUST_PROXY,
     webDist: e.KW_WEB_DIST,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.KW_LOG_FORMAT,
     exportUserBytes: e.KW_EXPORT_USER_BYTES,
     exportTotalBytes: e.KW_EXPORT_TOTAL_BYTES,
     heavyReads: e.KW_HEAVY_READS,
