@@ -218,7 +218,7 @@ export default fp(
           `with active as (
              select user_id, count(*) filter (where status = 'running') as running
              from export_jobs where status in ('queued', 'running') group by user_id
-           ), share as (select greatest(1, ceil($1::numeric / count(*))) as n from active)
+           ), share as (select greatest(1, ceil($1::numeric / nullif(count(*), 0))) as n from active)
            select ${COLUMNS.split(', ')
              .map((c) => `j.${c}`)
              .join(', ')}
