@@ -1,10 +1,11 @@
 /**
- * Each meter's write budget, on the embedded broker with the ingest attached: a meter past it has its
+ * Each meter's write budget, on the embedded broker with the ingest attached and beside a real Mosquitto
+ * (the bridge subscribed over MQTT): a meter past it has its
  * messages acknowledged and not stored, counted and noted in its state, while the others store on; a
  * real meter's rate and a backlog within the allowance are stored whole. The budget fills by the
  * ingest's clock, which these tests move by hand.
  */
-import { TEST_SERVICE } from '@kilowatch/testkit';
+import { findServerBinary, startMosquitto, TEST_SERVICE } from '@kilowatch/testkit';
 import { createDuckDbStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -172,4 +173,59 @@ describe.each([
     expect(metricValue(runtime.metricsText(), 'kilowatch_ingest_messages_refused_total')).toBe(0);
     expect(runtime.lastRejection(FLOOD)).toBeUndefined();
   }, 120_000);
+});
+
+const mosquittoBin = findServerBinary('mosquitto', ['/usr/sbin/mosquitto']);
+
+describe.skipIf(!mosquittoBin)('meter write budget beside Mosquitto', () => {
+  it('refuses a meter past its budget over MQTT too, each message acknowledged, while another meter stores on', async () => {
+    clock = START;
+    const broker = await startMosquitto(mosquittoBin as string);
+    cleanups.push(() => broker.stop());
+    const store = await createDuckDbStore();
+    cleanups.push(() => store.close());
+    const runtime = await startIngest({
+      store,
+      mqttUrl: broker.url,
+      clientId: 'kw-budget',
+      rollupIntervalMs: 0,
+      logger: quiet,
+      meterLimits: { ...DEFAULT_METER_LIMITS, readingsPerSecond: 10, readingsBurst: 500 },
+      now: () => clock,
+    });
+    cleanups.push(() => runtime.stop());
+    await waitFor(() => runtime.decodingInThread, 30_000, 'the decode thread');
+    const stored: Record<string, number> = {};
+    runtime.bus.onReading((r) => {
+      stored[r.deviceKey] = (stored[r.deviceKey] ?? 0) + 1;
+    });
+    const flood = await mqtt.connectAsync(broker.url, { clientId: 'meter-flood-mqtt' });
+    cleanups.push(() => flood.endAsync(true));
+    const other = await mqtt.connectAsync(broker.url, { clientId: 'meter-other-mqtt' });
+    cleanups.push(() => other.endAsync(true));
+    const refused = () => metricValue(runtime.metricsText(), 'kilowatch_ingest_messages_refused_total');
+    // 20 arrays of 100 readings at once, then another meter's marker. The broker delivers them together:
+    // each array is stored whole or refused whole, and at least the burst's 500 readings are stored.
+    const round = async (n: number) => {
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          flood.publishAsync(topic(FLOOD), readings(clock - 1_000_000 + (n * 20 + i) * 1000, 100, 10), {
+            qos: 1,
+          }),
+        ),
+      );
+      await other.publishAsync(topic(OTHER), readings(clock - 10_000 + n, 1), { qos: 1 });
+      await waitFor(() => stored[OTHER] === n + 1, 30_000, `marker ${n + 1}`);
+    };
+    await round(0);
+    const first = stored[FLOOD] ?? 0;
+    expect(first).toBeGreaterThanOrEqual(500);
+    expect(first + 100 * refused()).toBe(2000);
+    // Now in debt (the clock has not moved): the next 20 are all refused, the other meter still stores.
+    const before = refused();
+    await round(1);
+    expect(stored[FLOOD] ?? 0).toBe(first);
+    expect(refused() - before).toBe(20);
+    expect(runtime.lastRejection(FLOOD)?.reason).toBe('rate-limited');
+  }, 90_000);
 });

@@ -114,7 +114,7 @@ export class DecodePipeline {
       payload,
       decodeMessage(topic, payload, { now: now(), timeZoneOf: this.o.timeZoneOf }),
     );
-    this.charge(u, null);
+    this.charge(u, [{ topic, payload, tz: null }], false);
     // Nothing waits ahead of a message without readings: acknowledge it in order, right away.
     if (u.count === 0 && line.inFlight === 0) return 'now';
     if (ack) u.acks.push(ack);
@@ -155,10 +155,10 @@ export class DecodePipeline {
   }
 
   /**
-   * A unit's readings taken from their meters' budgets, per device; `items` are its messages admitted
-   * uncharged (decoded in the worker thread).
+   * A unit's readings taken from their meters' budgets, per device; `items` are its messages, admitted
+   * uncharged when `uncharged` (decoded in the worker thread).
    */
-  private charge(u: Unit, items: readonly ChunkItem[] | null): void {
+  private charge(u: Unit, items: readonly ChunkItem[], uncharged: boolean): void {
     const budget = this.o.budget;
     if (!budget?.active) return;
     const before = budget.backdatedBefore();
@@ -192,11 +192,11 @@ export class DecodePipeline {
         if (r.ts < before) e.back++;
       }
     }
-    for (const it of items ?? []) {
+    for (const it of items) {
       const key = routeTopic(it.topic);
       if (key && key.format !== 'native-status') of(key.deviceKey).messages++;
     }
-    for (const [key, e] of per) budget.charge(key, e.n, e.back, e.messages);
+    for (const [key, e] of per) budget.charge(key, e.n, e.back, e.messages, uncharged);
   }
 
   /** Sends the open chunk, and resolves once no chunk is in the decode thread. */
@@ -295,7 +295,7 @@ export class DecodePipeline {
         this.decodeHere(u);
       })
       .finally(() => {
-        this.charge(u, u.items);
+        this.charge(u, u.items ?? [], true);
         u.items = null;
         this.decodes.delete(done);
         this.o.line.decoded(u);

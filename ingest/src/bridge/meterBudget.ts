@@ -44,6 +44,8 @@ interface Bucket {
   at: number;
   /** Messages admitted and not yet charged (in the decode thread). */
   uncharged: number;
+  /** Readings a message of this device carried lately: what an uncharged one is reckoned to cost. */
+  perMessage: number;
   /** When its last refusal was reported (live, device state), on the ingest clock. */
   reportedAt: number;
   /** Messages refused since then. */
@@ -73,21 +75,22 @@ export class MeterBudget {
   admit(deviceKey: string, uncharged = false): Refusal | null {
     if (!this.active || !deviceKey) return null;
     const b = this.fill(deviceKey);
-    if (this.limits.readingsPerSecond > 0 && b.tokens - b.uncharged < 1) return this.refused(b, 'rate');
-    if (this.limits.backdatedPerSecond > 0 && b.backdated - b.uncharged < 1)
-      return this.refused(b, 'backdated');
+    const owed = b.uncharged * b.perMessage;
+    if (this.limits.readingsPerSecond > 0 && b.tokens - owed < 1) return this.refused(b, 'rate');
+    if (this.limits.backdatedPerSecond > 0 && b.backdated - owed < 1) return this.refused(b, 'backdated');
     if (uncharged) b.uncharged++;
     return null;
   }
 
   /**
    * A device's decoded readings taken from its buckets (`backdated` of them older than
-   * `backdatedBefore()`); `messages` were the messages admitted uncharged that carried them.
+   * `backdatedBefore()`); they came in `messages` messages, admitted uncharged when `uncharged`.
    */
-  charge(deviceKey: string, readings: number, backdated: number, messages = 0): void {
+  charge(deviceKey: string, readings: number, backdated: number, messages: number, uncharged: boolean): void {
     if (!this.active || !deviceKey) return;
     const b = this.fill(deviceKey);
-    b.uncharged = Math.max(0, b.uncharged - messages);
+    if (uncharged) b.uncharged = Math.max(0, b.uncharged - messages);
+    if (messages > 0) b.perMessage = Math.max(1, readings / messages);
     b.tokens -= readings;
     b.backdated -= backdated;
   }
@@ -127,6 +130,7 @@ export class MeterBudget {
         backdated: backdatedBurst,
         at: t,
         uncharged: 0,
+        perMessage: 1,
         reportedAt: Number.NEGATIVE_INFINITY,
         refusedSince: 0,
       };
