@@ -164,6 +164,11 @@ export const ENVIRONMENT = v.object({
   ),
   KW_INGEST_SESSION_EXPIRY_S: v.optional(whole(0, 4_294_967_295, ' of seconds'), '600'),
   KW_INGEST_SHARED: v.optional(flag()),
+  KW_METER_READINGS_PER_S: v.optional(whole(0, 1_000_000, ' of readings'), '20'),
+  KW_METER_READINGS_BURST: v.optional(whole(1, 100_000_000, ' of readings'), '30000'),
+  KW_METER_BACKDATED_PER_S: v.optional(whole(0, 1_000_000, ' of readings'), '2'),
+  KW_METER_BACKDATED_BURST: v.optional(whole(1, 100_000_000, ' of readings'), '30000'),
+  KW_METER_BACKDATED_AFTER_S: v.optional(whole(1, 31_622_400, ' of seconds'), '3600'),
   KW_PUBLISH_LIVE: v.optional(flag()),
   KW_ROLLUP_INTERVAL_MS: v.optional(whole(0, 86_400_000, ' of milliseconds')),
   KW_DEMO: v.optional(flag()),
@@ -308,6 +313,17 @@ export interface ServerSettings {
   ingestSessionExpirySeconds: number;
   /** Shared subscription (`$share/kilowatch-ingest/…`) across ingest processes. */
   ingestShared: boolean;
+  /**
+   * Each meter's write budget in ingest (`KW_METER_*`): readings a second and at once, and how many of
+   * them may be older than `backdatedAfterMs`. A rate of 0 bounds nothing.
+   */
+  meterLimits: {
+    readingsPerSecond: number;
+    readingsBurst: number;
+    backdatedPerSecond: number;
+    backdatedBurst: number;
+    backdatedAfterMs: number;
+  };
   /** Publish committed readings on `kilowatch/live/<deviceKey>` for API processes. */
   publishLive: boolean;
   rollupIntervalMs: number;
@@ -495,6 +511,13 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     // restart under the same id; a graceful stop leaves at once.
     ingestSessionExpirySeconds: e.KW_INGEST_SESSION_EXPIRY_S,
     ingestShared: e.KW_INGEST_SHARED ?? !embedded,
+    meterLimits: {
+      readingsPerSecond: e.KW_METER_READINGS_PER_S,
+      readingsBurst: e.KW_METER_READINGS_BURST,
+      backdatedPerSecond: e.KW_METER_BACKDATED_PER_S,
+      backdatedBurst: e.KW_METER_BACKDATED_BURST,
+      backdatedAfterMs: e.KW_METER_BACKDATED_AFTER_S * 1000,
+    },
     publishLive: e.KW_PUBLISH_LIVE ?? Boolean(e.MQTT_URL),
     // 0: this process refreshes no rollups (another one does, or a separate job). On DuckDB a refresh
     // costs about the same whether it covers 10 s or 60 s of readings (planning the counter-step query

@@ -18,6 +18,7 @@ import { DecodePipeline } from './bridge/decodePipeline.ts';
 import { DeviceStates, type Rejection } from './bridge/deviceStates.ts';
 import { LivePublisher } from './bridge/livePublisher.ts';
 import { consoleLogger, type IngestLogger, sleep } from './bridge/logger.ts';
+import { MeterBudget, type MeterLimits } from './bridge/meterBudget.ts';
 import { attachBroker, connectMqtt, type Transport } from './bridge/transport.ts';
 import type { Unit } from './bridge/units.ts';
 import type { EmbeddedBroker, SinkPacket } from './broker.ts';
@@ -27,6 +28,7 @@ import { createIngestMetrics } from './metrics.ts';
 import { type RollupLock, startRollupScheduler } from './rollupScheduler.ts';
 
 export { consoleLogger, type IngestLogger } from './bridge/logger.ts';
+export { DEFAULT_METER_LIMITS, type MeterLimits } from './bridge/meterBudget.ts';
 export {
   INGEST_SUBSCRIPTIONS,
   SHARED_GROUP,
@@ -92,7 +94,16 @@ export interface IngestOptions {
    * lets only that meter publish there; the embedded broker names the device itself and needs none.
    */
   tasmotaDevice?: (suffix: string) => Promise<string | null>;
-  /** The clock readings are judged by (a timestamp from the future is refused) and devices are seen at. */
+  /**
+   * Each meter's write budget (`bridge/meterBudget.ts`): readings a second and at once, and how many of
+   * them may be backdated; past it its messages are refused, acknowledged and counted. Unset: no bound
+   * (the server passes `KW_METER_*`, whose defaults are `DEFAULT_METER_LIMITS`).
+   */
+  meterLimits?: MeterLimits;
+  /**
+   * The clock readings are judged by (a timestamp from the future is refused), devices are seen at and
+   * meters' budgets fill by.
+   */
   now?: () => number;
   logger?: IngestLogger;
 }
@@ -176,6 +187,7 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
     rejected: (key, rejection) =>
       live ? live.rejected(key, rejection) : early.push(() => live?.rejected(key, rejection)),
     thread: opts.decodeThread !== false && writeColumns !== null,
+    ...(opts.meterLimits ? { budget: new MeterBudget(opts.meterLimits, now) } : {}),
   });
 
   let stopping = false;
@@ -186,12 +198,10 @@ export async function startIngest(opts: IngestOptions): Promise<IngestRuntime> {
   const take = (packet: SinkPacket, ack: (() => void) | undefined, resume: () => void) => {
     if (stopping) return;
     metrics.received.inc();
-    if (!decoding.take(packet.topic, packet.payload, ack)) {
-      ack?.();
-      resume();
-      return;
-    }
-    writer.admitted(resume);
+    const taken = decoding.take(packet.topic, packet.payload, ack);
+    if (taken === 'line') return writer.admitted(resume);
+    if (taken === 'now') ack?.();
+    resume();
   };
 
   transport = opts.mqttUrl

@@ -1,8 +1,10 @@
 export {
+  DEFAULT_METER_LIMITS,
   INGEST_SUBSCRIPTIONS,
   type IngestLogger,
   type IngestOptions,
   type IngestRuntime,
+  type MeterLimits,
   startIngest,
   subscriptionTopics,
 } from './bridge.ts';

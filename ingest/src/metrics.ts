@@ -76,6 +76,10 @@ export function createIngestMetrics() {
       'kilowatch_ingest_messages_rejected_total',
       'Messages rejected to the dead-letter store, by reason',
     ),
+    refused: new Counter(
+      'kilowatch_ingest_messages_refused_total',
+      'Messages refused, acknowledged and not stored because their meter wrote past its budget, by reason (rate, backdated)',
+    ),
     ignored: new Counter(
       'kilowatch_ingest_messages_ignored_total',
       'Well-formed messages carrying nothing to store',

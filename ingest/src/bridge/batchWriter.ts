@@ -16,7 +16,7 @@ import type { DeadLetterStore } from '../deadLetters.ts';
 import type { IngestMetrics } from '../metrics.ts';
 import type { UnitLine } from './decodePipeline.ts';
 import { type IngestLogger, sleep } from './logger.ts';
-import { type Unit, unitReadings } from './units.ts';
+import { newUnit, type Unit, unitReadings } from './units.ts';
 
 /** Store writes in flight at once: one committing, the next validated and queued behind it. */
 const MAX_WRITES = 2;
@@ -77,6 +77,21 @@ export class BatchWriter implements UnitLine {
   enqueue(u: Unit): void {
     this.pending.push(u);
     if (u.ready) this.pendingReadings += u.count;
+  }
+
+  attach(ack: () => void): boolean {
+    const last = this.pending[this.pending.length - 1];
+    if (last) {
+      last.acks.push(ack);
+      return true;
+    }
+    if (this.writes.size === 0) return false;
+    // Behind the writes in flight: an empty unit, committed (with nothing to store) right after them.
+    const u = newUnit(performance.now(), '');
+    u.acks.push(ack);
+    u.ready = true;
+    this.pending.push(u);
+    return true;
   }
 
   decoded(u: Unit): void {
