@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
+import abuseScenarios from './_abuse-scenarios.ts';
 import { explainSlowest, PROBE_HEADER, type ProbeSample, startTrace } from './_abuse-trace.ts';
 import { arg, benchApp, percentile } from './query.ts';
 
@@ -85,6 +86,7 @@ parentPort.on('message', () => { stop = true; });
 `;
 
 export default async function abuse(args: string[]): Promise<object> {
+  if (!args.includes('--routes')) return abuseScenarios(args);
   const devices = arg(args, 'devices', 4);
   const days = arg(args, 'days', 30);
   const onlyAt = args.indexOf('--only');
