@@ -8,6 +8,8 @@
  * page p95 and 5xx answers over its own time, against the bar: health p99 < 100 ms, page p95 < 500 ms,
  * no 5xx.
  */
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import mqtt from 'mqtt';
 import WebSocket from 'ws';
@@ -199,9 +201,12 @@ export default async function abuseScenarios(args: string[]): Promise<object> {
   const only = onlyAt >= 0 ? new RegExp(args[onlyAt + 1] ?? '') : null;
   if (!args.includes('--no-build')) buildServer();
   const env: Record<string, string> = { KW_DEMO_HISTORY_DAYS: String(days) };
-  // `--server-flag --cpu-prof` passes node flags to the server (NODE_OPTIONS), e.g. to profile one scenario.
-  const flags = args.flatMap((a, i) => (args[i - 1] === '--server-flag' ? [a] : []));
-  if (flags.length > 0) env.NODE_OPTIONS = flags.join(' ');
+  // `--profile <dir>`: the server's main thread profiled from start to stop (bench/src/_cpu-profile.cjs).
+  const profileAt = args.indexOf('--profile');
+  if (profileAt >= 0) {
+    env.KW_BENCH_CPU_PROFILE_DIR = resolve(args[profileAt + 1] ?? '.');
+    env.NODE_OPTIONS = `--require ${fileURLToPath(new URL('./_cpu-profile.cjs', import.meta.url))}`;
+  }
   const server = await startServer(env);
   const base = server.base;
   const mqttPort = server.mqttPort;
