@@ -386,8 +386,9 @@ export default async function abuseScenarios(args: string[]): Promise<object> {
       const cmps: number[] = [];
       for (let i = 0; i < 400; i++) {
         const r = await call(base, 'POST', '/api/comparisons', attacker.token, {
-          name: `C${i}`,
+          name: `Cmp ${i}`,
           members: [{ deviceId: claimed[0], param: 'vave1' }],
+          grouped: false,
         });
         cmps.push(r.status);
         if (r.status !== 201) break;
