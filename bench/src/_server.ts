@@ -13,6 +13,8 @@ export const log = (bench: string, msg: string) => process.stderr.write(`[${benc
 export interface RunningServer {
   pid: number;
   base: string;
+  /** Port of the embedded MQTT broker. */
+  mqttPort: number;
   dataDir: string;
   /** Milliseconds from spawn to the port's first answer (503 "starting" while the server loads). */
   firstAnswerMs: number;
@@ -62,6 +64,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
   return {
     pid: server.pid,
     base: server.url,
+    mqttPort: server.mqttPort,
     dataDir: server.dataDir,
     firstAnswerMs,
     readyMs,

@@ -1,6 +1,7 @@
 /**
- * `pnpm bench abuse [--devices 4] [--days 30] [--only <regexp>] [--baseline 10] [--trace]`: the worst request of each
- * route family — the widest range
+ * `pnpm bench abuse [--days 30] [--seconds 15] [--only <regexp>]` runs the abuse scenarios against one
+ * embedded server (`_abuse-scenarios.ts`). `pnpm bench abuse --routes [--devices 4] [--days 30] [--only
+ * <regexp>] [--baseline 10] [--trace]`: the worst request of each route family — the widest range
  * the API accepts, the finest interval, every device, and the out-of-bounds requests that used to stall
  * it (energy by day from year 1 to 9999, voltage quality over the same range) — one after another over
  * HTTP on loopback, each with its time and the longest the server's event loop was blocked meanwhile
@@ -14,6 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
+import abuseScenarios from './_abuse-scenarios.ts';
 import { explainSlowest, PROBE_HEADER, type ProbeSample, startTrace } from './_abuse-trace.ts';
 import { arg, benchApp, percentile } from './query.ts';
 
@@ -85,6 +87,7 @@ parentPort.on('message', () => { stop = true; });
 `;
 
 export default async function abuse(args: string[]): Promise<object> {
+  if (!args.includes('--routes')) return abuseScenarios(args);
   const devices = arg(args, 'devices', 4);
   const days = arg(args, 'days', 30);
   const onlyAt = args.indexOf('--only');

@@ -11,14 +11,16 @@
  */
 import http from 'node:http';
 import { nextTurn } from '@kilowatch/core';
+import { DEMO_DEVICES } from '@kilowatch/ingest';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type Meter, userWithMeter } from '../../analytics/testing.ts';
+import { ensureDemoAccount } from '../../demo.ts';
 import { HUB_PATH } from '../../hub/hub.ts';
 import { createLocalLiveSource } from '../../hub/live-source.ts';
 import { type Account, as, buildTestApp, signUp, type TestApp } from '../../testing/helper.ts';
-import type { WaitTimer } from './heavy-reads.ts';
+import { demoQueue, demoShare, type WaitTimer } from './heavy-reads.ts';
 
 const NOW = Date.parse('2026-11-20T12:00:00Z');
 
@@ -283,6 +285,96 @@ describe('heavy reads shared between users', () => {
     expect((await a1).statusCode).toBe(200);
     expect(reads).toHaveLength(1);
     idle();
+  });
+});
+
+describe('demo workspaces', () => {
+  let t: TestApp;
+  let store: TelemetryStore;
+  let hold = latch();
+  let seriesCalls = 0;
+
+  beforeAll(async () => {
+    store = await createDuckDbStore();
+    const series = store.series.bind(store);
+    store.series = async (q) => {
+      seriesCalls++;
+      await hold.opened;
+      return series(q);
+    };
+    t = await buildTestApp('pglite', {
+      store,
+      now: () => NOW,
+      // Two places: the demo workspaces' share is one of them, and two of the four waiting.
+      config: {
+        heavyReads: 2,
+        heavyQueue: 4,
+        demo: true,
+        demoSignInRateLimit: { max: 1000, windowMs: 60_000 },
+      },
+    });
+    await ensureDemoAccount(t.app, DEMO_DEVICES);
+  });
+  afterAll(async () => {
+    hold.open();
+    await t?.close();
+    await store?.close();
+  });
+
+  const demoVisitor = async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/api/account/demo', payload: {} });
+    expect(res.statusCode).toBe(200);
+    const auth = res.json() as { token: string };
+    const devices = (await as(t.app, auth, { method: 'GET', url: '/api/devices' })).json() as {
+      id: number;
+    }[];
+    return { auth, deviceId: devices[0]!.id };
+  };
+  const seriesOf = (auth: { token: string }, deviceId: number) =>
+    as(t.app, auth, {
+      method: 'GET',
+      url: `/api/devices/${deviceId}/series?params=vave1&interval=1h&from=2026-11-19T00:00:00Z&to=2026-11-20T00:00:00Z`,
+    });
+
+  it('share one share: together they run a quarter of the places and keep half the queue; an account runs beside them', async () => {
+    expect(demoShare(2)).toBe(1);
+    expect(demoQueue(4)).toBe(2);
+    const [a, b, c] = [await demoVisitor(), await demoVisitor(), await demoVisitor()];
+    const { account, meter } = await userWithMeter(t.app);
+    hold = latch();
+    seriesCalls = 0;
+
+    const aRead = seriesOf(a.auth, a.deviceId);
+    await until(() => seriesCalls === 1);
+    // A place is free, but not for another demo workspace.
+    const bRead = seriesOf(b.auth, b.deviceId);
+    await until(() => t.app.heavyReads.demo().queued === 1);
+    expect(t.app.heavyReads.running()).toBe(1);
+    expect(t.app.heavyReads.demo()).toEqual({ running: 1, queued: 1 });
+
+    // An account's read takes the free place at once.
+    const mine = seriesOf(account, meter.id);
+    await until(() => seriesCalls === 2);
+    expect(t.app.heavyReads.running()).toBe(2);
+
+    const cRead = seriesOf(c.auth, c.deviceId);
+    await until(() => t.app.heavyReads.demo().queued === 2);
+    // The demo workspaces' half of the queue is full: the next demo read is refused, though the queue has room.
+    const refused = await seriesOf(a.auth, a.deviceId);
+    expect(refused.statusCode).toBe(503);
+    expect(refused.json()).toEqual({ message: 'The server is busy. Try again later.' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(t.app.heavyReads.queued()).toBe(2);
+
+    hold.open();
+    expect((await mine).statusCode).toBe(200);
+    expect((await aRead).statusCode).toBe(200);
+    expect((await bRead).statusCode).toBe(200);
+    expect((await cRead).statusCode).toBe(200);
+    // a, the account's, b and c: each read reached the store once.
+    expect(seriesCalls).toBe(4);
+    expect(t.app.heavyReads.demo()).toEqual({ running: 0, queued: 0 });
+    expect(t.app.heavyReads.running()).toBe(0);
   });
 });
 

@@ -14,6 +14,11 @@
  *   user cannot fill the queue. When a place frees, it goes to the waiting user with the fewest running,
  *   and among those to the one served least recently: a second user's request runs next, not after the
  *   first user's backlog. Each user's own requests run in arrival order.
+ * - **Demo workspaces share one share.** Every demo visitor is a user of their own, and anyone may make
+ *   many: together they run at most `demoShare(heavyReads)` heavy requests (a quarter of the places, at
+ *   least one) and keep at most half the queue waiting; past that, a demo visitor's next one is answered
+ *   the same 503. So a few demo visitors' loops over year-long reads cannot take the cores from
+ *   accounts; each demo visitor still has the per-user share within it.
  * - **A wait budget.** A request that waited `heavyWaitMs` in the queue leaves it with the same 503; a
  *   client that disconnects leaves it at once.
  */
@@ -32,6 +37,8 @@ declare module 'fastify' {
       light(): number;
       /** One user's heavy requests running and waiting (`owner`: `user <id>`). */
       of(owner: string): { running: number; queued: number };
+      /** Demo workspaces' heavy requests running and waiting, all together. */
+      demo(): { running: number; queued: number };
     };
   }
   interface FastifyContextConfig {
@@ -53,6 +60,13 @@ export const QUEUE_WAIT_MS = 20_000;
 /** Default of heavy requests one user may have running and waiting. */
 export const PER_USER = 8;
 const RETRY_AFTER_S = 5;
+
+/** Heavy requests all demo workspaces together may run at once: a quarter of the places, at least one. */
+export const demoShare = (heavyReads: number) => Math.max(1, Math.floor(heavyReads / 4));
+/** Heavy requests all demo workspaces together may keep waiting: half the queue. */
+export const demoQueue = (heavyQueue: number) => Math.floor(heavyQueue / 2);
+/** Users whose demo flag is remembered (a user never becomes or stops being a demo workspace). */
+const DEMO_FLAGS_KEPT = 10_000;
 
 /** Calls `fire` after `ms` unless the returned function is called first. */
 export type WaitTimer = (ms: number, fire: () => void) => () => void;
@@ -78,6 +92,8 @@ interface Share {
   waiting: Waiter[];
   /** When this user last got a place (a counter; 0 = not yet). */
   servedAt: number;
+  /** A demo workspace: counted in the demo workspaces' share too. */
+  demo: boolean;
 }
 
 export interface HeavyReadsOptions {
@@ -124,10 +140,26 @@ export default fp<HeavyReadsOptions>(
     let queued = 0;
     let served = 0;
     const shares = new Map<string, Share>();
-    const shareOf = (owner: string): Share => {
+    const demoMax = demoShare(opts.heavyReads);
+    const demoWaitMax = demoQueue(opts.heavyQueue);
+    const demo = { running: 0, queued: 0 };
+    const demoFlags = new Map<number, boolean>();
+    /** Whether the request's user is a demo workspace (looked up once per user). */
+    const isDemo = async (request: FastifyRequest): Promise<boolean> => {
+      const userId = (request as { session?: { userId: number } | null }).session?.userId;
+      if (userId === undefined) return false;
+      let flag = demoFlags.get(userId);
+      if (flag === undefined) {
+        flag = (await app.accounts.findUserById(userId))?.isDemo === true;
+        if (demoFlags.size >= DEMO_FLAGS_KEPT) demoFlags.clear();
+        demoFlags.set(userId, flag);
+      }
+      return flag;
+    };
+    const shareOf = (owner: string, isDemoShare: boolean): Share => {
       let share = shares.get(owner);
       if (!share) {
-        share = { running: 0, waiting: [], servedAt: 0 };
+        share = { running: 0, waiting: [], servedAt: 0, demo: isDemoShare };
         shares.set(owner, share);
       }
       return share;
@@ -168,6 +200,7 @@ export default fp<HeavyReadsOptions>(
         const share = shares.get(owner);
         return { running: share?.running ?? 0, queued: share?.waiting.length ?? 0 };
       },
+      demo: () => ({ ...demo }),
     });
 
     app.addHook('onRoute', (route) => {
@@ -195,20 +228,26 @@ export default fp<HeavyReadsOptions>(
     const take = (owner: string, share: Share, reply: FastifyReply) => {
       running++;
       share.running++;
+      if (share.demo) demo.running++;
       share.servedAt = ++served;
       whenDone(reply, () => {
         running--;
         share.running--;
+        if (share.demo) demo.running--;
         forget(owner, share);
         next();
       });
     };
-    /** The freed place goes to the waiting user with the fewest running, then the one served least recently. */
+    /**
+     * The freed place goes to the waiting user with the fewest running, then the one served least
+     * recently; a demo workspace only while the demo workspaces' share has room.
+     */
     const next = () => {
       if (running >= opts.heavyReads || queued === 0) return;
       let best: Share | undefined;
       for (const share of shares.values()) {
         if (share.waiting.length === 0) continue;
+        if (share.demo && demo.running >= demoMax) continue;
         if (
           !best ||
           share.running < best.running ||
@@ -227,13 +266,14 @@ export default fp<HeavyReadsOptions>(
     app.addHook('preHandler', async (request, reply) => {
       if (request.routeOptions.config?.heavy !== true) return;
       const owner = ownerOf(request);
-      const share = shareOf(owner);
+      const share = shareOf(owner, await isDemo(request));
       if (share.running + share.waiting.length >= perUser) throw busy();
-      if (running < opts.heavyReads) {
+      const demoRoom = !share.demo || demo.running < demoMax;
+      if (running < opts.heavyReads && demoRoom) {
         take(owner, share, reply);
         return;
       }
-      if (queued >= opts.heavyQueue) {
+      if (queued >= opts.heavyQueue || (share.demo && demo.queued >= demoWaitMax)) {
         forget(owner, share);
         throw busy();
       }
@@ -243,6 +283,7 @@ export default fp<HeavyReadsOptions>(
           if (at < 0) return false;
           share.waiting.splice(at, 1);
           queued--;
+          if (share.demo) demo.queued--;
           cancel();
           return true;
         };
@@ -263,6 +304,7 @@ export default fp<HeavyReadsOptions>(
         reply.raw.once('close', giveUp);
         share.waiting.push(waiter);
         queued++;
+        if (share.demo) demo.queued++;
       });
     });
   },
