@@ -212,17 +212,23 @@ export default fp(
 
     async function claim(): Promise<JobRow | null> {
       return app.sql.transaction(async (tx) => {
-        // The oldest job of the account with the fewest running, among the accounts below their share:
-        // the workers divided by the accounts with jobs waiting or running (at least one each).
+        // The oldest job of the party with the fewest running, among the parties below their share: the
+        // workers divided by the parties with jobs waiting or running (at least one each). A party is an
+        // account, and every demo workspace together is one (party 0), so that visitors cannot hold
+        // every worker between them.
         const { rows } = await tx.query<JobRow>(
           `with active as (
-             select user_id, count(*) filter (where status = 'running') as running
-             from export_jobs where status in ('queued', 'running') group by user_id
+             select case when u.is_demo then 0 else e.user_id end as party,
+                    count(*) filter (where e.status = 'running') as running
+             from export_jobs e join users u on u.id = e.user_id
+             where e.status in ('queued', 'running') group by 1
            ), share as (select greatest(1, ceil($1::numeric / nullif(count(*), 0))) as n from active)
            select ${COLUMNS.split(', ')
              .map((c) => `j.${c}`)
              .join(', ')}
-           from export_jobs j join active a on a.user_id = j.user_id cross join share s
+           from export_jobs j join users u on u.id = j.user_id
+             join active a on a.party = case when u.is_demo then 0 else j.user_id end
+             cross join share s
            where j.status = 'queued' and a.running < s.n
            order by a.running, j.id limit 1 for update of j skip locked`,
           [Math.max(1, settings.concurrency)],

@@ -117,6 +117,49 @@ describe('export fair share', () => {
     }
   });
 
+  it('counts every demo workspace together as one party: an account gets a worker beside them', async () => {
+    const gated = gatedStore(base);
+    const t = await buildTestApp('pglite', {
+      store: gated.store,
+      now: () => NOW,
+      liveServices: {
+        exports: { dir: path.join(dir, 'demo-share'), concurrency: 2, maxQueued: 10, pollMs: 60_000 },
+      },
+    });
+    try {
+      const visitors: [Account, Meter][] = [];
+      for (let i = 0; i < 3; i++) {
+        const v = await signUp(t.app);
+        const m = await claimMeter(t.app, v, await locationOf(t.app, v));
+        await makeDemo(t, v);
+        visitors.push([v, m]);
+      }
+      const ids: [Account, number][] = [];
+      for (const [i, [v, m]] of visitors.entries())
+        ids.push([v, (await exportOf(t, v, body(m, i))).json().id as number]);
+      // The visitors alone: both workers are theirs.
+      await vi.waitFor(async () => {
+        const states = await Promise.all(ids.map(([v, id]) => statusOf(t, v, id)));
+        expect(states.filter((s) => s === 'running')).toHaveLength(2);
+      });
+      const alice = await signUp(t.app);
+      const a = await claimMeter(t.app, alice, await locationOf(t.app, alice));
+      const a1 = (await exportOf(t, alice, body(a, 5))).json().id as number;
+      // The first visitor's export finishes: the worker goes to Alice (two parties: the visitors
+      // together, and her), not to the third visitor's waiting job.
+      gated.open(T0);
+      await vi.waitFor(async () => expect(await statusOf(t, alice, a1)).toBe('running'), { timeout: 10_000 });
+      expect(await statusOf(t, ids[2]![0], ids[2]![1])).toBe('queued');
+      gated.openAll();
+      await vi.waitFor(async () => expect(await statusOf(t, ids[2]![0], ids[2]![1])).toBe('done'), {
+        timeout: 10_000,
+      });
+    } finally {
+      gated.openAll();
+      await t.close();
+    }
+  });
+
   it('bounds a demo workspace: its range, one job at a time, and half of the queue for all of them', async () => {
     const t = await buildTestApp('pglite', {
       store: base,
