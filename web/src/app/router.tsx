@@ -14,6 +14,7 @@ import { verifyToken } from '../api/account/verify-token.ts';
 import { setNavigator } from '../api/client.ts';
 import { clearAuth, isSignedIn } from '../auth/session.ts';
 import { RouteError, RoutePending } from '../shared/ui/RouteStates.tsx';
+import { loadThroughCancels } from './loaders.ts';
 import { SCREENS, screenFor } from './screens.ts';
 
 const root = createRootRouteWithContext<{ queryClient: QueryClient }>()({
@@ -97,7 +98,13 @@ const screenRoutes = SCREENS.map((screen) =>
     validateSearch: screen.search,
     loader: screen.loader
       ? ({ context, params }) =>
-          screen.loader?.({ queryClient: context.queryClient, params: params as Record<string, string> })
+          loadThroughCancels(
+            () =>
+              screen.loader?.({
+                queryClient: context.queryClient,
+                params: params as Record<string, string>,
+              }) ?? Promise.resolve(),
+          )
       : undefined,
     component: lazyRouteComponent(screen.load),
   }),
