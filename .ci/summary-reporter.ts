@@ -9,9 +9,14 @@ export default class SummaryReporter implements Reporter {
     const failures: string[] = unhandledErrors.map((error) => `unhandled error: ${firstLine(error)}`);
     for (const mod of testModules) {
       const where = `${mod.project.name} ${mod.relativeModuleId}`;
-      // A file that failed to load has no tests; count it as one failure.
-      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) {
-        failures.push(`${where}: ${mod.errors().map(firstLine).join('; ') || 'failed to load'}`);
+      // A file that failed to load has no tests, and one whose beforeAll failed has its tests skipped:
+      // either counts as one failure (its tests are not counted as passed or failed on its behalf).
+      const tests = [...mod.children.allTests()];
+      if (mod.state() === 'failed' && !tests.some((t) => t.result().state === 'failed')) {
+        const errors = [...mod.errors(), ...[...mod.children.allSuites()].flatMap((suite) => suite.errors())];
+        failures.push(
+          `${where}: ${errors.map(firstLine).join('; ') || (tests.length ? 'its setup failed' : 'failed to load')}`,
+        );
       }
       for (const test of mod.children.allTests()) {
         const result = test.result();
