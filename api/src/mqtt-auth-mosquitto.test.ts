@@ -155,11 +155,10 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       // Mosquitto drops a refused publish without counting it for us.
       refusedCount: () => 0,
       claimElsewhere: (key, { stockTopics }) => claimFor(t, other, otherIds, key, stockTopics),
-      // Dynamic security binds an account to one client id at most: stock firmwares use several.
-      bindsClientIds: false,
     }),
     { a: '6a0000000001', b: '6a0000000002', c: '6a0000000003', d: '6a0000000004' },
     { tasmota: ['6a1100a1b2c3', '6a2200a1b2c3'], shelly: ['6a1100d4e5f6', '6a2200d4e5f6'] },
+    { bindsClientIds: false },
   );
 
   it('reports the account on the connection route once the broker has it', async () => {
