@@ -5,6 +5,10 @@
  * and opening a device page (the device, its latest values, its energy summary and a day of voltages,
  * asked at once as the page does). Reports the time from start until `/api/health` says the history is
  * written, p50/p95/max of the sign-in and of the page meanwhile, the server's CPU seconds and peak RSS.
+ * Beside the visitors, one reader of a demo workspace polls a device's latest values and a day of its
+ * voltages every 200 ms from the start until `--after-s` (60) seconds after the history is written (the
+ * checkpoint after its large refresh falls in that minute): its answers' count, p50/p99/max, and how
+ * many were 503 or another failure (`reader`).
  *
  * `pnpm bench backfill --loader [--days 365] [--batch 50000] [--memory-limit 1GB|duckdb] [--bulk-memory-limit 192MB|off]`
  *
@@ -42,6 +46,7 @@ export default async function (args: string[]): Promise<object> {
 async function firstMinutes(args: string[]): Promise<object> {
   const days = arg(args, 'days', 365);
   const everyMs = arg(args, 'every-ms', 1000);
+  const afterMs = arg(args, 'after-s', 60) * 1000;
   const load0 = loadavg()[0]!;
   buildServer();
   const server = await startServer({ KW_DEMO_HISTORY_DAYS: String(days) });
@@ -53,6 +58,8 @@ async function firstMinutes(args: string[]): Promise<object> {
   let doneMs = Number.NaN;
   let state = 'none';
   let peakMb = 0;
+  const reading = { stop: false, doneAt: Number.NaN };
+  const reader = pollReader(base, reading);
   try {
     const t0 = performance.now() - server.readyMs;
     for (;;) {
@@ -95,6 +102,11 @@ async function firstMinutes(args: string[]): Promise<object> {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       if (performance.now() - t0 > 20 * 60_000) throw new Error('the demo history took over 20 minutes');
     }
+    reading.doneAt = performance.now();
+    log(`history ${state}; the reader polls ${afterMs / 1000} s more`);
+    while (performance.now() - reading.doneAt < afterMs) await new Promise((r) => setTimeout(r, 1000));
+    reading.stop = true;
+    const polled = await reader;
     const mem = memoryOf(pid);
     const ms = (xs: number[]) => ({
       n: xs.length,
@@ -113,14 +125,80 @@ async function firstMinutes(args: string[]): Promise<object> {
       device_page: ms(page),
       errors: errors.slice(0, 5),
       error_count: errors.length,
+      reader: {
+        n: polled.ms.length,
+        p50_ms: Math.round(percentile(polled.ms, 0.5)),
+        p99_ms: Math.round(percentile(polled.ms, 0.99)),
+        max_ms: Math.round(Math.max(...polled.ms)),
+        status_503: polled.unavailable,
+        other_failures: polled.failed,
+        first_failures: polled.messages,
+        polled_s_after_done: afterMs / 1000,
+      },
       cpu_s: round1(cpuSecondsOf(pid)),
       rss_mb: mem.rssMb,
       peak_rss_mb: Math.max(peakMb, mem.peakMb),
       load_average: [round1(load0), round1(loadavg()[0]!)],
     };
   } finally {
+    reading.stop = true;
+    await reader.catch(() => undefined);
     await server.stop();
   }
+}
+
+/**
+ * One demo visitor's device page kept open: every 200 ms its latest values and a day of its voltages,
+ * asked together, timed as one answer, until `until.stop`. A sign-in or device list that fails (the
+ * server still starting the demo) is tried again on the next tick.
+ */
+async function pollReader(
+  base: string,
+  until: { stop: boolean },
+): Promise<{ ms: number[]; unavailable: number; failed: number; messages: string[] }> {
+  const ms: number[] = [];
+  const messages: string[] = [];
+  let unavailable = 0;
+  let failed = 0;
+  let token: string | null = null;
+  let id: number | undefined;
+  const ask = async (path: string) => {
+    const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    await res.arrayBuffer();
+    return res.status;
+  };
+  while (!until.stop) {
+    const tick = performance.now();
+    try {
+      if (token === null) token = await demoToken(base);
+      if (id === undefined) id = (await getJson<{ id: number }[]>(base, '/api/devices', token))[0]?.id;
+      if (id !== undefined) {
+        const to = Date.now();
+        const p0 = performance.now();
+        const statuses = await Promise.all([
+          ask(`/api/devices/${id}/latest`),
+          ask(
+            `/api/devices/${id}/series?params=vave1,vave2,vave3&from=${new Date(to - 86_400_000).toISOString()}&to=${new Date(to).toISOString()}`,
+          ),
+        ]);
+        ms.push(performance.now() - p0);
+        if (statuses.some((s) => s === 503)) unavailable++;
+        else if (statuses.some((s) => s >= 400)) {
+          failed++;
+          if (messages.length < 5) messages.push(`status ${statuses.join(', ')}`);
+        }
+      }
+    } catch (e) {
+      // A sign-in or device list refused is only tried again; a read that fails counts.
+      if (id !== undefined) {
+        failed++;
+        if (messages.length < 5) messages.push((e as Error).message);
+      }
+    }
+    const wait = 200 - (performance.now() - tick);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+  return { ms, unavailable, failed, messages };
 }
 
 async function loader(args: string[]): Promise<object> {

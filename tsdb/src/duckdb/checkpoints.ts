@@ -4,6 +4,11 @@
  * crosses its threshold and hold every write behind it; its threshold is raised to a safety net instead
  * (open.ts). While a checkpoint runs, writes are made durable in a journal file beside the database
  * (journal.ts), acknowledged, and applied in order when it ends, so no commit waits for it.
+ *
+ * No read waits for it either (a checkpoint after the demo year's rollups takes 7–100 s on a busy small
+ * machine): DuckDB answers queries on the read connection beside a CHECKPOINT, from its last committed
+ * state. A read waits `READ_WAIT_MS` at most for the journaled batches to be applied (`caughtUp`), then
+ * answers without them; the raw reader lays them over its answers itself (`pending`, raw.ts).
  */
 import { type ColumnBatch, columnize, concatBatches, readingsOf } from '../columns.ts';
 import { StoreError } from '../port.ts';
@@ -15,6 +20,11 @@ import type { WritePath } from './writer.ts';
 const CHECKPOINT_BYTES = 16 * 1024 * 1024;
 /** Readings applied together from the journal in one transaction. */
 const APPLY_READINGS = 20_000;
+/**
+ * How long a series or energy read waits for the journaled batches to be applied (the end of a short
+ * checkpoint) before it answers from what DuckDB has committed.
+ */
+export const READ_WAIT_MS = 100;
 
 /** A journaled batch waiting for DuckDB. */
 interface Parked {
@@ -49,6 +59,11 @@ export class Checkpoints {
     private readonly writer: WritePath,
     /** Readings the journal takes while a checkpoint runs; past it, writes wait for DuckDB (backpressure). */
     private readonly maxParkedRows: number,
+    /**
+     * Awaited inside every checkpoint, after DuckDB's CHECKPOINT, before the journaled batches are
+     * applied (tests: a checkpoint that lasts until the test lets it end).
+     */
+    private readonly hold: (() => Promise<void>) | null = null,
   ) {}
 
   /** Writes a checked batch: to the journal while a checkpoint runs, else committed in turn. */
@@ -171,9 +186,27 @@ export class Checkpoints {
       });
   }
 
-  /** Reads see every acknowledged write: journaled batches are applied first (after the checkpoint). */
-  async applied(): Promise<void> {
-    if (this.parked.length > 0) await this.checkpoint;
+  /**
+   * Waits until the journaled batches are applied (the checkpoint ends), `maxMs` at most, and answers
+   * whether they are: past it, a read answers from what DuckDB has committed.
+   */
+  async caughtUp(maxMs = READ_WAIT_MS): Promise<boolean> {
+    const running = this.checkpoint;
+    if (this.parked.length === 0 || !running) return this.parked.length === 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      running.catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, maxMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    return this.parked.length === 0;
+  }
+
+  /** The journaled batches not yet applied to DuckDB, in arrival order (a batch leaves once committed). */
+  pending(): ColumnBatch[] {
+    return this.parked.length === 0 ? [] : this.parked.map((p) => p.batch);
   }
 
   /** The checkpoint in progress, if any, to wait for. */
@@ -231,6 +264,7 @@ export class Checkpoints {
           await ck.run('CHECKPOINT').catch(() => {
             this.walBytes = CHECKPOINT_BYTES / 2;
           });
+          await this.hold?.().catch(() => undefined);
         }
         await this.applyParked();
       })

@@ -39,7 +39,10 @@ export class EnergyReader {
   constructor(
     private readonly db: Db,
     private readonly devices: DeviceRegistry,
-    /** Checks the store is open and waits until every acknowledged write can be read. */
+    /**
+     * Checks the store is open and waits a moment (`READ_WAIT_MS` at most, checkpoints.ts) for the
+     * batches journaled during a checkpoint: past it, the answer leaves them out until they are applied.
+     */
     private readonly ready: () => Promise<void>,
   ) {}
 

@@ -53,18 +53,31 @@ export class MemoryLimits {
     }
   }
 
-  /** `during` for an async iterable (a raw stream): from the first item asked until it ends or is left. */
+  /**
+   * `during` for an async iterable (a raw stream, an export's read): from the first item asked until it
+   * ends or is left. Setting the limit takes the write lock; a read waits for that only when the lock is
+   * free (a moment), never behind what holds it — a checkpoint may for a minute. The stream then starts
+   * under the limit in force, and the lower one takes over once the lock is free (each setting applies
+   * the limit in force when it runs, so two of them cannot land out of order).
+   */
   async *iterate<T>(items: AsyncIterable<T>): AsyncIterable<T> {
     if (!this.low) {
       yield* items;
       return;
     }
-    await this.enter();
+    await this.unlessBusy(() => this.enter());
     try {
       yield* items;
     } finally {
-      await this.exit();
+      await this.unlessBusy(() => this.exit());
     }
+  }
+
+  /** Runs `set` and waits for it if the write lock is free, else lets it run when the lock is. */
+  private async unlessBusy(set: () => Promise<void>): Promise<void> {
+    const free = !this.db.lock.busy;
+    const done = set();
+    if (free) await done;
   }
 
   /**
@@ -93,10 +106,12 @@ export class MemoryLimits {
    * stays, which costs memory but nothing else.
    */
   private async apply(): Promise<void> {
-    await this.db.lock.run(async () => {
-      if (this.db.closed) return;
-      await this.db.w.run(`SET memory_limit = '${this.current()}'`).catch(() => undefined);
-    });
+    await this.db.lock
+      .run(async () => {
+        if (this.db.closed) return;
+        await this.db.w.run(`SET memory_limit = '${this.current()}'`).catch(() => undefined);
+      })
+      .catch(() => undefined);
   }
 }
 

@@ -75,6 +75,11 @@ export interface DuckDbStoreOptions {
    * (or not below `memoryLimit`): `memoryLimit`.
    */
   bulkMemoryLimit?: string;
+  /**
+   * Tests only: awaited inside every checkpoint, after DuckDB's CHECKPOINT and before the batches
+   * journaled meanwhile are applied — a checkpoint that lasts until the test lets it end.
+   */
+  holdCheckpoint?: () => Promise<void>;
 }
 
 /** Whether `text` is a size DuckDB's `memory_limit` takes: a number and a unit (`512MB`, `1.5GiB`). */
@@ -125,10 +130,11 @@ export class DuckDbStore implements TelemetryStore {
   private constructor(
     private readonly db: Db,
     maxParkedRows: number,
+    holdCheckpoint: (() => Promise<void>) | null,
   ) {
     const { devicesOf: devices, state } = this;
     this.writer = new WritePath(db, devices, state, (bytes) => this.checkpoints.committed(bytes));
-    this.checkpoints = new Checkpoints(db, this.writer, maxParkedRows);
+    this.checkpoints = new Checkpoints(db, this.writer, maxParkedRows, holdCheckpoint);
     this.bulk = new BulkLoader(
       db,
       devices,
@@ -137,11 +143,13 @@ export class DuckDbStore implements TelemetryStore {
       () => this.limits?.relieve() ?? Promise.resolve(false),
     );
     this.rollups = new RollupRefresher(db, state);
+    // No read waits for a checkpoint (checkpoints.ts): series and energy a moment at most for the
+    // batches journaled meanwhile, raw pages and newest values lay them over what DuckDB answers.
     const ready = async () => {
       db.assertOpen();
-      await this.checkpoints.applied();
+      await this.checkpoints.caughtUp();
     };
-    this.raw = new RawReader(db, devices, state, ready);
+    this.raw = new RawReader(db, devices, state, () => this.checkpoints.pending());
     this.seriesReader = new SeriesReader(db, devices, ready);
     this.energyReader = new EnergyReader(db, devices, ready);
   }
@@ -149,7 +157,7 @@ export class DuckDbStore implements TelemetryStore {
   static async open(opts: DuckDbStoreOptions = {}): Promise<DuckDbStore> {
     const { instance, w, r, ck, rebuild } = await openDatabase(opts);
     const db = new Db(instance, w, r, ck, opts.rules);
-    const store = new DuckDbStore(db, opts.journalMaxRows ?? MAX_PARKED_ROWS);
+    const store = new DuckDbStore(db, opts.journalMaxRows ?? MAX_PARKED_ROWS, opts.holdCheckpoint ?? null);
     await store.devicesOf.load(w);
     await store.state.load(w);
     if (opts.path) await store.checkpoints.openJournal(`${opts.path}.journal`);
@@ -360,14 +368,20 @@ export class DuckDbStore implements TelemetryStore {
     return this.db.lock.run(() => this.writer.deleteDevice(deviceKey));
   }
 
+  /** Devices with readings: those DuckDB holds, and those of the batches journaled during a checkpoint. */
   async devices(): Promise<string[]> {
     this.db.assertOpen();
-    await this.checkpoints.applied();
+    const parked = this.checkpoints.pending();
     const found = await readRows(
       this.db.r,
       'SELECT k.key FROM rollup_state s JOIN device_keys k ON k.id = s.device WHERE s.newest IS NOT NULL ORDER BY k.key',
     );
-    return found.map((r) => r[0] as string);
+    const keys = found.map((r) => r[0] as string);
+    if (parked.length === 0) return keys;
+    const all = new Set(keys);
+    for (const b of parked)
+      for (let d = 0; d < b.keys.length; d++) if (Number.isFinite(b.minByDev[d]!)) all.add(b.keys[d]!);
+    return [...all].sort();
   }
 
   async health(): Promise<StoreHealth> {

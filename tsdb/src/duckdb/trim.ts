@@ -13,7 +13,10 @@
  *
  * The lowered limit must never meet a query that needs more: a trim runs only when no read and no bulk
  * load is in progress, under the write lock (so no commit, checkpoint or rollup window runs beside it),
- * and a read or bulk load that starts meanwhile waits for it (a few milliseconds).
+ * and a read or bulk load that starts meanwhile waits for it (a few milliseconds). Reads wait only for
+ * the trim itself, never for what holds the write lock before it: the gate closes once the trim has the
+ * lock (a trim asked during a checkpoint lasting a minute would otherwise hold every read for that
+ * minute), and a read that started while the trim waited for the lock makes it give up (`busy`).
  */
 import { memorySizeBytes } from '@kilowatch/core';
 import { type Db, readRows } from './db.ts';
@@ -41,7 +44,10 @@ export class MemoryTrim {
   private lastEnd = 0;
   /** Whether a read, a bulk load or a rollup refresh ran since the last trim (live writes do not count). */
   private used = false;
+  /** Set while a trim holds the write lock: reads and bulk loads that start wait for it. */
   private gate: Promise<unknown> | null = null;
+  /** The trim asked for and not yet over (waiting for the write lock, or running). */
+  private queued: Promise<TrimResult> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -119,38 +125,52 @@ export class MemoryTrim {
    * Trims now unless a read or bulk load is running (`busy`), nothing ran since the last trim or DuckDB
    * holds no more than the idle limit (`small`). The timer calls it; tests call it directly.
    */
-  async trim(): Promise<TrimResult> {
-    if (this.db.closed) return 'closed';
-    if (this.active > 0 || this.gate) return 'busy';
-    if (!this.used) return 'small';
+  trim(): Promise<TrimResult> {
+    if (this.db.closed) return Promise.resolve('closed');
+    // One trim asked for at a time: the timer keeps asking while a checkpoint holds the write lock.
+    if (this.queued) return this.queued;
+    if (this.active > 0) return Promise.resolve('busy');
+    if (!this.used) return Promise.resolve('small');
     const run = this.db.lock.run(async (): Promise<TrimResult> => {
       if (this.db.closed) return 'closed';
       if (this.active > 0) return 'busy';
-      this.used = false;
-      const [row] = await readRows(
-        this.db.w,
-        `SELECT sum(memory_usage_bytes)::DOUBLE, (sum(memory_usage_bytes) FILTER (tag = 'BASE_TABLE'))::DOUBLE FROM duckdb_memory()`,
-      );
-      const held = Number(row?.[0]);
-      // The idle limit, or all DuckDB holds besides the file's blocks (BASE_TABLE) and a little room,
-      // whichever is higher: only those blocks are evicted (see the header).
-      const target = Math.max(
-        memorySizeBytes(this.opts.idleLimit),
-        held - Number(row?.[1] ?? 0) + KEEP_BYTES,
-      );
-      if (!(held > target)) return 'small';
+      // From here until the limit is set back, a read or bulk load that starts waits (`enter`).
+      let open = (): void => undefined;
+      this.gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
       try {
-        await this.db.w.run(`SET memory_limit = '${Math.ceil(target / 1024)}KiB'`);
+        return await this.shrink();
       } finally {
-        await this.db.w.run(`SET memory_limit = '${this.opts.limit()}'`);
+        this.gate = null;
+        open();
       }
-      return 'trimmed';
     });
-    this.gate = run;
+    this.queued = run;
+    const done = () => {
+      if (this.queued === run) this.queued = null;
+    };
+    run.then(done, done);
+    return run;
+  }
+
+  /** Lowers the limit to what the file's cached blocks may keep and sets it back (the write lock held). */
+  private async shrink(): Promise<TrimResult> {
+    this.used = false;
+    const [row] = await readRows(
+      this.db.w,
+      `SELECT sum(memory_usage_bytes)::DOUBLE, (sum(memory_usage_bytes) FILTER (tag = 'BASE_TABLE'))::DOUBLE FROM duckdb_memory()`,
+    );
+    const held = Number(row?.[0]);
+    // The idle limit, or all DuckDB holds besides the file's blocks (BASE_TABLE) and a little room,
+    // whichever is higher: only those blocks are evicted (see the header).
+    const target = Math.max(memorySizeBytes(this.opts.idleLimit), held - Number(row?.[1] ?? 0) + KEEP_BYTES);
+    if (!(held > target)) return 'small';
     try {
-      return await run;
+      await this.db.w.run(`SET memory_limit = '${Math.ceil(target / 1024)}KiB'`);
     } finally {
-      this.gate = null;
+      await this.db.w.run(`SET memory_limit = '${this.opts.limit()}'`);
     }
+    return 'trimmed';
   }
 }
