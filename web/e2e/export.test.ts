@@ -325,10 +325,10 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
     expect(text).not.toContain('Voltage L2');
 
     // Polish: the picker names the same parameters in Polish, with units.
+    // (stored, as the language select leaves it)
+    await page.evaluate(() => localStorage.setItem('kw.language', 'pl'));
     await page.goto(`${api.url}${detailsPathFor(device.id, device.typeCode, device.phases ?? 3)}`);
     await page.getByTestId('device-title').waitFor();
-    await page.getByTestId('language-select').filter({ visible: true }).click();
-    await page.getByRole('option', { name: 'Polski' }).click();
     await page.getByTestId('export-button').click();
     const pl = page.getByRole('dialog', { name: 'Eksport danych' });
     await pl.waitFor();
@@ -336,10 +336,8 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
     await pl.getByTestId('export-params').click();
     await page.getByRole('option', { name: 'Napięcie L1 (V)', exact: true }).waitFor();
     expect(await page.getByRole('option', { name: 'Moc L1 (W)', exact: true }).count()).toBe(1);
+    await page.evaluate(() => localStorage.setItem('kw.language', 'en'));
     await page.goto(`${api.url}${detailsPathFor(device.id, device.typeCode, device.phases ?? 3)}`);
-    await page.getByTestId('device-title').waitFor();
-    await page.getByTestId('language-select').filter({ visible: true }).click();
-    await page.getByRole('option', { name: 'English' }).click();
     await page.waitForFunction(() => document.documentElement.lang === 'en');
   });
 
