@@ -21,6 +21,7 @@ import {
   WEB_DIR,
 } from '../src/testing.ts';
 import { explainFailures } from './explain.ts';
+import { answerTo, localDayBefore } from './picking.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
 if (skip) console.warn(`web e2e (analytics) skipped: ${skip}`);
@@ -32,17 +33,28 @@ interface ApiDevice {
   id: number;
   name: string;
   typeCode: number;
+  location: { id: number; name: string } | null;
 }
 
 interface ConsumptionAnswer {
   rows: {
     deviceId: number;
     bucket: number;
+    tz: string;
     import: number | null;
     export: number | null;
     balance: number | null;
   }[];
 }
+
+/** The calendar day (`YYYY-MM-DD`) an instant falls on in `zone`. */
+const localDay = (ts: number, zone: string) =>
+  new Intl.DateTimeFormat('en-CA', {
+    timeZone: zone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(ts);
 
 describe.skipIf(skip !== null)('analytics screen against the embedded API', () => {
   let api: RunningApi;
@@ -248,11 +260,15 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     // the page did. The answers pass through here on their way to the page, and the last one for both
     // meters is the one the page shows.
     let body: ConsumptionAnswer | undefined;
+    let asked: URL | undefined;
     const consumption = (url: URL) => url.pathname === '/api/analytics/consumption';
     await page.route(consumption, async (route) => {
       const response = await route.fetch();
       const json = (await response.json()) as ConsumptionAnswer;
-      if (route.request().url().includes(both)) body = json;
+      if (route.request().url().includes(both)) {
+        body = json;
+        asked = new URL(route.request().url());
+      }
       await route.fulfill({ response, json });
     });
     const answered = page.waitForResponse(
@@ -266,12 +282,21 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await answered;
     await page.getByTestId('consumption-totals').waitFor();
     await page.unroute(consumption);
-    if (!body) throw new Error('the page never asked for both meters’ consumption');
-    const buckets = new Set(body.rows.map((r) => r.bucket));
-    expect(buckets.size).toBeGreaterThan(20);
-    expect(await page.getByTestId('consumption-row').count()).toBe(buckets.size);
+    if (!body || !asked) throw new Error('the page never asked for both meters’ consumption');
+    // The chosen days, in the profile's zone; each row of the answer is a day in its device's own zone,
+    // and a device in another zone also answers its day at one end of the range.
+    const tz = (await page.evaluate(() => localStorage.getItem('kw.timezone'))) || DEFAULT_TIMEZONE;
+    const first = localDay(Date.parse(asked.searchParams.get('from')!), tz);
+    const last = localDay(Date.parse(asked.searchParams.get('to')!) - 1, tz);
+    const shown = body.rows.filter((r) => {
+      const day = localDay(r.bucket, r.tz);
+      return day >= first && day <= last;
+    });
+    const days = new Set(shown.map((r) => localDay(r.bucket, r.tz)));
+    expect(days.size).toBeGreaterThan(20);
+    expect(await page.getByTestId('consumption-row').count()).toBe(days.size);
     for (const m of meters) {
-      const own = body.rows.filter((r) => r.deviceId === m.id);
+      const own = shown.filter((r) => r.deviceId === m.id);
       expect(own.length).toBeGreaterThan(0);
       for (const field of ['import', 'export', 'balance'] as const) {
         const values = own.map((r) => r[field]).filter((v): v is number => v !== null);
@@ -288,8 +313,114 @@ describe.skipIf(skip !== null)('analytics screen against the embedded API', () =
     await page.getByTestId('consumption-interval').getByText('Month').click();
     await page.waitForFunction(
       (n) => document.querySelectorAll('[data-testid=consumption-row]').length < n,
-      buckets.size,
+      days.size,
     );
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('tabulates meters in Warsaw and London one row per calendar day and month, each zone in its header (en, pl)', {
+    timeout: 180_000,
+  }, async () => {
+    const tz = (await page.evaluate(() => localStorage.getItem('kw.timezone'))) || DEFAULT_TIMEZONE;
+    const locations = await get<{ id: number; timezone: string }[]>('/locations');
+    const zoneOf = (d: ApiDevice) => locations.find((l) => l.id === d.location?.id)?.timezone;
+    const candidates = (await get<ApiDevice[]>('/devices')).filter(
+      (d) => d.typeCode !== 17 && d.typeCode !== 10,
+    );
+    const warsaw = candidates.find((d) => zoneOf(d) === 'Europe/Warsaw');
+    const london = candidates.find((d) => zoneOf(d) === 'Europe/London');
+    if (!warsaw || !london) throw new Error('the demo has no meter in Warsaw and one in London');
+    await waitForEnergy(london.id);
+    // Three whole past days in the profile's zone, named from the clock the suite runs at.
+    const days = [localDayBefore(3, tz), localDayBefore(2, tz), localDayBefore(1, tz)];
+    const ids = `${warsaw.id},${london.id}`;
+    const asksBoth = (interval: string) => (url: URL) =>
+      url.pathname === '/api/analytics/consumption' &&
+      url.searchParams.get('deviceIds') === ids &&
+      url.searchParams.get('interval') === interval;
+    const writeDay = (day: string, lang: string) =>
+      new Intl.DateTimeFormat(lang === 'pl' ? 'pl-PL' : 'en-US', {
+        timeZone: 'UTC',
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+      }).format(Date.parse(`${day}T12:00:00Z`));
+    const writeMonth = (month: string, lang: string) =>
+      new Intl.DateTimeFormat(lang === 'pl' ? 'pl-PL' : 'en-US', {
+        timeZone: 'UTC',
+        year: 'numeric',
+        month: 'long',
+      }).format(Date.parse(`${month}-15T12:00:00Z`));
+    const firstCells = () => page.getByTestId('consumption-row').locator('td:first-child').allTextContents();
+
+    const byDay = answerTo(page, asksBoth('1d'), 'the two meters’ daily consumption');
+    await page.goto(`${api.url}/analytics?tab=consumption&devices=${ids}&cfrom=${days[0]}&cto=${days[2]}`);
+    const answer = (await (await byDay).json()) as ConsumptionAnswer;
+    await page.getByTestId('consumption-totals').waitFor();
+    // The case at hand: the API answers the London meter's own day before the first chosen one as well.
+    const londonRows = answer.rows.filter((r) => r.deviceId === london.id);
+    expect(londonRows.every((r) => r.tz === 'Europe/London')).toBe(true);
+    expect(londonRows.map((r) => localDay(r.bucket, 'Europe/London'))).toContain(localDayBefore(4, tz));
+    // One row per chosen day, named by its date alone; nothing before From.
+    expect(await firstCells()).toEqual(days.map((d) => writeDay(d, 'en')));
+    expect(await page.getByTestId(`consumption-device-${warsaw.id}`).textContent()).toContain(
+      'Europe/Warsaw',
+    );
+    expect(await page.getByTestId(`consumption-device-${london.id}`).textContent()).toContain(
+      'Europe/London',
+    );
+    expect(await page.locator('[data-testid=consumption-table] caption').textContent()).toContain(
+      "each device's days in its own time zone",
+    );
+    // Each cell and total is the device's energy of that day in its own zone.
+    const londonDays = londonRows.filter((r) => days.includes(localDay(r.bucket, 'Europe/London')));
+    expect(londonDays).toHaveLength(3);
+    const imports = await page
+      .getByTestId('consumption-row')
+      .evaluateAll((rows) => rows.map((r) => r.querySelectorAll('td')[4]?.textContent));
+    expect(imports).toEqual(londonDays.map((r) => formatKwh(r.import)));
+    const sum = londonDays.map((r) => r.import).filter((v): v is number => v !== null);
+    expect(await page.getByTestId(`total-${london.id}-import`).textContent()).toBe(
+      formatKwh(sum.length ? sum.reduce((a, b) => a + b, 0) : null),
+    );
+
+    // By month: one row per calendar month of those days, named by month and year alone.
+    const months = [...new Set(days.map((d) => d.slice(0, 7)))];
+    const byMonth = answerTo(page, asksBoth('1mo'), 'the two meters’ monthly consumption');
+    await page.getByTestId('consumption-interval').getByText('Month').click();
+    await byMonth;
+    await page.waitForFunction(
+      (want) =>
+        [...document.querySelectorAll('[data-testid=consumption-row] td:first-child')]
+          .map((td) => td.textContent)
+          .join('|') === want,
+      months.map((m) => writeMonth(m, 'en')).join('|'),
+    );
+    expect(await firstCells()).toEqual(months.map((m) => writeMonth(m, 'en')));
+
+    // Polish (stored, as the language select leaves it): the same rows in Polish dates and zone names.
+    await page.evaluate(() => localStorage.setItem('kw.language', 'pl'));
+    await page.goto(`${api.url}/analytics?tab=consumption&devices=${ids}&cfrom=${days[0]}&cto=${days[2]}`);
+    await page.getByTestId('consumption-interval').getByText('Dzień').waitFor();
+    await page.waitForFunction(
+      (want) =>
+        [...document.querySelectorAll('[data-testid=consumption-row] td:first-child')]
+          .map((td) => td.textContent)
+          .join('|') === want,
+      days.map((d) => writeDay(d, 'pl')).join('|'),
+    );
+    expect(await page.getByTestId(`consumption-device-${london.id}`).textContent()).toContain(
+      'Strefa czasowa Europe/London',
+    );
+    // A range past the table's limit says the limit.
+    await page.goto(`${api.url}/analytics?tab=consumption&devices=${ids}&cfrom=2020-01-01&cto=${days[2]}`);
+    expect(await page.getByTestId('consumption-too-long').textContent()).toContain('366 dni');
+    await page.evaluate(() => localStorage.setItem('kw.language', 'en'));
+    await page.reload();
+    await page
+      .getByTestId('consumption-too-long')
+      .getByText(/at most 366 days/)
+      .waitFor();
     expect(await seriousViolations(page)).toEqual([]);
   });
 

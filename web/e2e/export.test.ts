@@ -48,6 +48,8 @@ interface ExportBody {
 }
 
 const PARAMS = ['vave1', 'vave2', 'iave3'];
+/** The same parameters as the picker and the CSV's first header row name them. */
+const PARAM_LABELS = ['Voltage L1 (V)', 'Voltage L2 (V)', 'Current L3 (A)'];
 
 function hasPdfInfo(): boolean {
   try {
@@ -159,7 +161,7 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
     await dialog().getByText('Please select at least one parameter.').waitFor();
     expect(await dialog().getByText('Select file type to export.').count()).toBe(0);
 
-    await pickParams(['vave1']);
+    await pickParams(['Voltage L1 (V)']);
     // A date field's calendar opens below it while it has the focus; it closes when the field is left.
     await dialog().getByTestId('export-from').fill('');
     await dialog().getByTestId('export-from').blur();
@@ -195,7 +197,7 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
     await openDialog();
     await dialog().getByTestId('export-format-csv').check();
     await dialog().getByTestId('export-params-selected').check();
-    await pickParams(PARAMS);
+    await pickParams(PARAM_LABELS);
     await dialog().getByTestId('export-from').fill(yesterday);
     await dialog().getByTestId('export-to').fill(yesterday);
     await dialog().getByTestId('export-filename').fill('kw-e2e-readings');
@@ -226,9 +228,11 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
     const jobId = (await get<{ id: number }[]>('/api/exports'))[0]!.id;
     expect(hubFrames.filter((f) => f.id === jobId).map((f) => f.status)).toContain('done');
     const rows = parseCsv(readFileSync((await file.path())!, 'utf8')).filter((r) => r.length > 1);
-    const [header, ...data] = rows;
-    expect(header?.slice(0, 3)).toEqual(['timestamp_utc', `timestamp_local (${tz})`, 'device']);
-    expect(header?.slice(3)).toEqual(PARAMS);
+    // Names with units first, then the codes for scripts.
+    const [names, codes, ...data] = rows;
+    expect(names).toEqual(['Time (UTC)', `Local time (${tz})`, 'Device', ...PARAM_LABELS]);
+    expect(codes?.slice(0, 3)).toEqual(['timestamp_utc', `timestamp_local (${tz})`, 'device']);
+    expect(codes?.slice(3)).toEqual(PARAMS);
 
     // The data log for the same range and parameters, every page.
     const log: { ts: string; values: Record<string, number | null> }[] = [];
@@ -288,6 +292,53 @@ describe.skipIf(skip !== null)('exports and voltage quality in the browser', () 
       // Without poppler the trailer still proves a complete file.
       expect(bytes.subarray(-1024).toString('latin1')).toContain('%%EOF');
     }
+  });
+
+  it('offers parameters by name with unit, in Polish too, and reports the chosen ones in the PDF', {
+    timeout: 180_000,
+  }, async () => {
+    await openDialog();
+    await dialog().getByTestId('export-params-selected').check();
+    await dialog().getByTestId('export-params').click();
+    // Names with units, no code among the options.
+    await page.getByRole('option', { name: 'Power L1 (W)', exact: true }).waitFor();
+    const offered = await page.getByRole('option').allTextContents();
+    expect(offered).toContain('Voltage L1 (V)');
+    expect(offered.filter((o) => /^[a-z]+\d?(_[a-z]+)?$/.test(o))).toEqual([]);
+    await page.getByRole('option', { name: 'Power L1 (W)', exact: true }).click();
+    await pickParams(['Voltage L1 (V)']);
+    await dialog().getByTestId('export-format-pdf').check();
+    await dialog().getByTestId('export-from').fill(yesterday);
+    await dialog().getByTestId('export-to').fill(yesterday);
+    await dialog().getByTestId('export-to').blur();
+    const posted = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/api/exports'));
+    const downloaded = page.waitForEvent('download', { timeout: 120_000 });
+    await dialog().getByTestId('export-submit').click();
+    expect(((await posted).postDataJSON() as ExportBody).params).toEqual(['pave1', 'vave1']);
+    const path = (await (await downloaded).path())!;
+    const text = execFileSync('pdftotext', ['-layout', path, '-'], { encoding: 'utf8' });
+    expect(text).toContain('Power L1 (W) per day');
+    expect(text).toContain('Voltage L1 (V) per day');
+    expect(text).toMatch(new RegExp(`${yesterday}\\s+-?\\d+\\.\\d{3}\\s+-?\\d+\\.\\d{3}\\s+-?\\d+\\.\\d{3}`));
+    // Only the chosen phase's voltage is drawn.
+    expect(text).toMatch(/Mean voltage per phase \(V\)\s+L1\s*$/m);
+    expect(text).not.toContain('Voltage L2');
+
+    // Polish: the picker names the same parameters in Polish, with units.
+    // (stored, as the language select leaves it)
+    await page.evaluate(() => localStorage.setItem('kw.language', 'pl'));
+    await page.goto(`${api.url}${detailsPathFor(device.id, device.typeCode, device.phases ?? 3)}`);
+    await page.getByTestId('device-title').waitFor();
+    await page.getByTestId('export-button').click();
+    const pl = page.getByRole('dialog', { name: 'Eksport danych' });
+    await pl.waitFor();
+    await pl.getByTestId('export-params-selected').check();
+    await pl.getByTestId('export-params').click();
+    await page.getByRole('option', { name: 'Napięcie L1 (V)', exact: true }).waitFor();
+    expect(await page.getByRole('option', { name: 'Moc L1 (W)', exact: true }).count()).toBe(1);
+    await page.evaluate(() => localStorage.setItem('kw.language', 'en'));
+    await page.goto(`${api.url}${detailsPathFor(device.id, device.typeCode, device.phases ?? 3)}`);
+    await page.waitForFunction(() => document.documentElement.lang === 'en');
   });
 
   it("shows every phase's voltage quality as the API computes it", async () => {

@@ -14,6 +14,7 @@ import { nextTurn, PARAM_NAMES } from '@kilowatch/core';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import type { DeviceContext, Range } from '../analytics/context.ts';
 import { csvLine, localTimestampFormatter, numberCell, textCell } from './csv.ts';
+import { exportParamLabel } from './paramNames.ts';
 import { writePdfReport } from './pdf.ts';
 
 const require = createRequire(import.meta.url);
@@ -104,6 +105,15 @@ export async function writeCsv(
     space(bytes);
     if (!out.write(text)) await Promise.race([once(out, 'drain'), failed]);
   };
+  // Two header rows: names with units for people, then the parameter codes for scripts (docs/api.md §Exports).
+  await write(
+    csvLine([
+      'Time (UTC)',
+      textCell(`Local time (${ctx.tz})`),
+      'Device',
+      ...columns.map((c) => textCell(exportParamLabel(c))),
+    ]),
+  );
   await write(csvLine(['timestamp_utc', `timestamp_local (${ctx.tz})`, 'device', ...columns]));
   const span = Math.max(1, range.to - range.from);
   if (columns.length > 0) {
@@ -172,7 +182,15 @@ export async function writeExport(
       temps.push(tmp);
       const step = (x: number) => progress((i + Math.min(1, Math.max(0, x))) / devices.length);
       if (format === 'csv') await writeCsv(store, d.ctx, range, params, tmp, step, (b) => space(done + b));
-      else await writePdfReport(store, d.ctx, range, tmp);
+      else
+        await writePdfReport(
+          store,
+          d.ctx,
+          range,
+          tmp,
+          await exportColumns(store, d.ctx.deviceKey, params),
+          params === 'all',
+        );
       done += (await stat(tmp)).size;
       space(done);
       step(1);

@@ -126,7 +126,16 @@ describe('exports', () => {
     expect(file.statusCode).toBe(200);
     expect(file.headers['content-disposition']).toBe('attachment; filename="Marz_report.csv"');
     const rows = parseCsv(file.body);
+    // Names with units for people, then the codes for scripts.
     expect(rows[0]).toEqual([
+      'Time (UTC)',
+      'Local time (Europe/Warsaw)',
+      'Device',
+      'Power L1 (W)',
+      'Voltage L1 (V)',
+      'Active energy import L1 (kWh)',
+    ]);
+    expect(rows[1]).toEqual([
       'timestamp_utc',
       'timestamp_local (Europe/Warsaw)',
       'device',
@@ -134,7 +143,7 @@ describe('exports', () => {
       'vave1',
       'eai1',
     ]);
-    const data = rows.slice(1);
+    const data = rows.slice(2);
     expect(data).toHaveLength(24 * 60);
     // The formula-looking device name is neutralised, and stays one cell.
     expect(data[0]![2]).toBe(`'=HYPERLINK("http://x")`);
@@ -214,6 +223,53 @@ describe('exports', () => {
     ])
       if (typeof want === 'string') expect(text).toContain(want);
       else expect(text).toMatch(want);
+  });
+
+  it('writes a PDF report of the chosen parameters, per day, named with their units', async () => {
+    const { job, file } = await exportAndDownload(alice, {
+      deviceIds: [meter.id],
+      params: ['vave1', 'pave1', 'eai1'],
+      format: 'pdf',
+      ...range,
+    });
+    expect(job.status).toBe('done');
+    const text = await pdfText(file.rawPayload);
+    if (text === null) return;
+    for (const want of [
+      // Voltage of the chosen phase only: 230.0 … 230.6 V, a mean of 230.3 V over the minutes of the day.
+      /Mean voltage per phase \(V\)\s+L1\s*$/m,
+      'Voltage L1 (V) per day',
+      /Period\s+Mean\s+Min\s+Max/,
+      /2026-03-29\s+230\.3\d\d\s+230\.000\s+230\.600/,
+      'Power L1 (W) per day',
+      /2026-03-29\s+-12\.500\s+-12\.500\s+-12\.500/,
+      // A counter: its lowest and highest reading of the (23-hour) day and their difference.
+      'Active energy import L1 (kWh) per day',
+      /Period\s+Lowest\s+Highest\s+Highest - lowest/,
+      /2026-03-29\s+100\.000\s+122\.983\s+22\.983/,
+      /2026-03-30\s+123\.000\s+123\.983\s+0\.983/,
+    ])
+      if (typeof want === 'string') expect(text).toContain(want);
+      else expect(text).toMatch(want);
+    // What was not chosen is not there: no other phase, no list of every parameter.
+    expect(text).not.toMatch(/\bL2\b/);
+    expect(text).not.toContain('Parameters reported');
+  });
+
+  it('lists every reported parameter with its unit and range in a report of all parameters', async () => {
+    const { file } = await exportAndDownload(alice, {
+      deviceIds: [meter.id],
+      params: 'all',
+      format: 'pdf',
+      ...range,
+    });
+    const text = await pdfText(file.rawPayload);
+    if (text === null) return;
+    expect(text).toContain('Parameters reported (lowest and highest in the period)');
+    expect(text).toMatch(/Power L1 \(W\)\s+-12\.500\s+-12\.500/);
+    expect(text).toMatch(/Voltage L1 \(V\)\s+230\.000\s+230\.600/);
+    expect(text).toMatch(/Active energy import L1 \(kWh\)\s+100\.000\s+123\.983/);
+    expect(text).not.toContain('pave1');
   });
 
   it('writes a PDF report of a meter without readings that says so, and prices nothing', async () => {

@@ -7,7 +7,13 @@ import { useT } from '../../i18n/i18n.ts';
 import { DateField } from '../../ranges/DateField.tsx';
 import { todayIn } from '../../ranges/RangeControl.tsx';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
-import { bucketLabel, buildConsumptionTable, formatKwh, tableRangeTooLong } from './consumptionTable.ts';
+import {
+  buildConsumptionTable,
+  formatKwh,
+  periodLabel,
+  TABLE_MAX_DAYS,
+  tableRangeTooLong,
+} from './consumptionTable.ts';
 import { lastDays, rangeOfDays } from './dates.ts';
 import { useAnalyticsSearch } from './useAnalyticsSearch.ts';
 
@@ -52,8 +58,14 @@ export function ConsumptionSection({
   const tooLong = range !== null && tableRangeTooLong(range, interval);
   const consumption = useConsumption(query, ids.length > 0 && range !== null && !tooLong);
   const table = useMemo(
-    () => (consumption.data ? buildConsumptionTable(consumption.data.rows, query.deviceIds) : null),
-    [consumption.data, query.deviceIds],
+    () =>
+      consumption.data
+        ? buildConsumptionTable(consumption.data.rows, query.deviceIds, interval, {
+            from: days.from,
+            to: days.to,
+          })
+        : null,
+    [consumption.data, query.deviceIds, interval, days.from, days.to],
   );
   const nameOf = (id: number) => devices.find((d) => Number(d.id) === id)?.name ?? String(id);
 
@@ -115,7 +127,9 @@ export function ConsumptionSection({
           <Alert color="gray">{t('val.dateRange')}</Alert>
         ) : tooLong ? (
           <Alert color="orange" data-testid="consumption-too-long">
-            {t('msg.rangeTooLong')}
+            {interval === '1mo'
+              ? t('analytics.tableTooLong.month', { max: TABLE_MAX_DAYS['1mo'] / 366 })
+              : t('analytics.tableTooLong.day', { max: TABLE_MAX_DAYS['1d'] })}
           </Alert>
         ) : consumption.isError ? (
           <ErrorState error={consumption.error} onRetry={() => void consumption.refetch()} />
@@ -139,13 +153,35 @@ export function ConsumptionSection({
               data-testid="consumption-table"
               miw={200 + 240 * table.deviceIds.length}
             >
-              <Table.Caption>{t('analytics.consumptionCaption', { unit: 'kWh', tz })}</Table.Caption>
+              <Table.Caption>
+                {t('analytics.consumptionCaption', {
+                  unit: 'kWh',
+                  tz,
+                  period: t(
+                    interval === '1mo'
+                      ? 'analytics.consumptionPeriod.month'
+                      : 'analytics.consumptionPeriod.day',
+                  ),
+                  periods: t(
+                    interval === '1mo'
+                      ? 'analytics.consumptionPeriods.month'
+                      : 'analytics.consumptionPeriods.day',
+                  ),
+                })}
+              </Table.Caption>
               <Table.Thead>
                 <Table.Tr>
-                  <Table.Th rowSpan={2}>{t('col.time')}</Table.Th>
-                  {table.deviceIds.map((id) => (
-                    <Table.Th key={id} colSpan={3} ta="center">
+                  <Table.Th rowSpan={2}>
+                    {t(interval === '1mo' ? 'analytics.interval.month' : 'analytics.interval.day')}
+                  </Table.Th>
+                  {table.deviceIds.map((id, i) => (
+                    <Table.Th key={id} colSpan={3} ta="center" data-testid={`consumption-device-${id}`}>
                       {nameOf(id)}
+                      {table.zones[i] && (
+                        <Text component="span" display="block" size="xs" fw={400} c="dimmed">
+                          {t('analytics.zoneOf', { tz: table.zones[i] })}
+                        </Text>
+                      )}
                     </Table.Th>
                   ))}
                 </Table.Tr>
@@ -165,8 +201,8 @@ export function ConsumptionSection({
               </Table.Thead>
               <Table.Tbody>
                 {table.rows.map((r) => (
-                  <Table.Tr key={r.bucket} data-testid="consumption-row">
-                    <Table.Td>{bucketLabel(r.bucket, interval, tz, locale)}</Table.Td>
+                  <Table.Tr key={r.period} data-testid="consumption-row">
+                    <Table.Td>{periodLabel(r.period, locale)}</Table.Td>
                     {table.deviceIds.flatMap((id, i) => [
                       <Table.Td key={`${id}-i`} ta="right">
                         {formatKwh(r.cells[i]?.import, locale)}

@@ -1,8 +1,8 @@
-/** The consumption table (docs/api.md `/analytics/consumption`): rows per bucket, one column group per device. */
+/** The consumption table (docs/api.md `/analytics/consumption`): rows per calendar period, one column group per device. */
 
 import { DAY_MS } from '@kilowatch/core';
 import type { ConsumptionInterval, ConsumptionRow } from '../../api/analytics/get-consumption.ts';
-import { dayjs, formatInstant, intlLocale } from '../../lib/time.ts';
+import { dayjs, formatDay, formatInstant, intlLocale } from '../../lib/time.ts';
 
 /** The longest range a table shows per interval: a year of days, ten years of months. */
 export const TABLE_MAX_DAYS: Record<ConsumptionInterval, number> = { '1d': 366, '1mo': 3660 };
@@ -24,14 +24,19 @@ export interface EnergyCell {
   balance: number | null;
 }
 
+/** A calendar period, zone-free: `YYYY-MM-DD` for a day, `YYYY-MM` for a month. */
+export type Period = string;
+
 export interface TableRow {
-  bucket: number;
+  period: Period;
   /** Cells in the order of the table's device ids; null where the API gave no row for that device. */
   cells: (EnergyCell | null)[];
 }
 
 export interface ConsumptionTable {
   deviceIds: number[];
+  /** Each device's time zone (the one its periods are counted in), in the order of `deviceIds`; null without rows. */
+  zones: (string | null)[];
   rows: TableRow[];
   totals: EnergyCell[];
 }
@@ -42,21 +47,42 @@ function add(a: number | null, b: number | null): number | null {
   return a === null ? b : a + b;
 }
 
-/** Buckets ascending; each device's import, export and balance; totals per device over every bucket. */
+/** The calendar period a bucket starts, in the zone of the device it belongs to. */
+export function periodOf(bucket: number, tz: string, interval: ConsumptionInterval): Period {
+  return dayjs(bucket)
+    .tz(tz)
+    .format(interval === '1mo' ? 'YYYY-MM' : 'YYYY-MM-DD');
+}
+
+/**
+ * One row per calendar period, ascending, each device's energy in its own zone's period (a London
+ * meter's 2 November beside a Warsaw meter's 2 November, not an hour apart); only the periods of the
+ * chosen days (`YYYY-MM-DD`, both inclusive): a device in another zone than the user's answers a
+ * period more at one end. Totals per device over the rows shown.
+ */
 export function buildConsumptionTable(
   rows: readonly ConsumptionRow[],
   deviceIds: readonly number[],
+  interval: ConsumptionInterval,
+  days?: { from: string; to: string },
 ): ConsumptionTable {
   const index = new Map(deviceIds.map((id, i) => [id, i]));
-  const byBucket = new Map<number, TableRow>();
+  const byPeriod = new Map<Period, TableRow>();
+  const zones: (string | null)[] = deviceIds.map(() => null);
   const totals: EnergyCell[] = deviceIds.map(() => ({ import: null, export: null, balance: null }));
+  const size = interval === '1mo' ? 7 : 10;
+  const first = days?.from.slice(0, size);
+  const last = days?.to.slice(0, size);
   for (const r of rows) {
     const col = index.get(r.deviceId);
     if (col === undefined) continue;
-    let row = byBucket.get(r.bucket);
+    zones[col] ??= r.tz;
+    const period = periodOf(r.bucket, r.tz, interval);
+    if ((first !== undefined && period < first) || (last !== undefined && period > last)) continue;
+    let row = byPeriod.get(period);
     if (!row) {
-      row = { bucket: r.bucket, cells: deviceIds.map(() => null) };
-      byBucket.set(r.bucket, row);
+      row = { period, cells: deviceIds.map(() => null) };
+      byPeriod.set(period, row);
     }
     row.cells[col] = { import: r.import, export: r.export, balance: r.balance };
     const tot = totals[col]!;
@@ -66,7 +92,9 @@ export function buildConsumptionTable(
   }
   return {
     deviceIds: [...deviceIds],
-    rows: [...byBucket.values()].sort((a, b) => a.bucket - b.bucket),
+    zones,
+    // ISO dates and months sort as text.
+    rows: [...byPeriod.values()].sort((a, b) => (a.period < b.period ? -1 : a.period > b.period ? 1 : 0)),
     totals,
   };
 }
@@ -86,19 +114,9 @@ export function formatKwh(v: number | null | undefined, locale = 'en'): string {
   });
 }
 
-/**
- * A bucket start in the user's zone and language: a date for days, a month for months; the time is added
- * when the device's local midnight is not midnight for the user (another zone).
- */
-export function bucketLabel(
-  bucket: number,
-  interval: ConsumptionInterval,
-  tz: string,
-  locale = 'en',
-): string {
-  const d = dayjs(bucket).tz(tz);
-  const midnight = d.hour() === 0 && d.minute() === 0;
-  if (!midnight) return formatInstant(bucket, tz, locale, 'minute');
-  if (interval === '1mo') return formatInstant(bucket, tz, locale, d.date() === 1 ? 'month' : 'date');
-  return formatInstant(bucket, tz, locale, 'date');
+/** A period as the interface language writes it: a date for a day, month and year for a month. */
+export function periodLabel(period: Period, locale = 'en'): string {
+  const m = /^(\d{4})-(\d{2})$/.exec(period);
+  if (!m) return formatDay(period, locale, 'date');
+  return formatInstant(Date.UTC(Number(m[1]), Number(m[2]) - 1, 1), 'UTC', locale, 'month');
 }

@@ -30,6 +30,7 @@ import { translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { dayjs } from '../../lib/time.ts';
 import { DateField } from '../../ranges/DateField.tsx';
+import { paramSelectData } from '../devices/paramNames.ts';
 import { exportableParams } from './params.ts';
 import { applyNews, type ExportProgress, isTerminal, percent, scheduled } from './progress.ts';
 import {
@@ -280,7 +281,7 @@ export function ExportButton({ deviceIds, params }: ExportButtonProps) {
               {form.mode === 'selected' && (
                 <MultiSelect
                   label={t('export.params.pick')}
-                  data={options}
+                  data={paramSelectData(t, options)}
                   value={[...form.params]}
                   onChange={(v) => set('params', v)}
                   searchable

@@ -26,7 +26,16 @@ export const analyticsEn = {
   'analytics.interval.month': 'Month',
   'analytics.pickDevices': 'Choose one or more devices to see their energy.',
   'analytics.consumption': 'Energy consumption',
-  'analytics.consumptionCaption': 'Energy per period in {unit}; times in {tz}',
+  'analytics.consumptionCaption':
+    "Energy per {period} in {unit}; each device's {periods} in its own time zone (named under its name); dates chosen in {tz}",
+  'analytics.consumptionPeriod.day': 'day',
+  'analytics.consumptionPeriod.month': 'month',
+  'analytics.consumptionPeriods.day': 'days',
+  'analytics.consumptionPeriods.month': 'months',
+  'analytics.zoneOf': 'Time zone {tz}',
+  'analytics.tableTooLong.day':
+    'Data range is too long: a table by day covers at most {max} days. Choose a shorter range or the Month interval.',
+  'analytics.tableTooLong.month': 'Data range is too long: a table by month covers at most {max} years.',
   'analytics.total': 'Total',
   'analytics.savedComparisons': 'Saved comparisons',
   'analytics.newComparison': 'New comparison',

@@ -28,7 +28,17 @@ export const analyticsPl: Record<keyof typeof analyticsEn, string> = {
   'analytics.interval.month': 'Miesiąc',
   'analytics.pickDevices': 'Wybierz jedno lub więcej urządzeń, aby zobaczyć ich energię.',
   'analytics.consumption': 'Zużycie energii',
-  'analytics.consumptionCaption': 'Energia w okresach w {unit}; czas w strefie {tz}',
+  'analytics.consumptionCaption':
+    'Energia na {period} w {unit}; {periods} każdego urządzenia w jego własnej strefie czasowej (podanej pod nazwą); daty wybrane w strefie {tz}',
+  'analytics.consumptionPeriod.day': 'dzień',
+  'analytics.consumptionPeriod.month': 'miesiąc',
+  'analytics.consumptionPeriods.day': 'dni',
+  'analytics.consumptionPeriods.month': 'miesiące',
+  'analytics.zoneOf': 'Strefa czasowa {tz}',
+  'analytics.tableTooLong.day':
+    'Zakres danych jest zbyt długi: tabela dzienna obejmuje najwyżej {max} dni. Wybierz krótszy zakres lub interwał Miesiąc.',
+  'analytics.tableTooLong.month':
+    'Zakres danych jest zbyt długi: tabela miesięczna obejmuje najwyżej {max} lat.',
   'analytics.total': 'Suma',
   'analytics.savedComparisons': 'Zapisane porównania',
   'analytics.newComparison': 'Nowe porównanie',

@@ -28,7 +28,16 @@ export const analyticsTr: Record<keyof typeof analyticsEn, string> = {
   'analytics.interval.month': 'Ay',
   'analytics.pickDevices': 'Enerjilerini görmek için bir veya daha fazla cihaz seçin.',
   'analytics.consumption': 'Enerji tüketimi',
-  'analytics.consumptionCaption': 'Dönem başına enerji ({unit}); saatler {tz} diliminde',
+  'analytics.consumptionCaption':
+    'Her {period} için enerji ({unit}); her cihazın {periods} kendi saat diliminde (adının altında yazılı); tarihler {tz} diliminde seçildi',
+  'analytics.consumptionPeriod.day': 'gün',
+  'analytics.consumptionPeriod.month': 'ay',
+  'analytics.consumptionPeriods.day': 'günleri',
+  'analytics.consumptionPeriods.month': 'ayları',
+  'analytics.zoneOf': 'Saat dilimi {tz}',
+  'analytics.tableTooLong.day':
+    'Veri aralığı çok uzun: günlük tablo en fazla {max} günü kapsar. Daha kısa bir aralık veya Ay aralığını seçin.',
+  'analytics.tableTooLong.month': 'Veri aralığı çok uzun: aylık tablo en fazla {max} yılı kapsar.',
   'analytics.total': 'Toplam',
   'analytics.savedComparisons': 'Kayıtlı karşılaştırmalar',
   'analytics.newComparison': 'Yeni karşılaştırma',
