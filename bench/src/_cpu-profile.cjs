@@ -15,7 +15,8 @@ function write() {
   if (written) return;
   written = true;
   session.post('Profiler.stop', (err, res) => {
-    if (!err) fs.writeFileSync(path.join(dir, `server-${process.pid}.cpuprofile`), JSON.stringify(res.profile));
+    if (!err)
+      fs.writeFileSync(path.join(dir, `server-${process.pid}.cpuprofile`), JSON.stringify(res.profile));
     process.exit(0);
   });
 }

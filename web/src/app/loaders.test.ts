@@ -16,7 +16,13 @@ function gatedQuery() {
       });
     },
   };
-  return { options, releaseAll: () => releases.splice(0).forEach((r) => r()), calls: () => calls };
+  return {
+    options,
+    releaseAll: () => {
+      for (const r of releases.splice(0)) r();
+    },
+    calls: () => calls,
+  };
 }
 
 describe('loadThroughCancels', () => {
