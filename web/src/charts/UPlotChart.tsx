@@ -48,6 +48,16 @@ export function UPlotChart({
     const width = el.clientWidth || opts.width;
     const hooks: uPlot.Hooks.Arrays = {
       ...opts.hooks,
+      // The y range drawn, on the box, for whoever checks it against the data (browser tests).
+      setScale: [
+        ...(opts.hooks?.setScale ?? []),
+        (u, key) => {
+          const y = u.scales.y;
+          if (key !== 'y' || !y || y.min === null || y.max === null) return;
+          el.dataset.yMin = String(y.min);
+          el.dataset.yMax = String(y.max);
+        },
+      ],
       setSelect: [
         ...(opts.hooks?.setSelect ?? []),
         (u) => {

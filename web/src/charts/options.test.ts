@@ -6,6 +6,7 @@ import {
   buildChartOptions,
   formatValue,
   limitLevels,
+  lineExtent,
   type SeriesSpec,
   seriesLayout,
   timeTickLabels,
@@ -101,6 +102,23 @@ describe('yRange', () => {
     const [lo, hi] = yRange(min, max, levels, zero);
     expect(lo).toBeCloseTo(out[0] as number, 6);
     expect(hi).toBeCloseTo(out[1] as number, 6);
+  });
+});
+
+describe('lineExtent', () => {
+  const t = [0, 10, 20, 30];
+  const avg = [2000, 2100, null, 1900];
+  const bandMax = [5800, 6000, null, 5500];
+  it('fits the lines named, not the band columns beside them', () => {
+    expect(lineExtent([t, avg, bandMax], [1])).toEqual({ min: 1900, max: 2100 });
+    expect(lineExtent([t, avg, bandMax], [1, 2])).toEqual({ min: 1900, max: 6000 });
+  });
+  it('looks only inside the window on screen', () => {
+    expect(lineExtent([t, avg], [1], 15, 30)).toEqual({ min: 1900, max: 1900 });
+  });
+  it('has nothing to fit without values', () => {
+    expect(lineExtent([t, [null, null, null, null]], [1])).toEqual({ min: null, max: null });
+    expect(lineExtent([t, avg], [])).toEqual({ min: null, max: null });
   });
 });
 

@@ -198,6 +198,37 @@ export function yRange(
   return [zeroBased && lo === 0 ? 0 : lo - pad, zeroBased && hi === 0 ? 0 : hi + pad];
 }
 
+/**
+ * The lowest and highest value of the given columns at times within [from, to] (null: none there). The y
+ * range fits the lines, not their min..max bands: a day's or a month's band runs from its quietest
+ * minute to its busiest (a kettle's 6 kW under averages near 2 kW), so fitting it would flatten the lines
+ * the chart is read by. The band stays drawn as far as the plot reaches.
+ */
+export function lineExtent(
+  data: readonly (ArrayLike<number | null | undefined> | null | undefined)[],
+  columns: readonly number[],
+  from = Number.NEGATIVE_INFINITY,
+  to = Number.POSITIVE_INFINITY,
+): { min: number | null; max: number | null } {
+  const t = data[0];
+  let min: number | null = null;
+  let max: number | null = null;
+  if (!t) return { min, max };
+  for (const c of columns) {
+    const col = data[c];
+    if (!col) continue;
+    for (let i = 0; i < t.length; i++) {
+      const x = t[i];
+      const v = col[i];
+      if (x === null || x === undefined || x < from || x > to) continue;
+      if (v === null || v === undefined || !Number.isFinite(v)) continue;
+      if (min === null || v < min) min = v;
+      if (max === null || v > max) max = v;
+    }
+  }
+  return { min, max };
+}
+
 /** Gaps up to this many buckets are bridged (a meter reporting hourly into 15-minute buckets). */
 export const MAX_BRIDGED_BUCKETS = 4;
 
@@ -311,21 +342,56 @@ export function buildAxes(theme: ChartTheme, unit: string, tz: string): uPlot.Ax
   ];
 }
 
+/** Room right of the plot when no label reaches that far (uPlot's own default: half a y axis). */
+const MIN_RIGHT_PAD = 16;
+
+/**
+ * The plot's right padding: half the widest time label and a little air, so the last label, centred on a
+ * tick at the right edge ("Dec 2026", "01/2031"), is drawn whole instead of cut at the canvas's edge.
+ * uPlot calls it after it has made the labels of each sizing pass, and passes again until it settles.
+ */
+export function rightPadding(u: uPlot): number {
+  const x = u.axes[0] as (uPlot.Axis & { _values?: readonly string[] | null; font?: unknown }) | undefined;
+  const labels = x?._values;
+  const font = x?.font;
+  if (!labels?.length || !u.ctx || !Array.isArray(font)) return MIN_RIGHT_PAD;
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.font = String(font[0]);
+  let widest = 0;
+  for (const l of labels)
+    for (const line of String(l).split('\n')) widest = Math.max(widest, ctx.measureText(line).width);
+  ctx.restore();
+  return Math.max(MIN_RIGHT_PAD, Math.ceil(widest / uPlot.pxRatio / 2) + 4);
+}
+
 export function buildChartOptions(input: ChartOptionsInput): uPlot.Options {
   const levels = input.limits ? limitLevels(input.limits) : [];
   const unit = input.specs[0]?.unit ?? '';
   const zeroBased = input.barMs !== undefined || input.specs.some((s) => s.bars);
+  const lines = seriesLayout(input.specs).map((s) => s.avg);
   const opts: uPlot.Options = {
     width: input.width,
     height: input.height,
     ms: 1,
     tzDate: (ts) => uPlot.tzDate(new Date(ts), input.tz),
+    padding: [null, rightPadding, null, null],
     series: buildSeriesOptions(input),
     bands: buildBands(input.specs),
     axes: buildAxes(input.theme, unit, input.tz),
     scales: {
       x: { time: true },
-      y: { range: (_u, min, max) => yRange(min, max, levels, zeroBased) },
+      y: {
+        range: (u, min, max) => {
+          // The averages of the series shown (a legend click hides one), in the window on screen.
+          const shown = lines.filter((i) => u.series[i]?.show !== false);
+          const x = u.scales.x;
+          const fit = lineExtent(u.data, shown, x?.min ?? undefined, x?.max ?? undefined);
+          return fit.max === null
+            ? yRange(min, max, levels, zeroBased)
+            : yRange(fit.min, fit.max, levels, zeroBased);
+        },
+      },
     },
     cursor: {
       drag: { x: true, y: false, setScale: true },

@@ -99,7 +99,10 @@ export function DayInput(props: {
   );
 }
 
-/** The preset buttons; six do not fit a phone, so they scroll in their own box, never the page. */
+/**
+ * The preset buttons; six do not fit a phone's width, so they wrap onto a second row there (a box that
+ * scrolled sideways showed "1 year" as the last choice, the others out of sight).
+ */
 export function RangePresets<P extends string>(props: {
   value: P;
   onChange: (p: P) => void;
@@ -108,9 +111,11 @@ export function RangePresets<P extends string>(props: {
 }) {
   const { t } = useT();
   return (
-    <Box maw="100%" style={{ overflowX: 'auto' }}>
+    <Box maw="100%">
       <SegmentedControl
         size="xs"
+        maw="100%"
+        styles={{ root: { flexWrap: 'wrap' } }}
         aria-label={props.labelledBy ? undefined : t('details.range')}
         aria-labelledby={props.labelledBy}
         value={props.value}

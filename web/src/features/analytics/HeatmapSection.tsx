@@ -12,6 +12,7 @@ import { todayIn } from '../../ranges/RangeControl.tsx';
 import { ownParams } from '../../shared/devices/logParams.ts';
 import { paramName, paramSelectData, paramUnit } from '../../shared/devices/paramNames.ts';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
+import { selectWidth } from '../../shared/ui/selectWidth.ts';
 import { HEATMAP_DEFAULT_DAYS, lastDays, rangeOfDays } from './dates.ts';
 import { defaultHeatmapParam, heatmapParamsFor, valueDomain } from './heatmapScale.ts';
 import { HEATMAP_KIND_VALUES } from './search.ts';
@@ -71,7 +72,13 @@ export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
             onChange={(v) => v && setSearch({ param: v })}
             allowDeselect={false}
             searchable
-            w={{ base: '100%', xs: 220 }}
+            w={{ base: '100%', xs: selectWidth(paramData.flatMap((g) => g.items.map((i) => i.label))) }}
+            maw="100%"
+            // A parameter's whole name ("Active energy import, sum of phases (kWh)") fits a phone's width
+            // in a smaller type there.
+            styles={{
+              input: { fontSize: 'clamp(var(--mantine-font-size-xs), 3vw, var(--mantine-font-size-sm))' },
+            }}
             data-testid="heatmap-param"
           />
           <DateField
@@ -101,6 +108,8 @@ export function HeatmapSection({ devices }: { devices: readonly Device[] }) {
             data={HEATMAP_KIND_VALUES.map((k) => ({ value: k, label: t(`analytics.kind.${k}`) }))}
             data-testid="heatmap-kind"
             style={{ alignSelf: 'flex-start', maxWidth: '100%' }}
+            // Four Polish names are wider than a phone: they wrap rather than run off the screen.
+            styles={{ root: { flexWrap: 'wrap' } }}
           />
         </Stack>
       </Card>

@@ -1,5 +1,6 @@
 import type { Zone } from '@kilowatch/core';
 import { Box, Group, Table, Text, useComputedColorScheme, VisuallyHidden } from '@mantine/core';
+import { useId } from 'react';
 import type { MessageId } from '../../i18n/i18n.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
@@ -42,6 +43,7 @@ export function ScheduleGrid({
 }) {
   const { t } = useT();
   const scheme = useComputedColorScheme('light', { getInitialValueInEffect: false });
+  const captionId = useId();
   const used = zonesUsed(holiday ? [...grid, holiday] : grid);
   const rows: { day: string; label: string; zones: readonly Zone[] }[] = [
     ...grid.map((zones, d) => {
@@ -52,6 +54,10 @@ export function ScheduleGrid({
   ];
   return (
     <Box data-testid="schedule-grid">
+      {/* The title above the table's scroll box wraps in the card; inside it a phone would cut it. */}
+      <Text size="sm" fw={500} mb={4} id={captionId}>
+        {t('places.preview.caption')}
+      </Text>
       <ScrollTable minWidth={600} label={t('places.preview.caption')}>
         <Table
           withTableBorder
@@ -60,12 +66,8 @@ export function ScheduleGrid({
           horizontalSpacing={0}
           fz="xs"
           style={{ tableLayout: 'fixed' }}
+          aria-labelledby={captionId}
         >
-          <caption style={{ captionSide: 'top', textAlign: 'left', paddingBottom: 4 }}>
-            <Text size="sm" fw={500} component="span">
-              {t('places.preview.caption')}
-            </Text>
-          </caption>
           <Table.Thead>
             <Table.Tr>
               <Table.Th style={{ width: 44 }}>

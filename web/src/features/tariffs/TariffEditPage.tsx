@@ -130,10 +130,15 @@ function TariffForm({ location, tariff }: { location: Location; tariff: Tariff |
           <Select
             label={t('places.tariff.group')}
             required
-            data={TARIFF_GROUPS.map((g) => ({
-              value: g,
-              label: `${g} — ${t(`places.group.${g}` as MessageId)}`,
-            }))}
+            // The field shows the group's code and, below it, what the group is; the list names both.
+            // The two in one line ("G12w — as G12, plus all weekend and holidays") did not fit a phone.
+            data={TARIFF_GROUPS.map((g) => ({ value: g, label: g }))}
+            renderOption={({ option }) =>
+              `${option.value} — ${t(`places.group.${option.value}` as MessageId)}`
+            }
+            description={
+              isTariffGroup(values.group) ? t(`places.group.${values.group}` as MessageId) : undefined
+            }
             value={values.group}
             onChange={(v) => isTariffGroup(v) && set('group', v)}
             allowDeselect={false}

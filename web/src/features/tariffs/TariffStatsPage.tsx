@@ -167,54 +167,55 @@ function Comparison({ data }: { data: TariffComparison }) {
   const { t, locale } = useT();
   const ranked = rankGroups(data.groups);
   const money = (x: number) => formatMoney(x, data.currency, locale);
+  // The sentence above the table wraps in the card; inside the table's scroll box a phone would cut it.
   return (
-    <ScrollTable minWidth={560} label={t('places.compare.title')}>
-      <Table striped data-testid="comparison-table">
-        <caption style={{ captionSide: 'top', textAlign: 'left' }}>
-          <Text size="sm" c="dimmed" component="span">
-            {t('places.compare.caption', { energy: formatKwh(data.energy, locale) })}
-          </Text>
-        </caption>
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>#</Table.Th>
-            <Table.Th>{t('places.tariff.group')}</Table.Th>
-            <Table.Th>{t('places.stats.cost')}</Table.Th>
-            <Table.Th>{t('places.compare.extra')}</Table.Th>
-            <Table.Th>{t('places.tariff.prices')}</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {ranked.map((g) => (
-            <Table.Tr key={g.group} data-testid="comparison-row" data-group={g.group}>
-              <Table.Td>{g.rank}</Table.Td>
-              <Table.Th scope="row">
-                <Group gap={6} wrap="nowrap">
-                  <span>{g.group}</span>
-                  {g.rank === 1 && (
-                    <Badge size="xs" color="green" variant="filled">
-                      {t('places.compare.cheapest')}
-                    </Badge>
-                  )}
-                </Group>
-              </Table.Th>
-              <Table.Td fw={600} data-cost={g.cost}>
-                {money(g.cost)}
-              </Table.Td>
-              <Table.Td>{g.extra > 0 ? `+${money(g.extra)}` : '—'}</Table.Td>
-              <Table.Td>
-                <Text size="xs">
-                  {g.group === 'G11'
-                    ? money(g.prices.zone1)
-                    : `${money(g.prices.zone1)} / ${money(g.prices.zone2)}`}{' '}
-                  · {t('places.stats.fixed')} {money(g.prices.fixed)}
-                </Text>
-              </Table.Td>
+    <Stack gap="xs">
+      <Text size="sm" c="dimmed" id="comparison-caption" data-testid="comparison-caption">
+        {t('places.compare.caption', { energy: formatKwh(data.energy, locale) })}
+      </Text>
+      <ScrollTable minWidth={560} label={t('places.compare.title')}>
+        <Table striped data-testid="comparison-table" aria-describedby="comparison-caption">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>#</Table.Th>
+              <Table.Th>{t('places.tariff.group')}</Table.Th>
+              <Table.Th>{t('places.stats.cost')}</Table.Th>
+              <Table.Th>{t('places.compare.extra')}</Table.Th>
+              <Table.Th>{t('places.tariff.prices')}</Table.Th>
             </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
-    </ScrollTable>
+          </Table.Thead>
+          <Table.Tbody>
+            {ranked.map((g) => (
+              <Table.Tr key={g.group} data-testid="comparison-row" data-group={g.group}>
+                <Table.Td>{g.rank}</Table.Td>
+                <Table.Th scope="row">
+                  <Group gap={6} wrap="nowrap">
+                    <span>{g.group}</span>
+                    {g.rank === 1 && (
+                      <Badge size="xs" color="green" variant="filled">
+                        {t('places.compare.cheapest')}
+                      </Badge>
+                    )}
+                  </Group>
+                </Table.Th>
+                <Table.Td fw={600} data-cost={g.cost}>
+                  {money(g.cost)}
+                </Table.Td>
+                <Table.Td>{g.extra > 0 ? `+${money(g.extra)}` : '—'}</Table.Td>
+                <Table.Td>
+                  <Text size="xs">
+                    {g.group === 'G11'
+                      ? money(g.prices.zone1)
+                      : `${money(g.prices.zone1)} / ${money(g.prices.zone2)}`}{' '}
+                    · {t('places.stats.fixed')} {money(g.prices.fixed)}
+                  </Text>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </ScrollTable>
+    </Stack>
   );
 }
 
@@ -311,7 +312,16 @@ export default function TariffStatsPage() {
               <ErrorState error={compare.error} onRetry={() => void compare.refetch()} />
             ) : (
               <Stack gap="xs">
-                <Badge color="yellow" variant="filled" data-testid="compare-simulated">
+                <Badge
+                  color="yellow"
+                  variant="filled"
+                  data-testid="compare-simulated"
+                  maw="100%"
+                  h="auto"
+                  py={2}
+                  // A badge keeps to one line and cuts what does not fit; this sentence wraps instead.
+                  styles={{ label: { whiteSpace: 'normal', overflow: 'visible' } }}
+                >
                   {t('places.compare.simulated')}
                 </Badge>
                 <Comparison data={compare.data} />
