@@ -22,6 +22,7 @@ import mqtt from 'mqtt';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatValue } from '../src/charts/options.ts';
+import { TABLE_MAX_DAYS } from '../src/features/analytics/consumptionTable.ts';
 import { en } from '../src/i18n/locales/en.ts';
 import { formatDay } from '../src/lib/time.ts';
 import {
@@ -476,7 +477,9 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
 
     // A consumption table from 2020 by day says the range is too long instead of thousands of empty rows.
     await page.goto(`${api.url}/analytics?tab=consumption&devices=${meter.id}&cfrom=2020-01-01&interval=1d`);
-    expect(await page.getByTestId('consumption-too-long').textContent()).toBe(en['msg.rangeTooLong']);
+    expect(await page.getByTestId('consumption-too-long').textContent()).toBe(
+      en['analytics.tableTooLong.day'].replace('{max}', String(TABLE_MAX_DAYS['1d'])),
+    );
     expect(await page.getByTestId('consumption-table').count()).toBe(0);
   });
 
