@@ -103,8 +103,11 @@ async function refusesLogin(mqttUrl: string, credentials: { username: string; pa
 }
 
 /**
- * The services' account and the default ACL access (deny publish and subscribe, allow receiving what one
- * may subscribe to). Its password is set again only when the configured one does not log in, so a
+ * The services' account and the default ACL access: deny publishing, subscribing and receiving; every role
+ * allows receiving exactly what it may subscribe to. Receiving is checked against the account of the
+ * connection a message goes out on, so an account that takes over another meter's client id (Mosquitto
+ * does not bind ids to accounts) inherits that session's subscriptions but is sent nothing on them.
+ * Its password is set again only when the configured one does not log in, so a
  * restart of the API does not disconnect ingest.
  */
 export async function ensureServiceAccount(
@@ -115,7 +118,7 @@ export async function ensureServiceAccount(
   await control.run('setDefaultACLAccess', {
     acls: [
       { acltype: 'publishClientSend', allow: false },
-      { acltype: 'publishClientReceive', allow: true },
+      { acltype: 'publishClientReceive', allow: false },
       { acltype: 'subscribe', allow: false },
       { acltype: 'unsubscribe', allow: true },
     ],

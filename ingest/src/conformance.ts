@@ -433,6 +433,13 @@ export function meterAccessSuite(
           "the marker on Bob's own topic",
         );
         expect(got).toEqual([`shellypro3em-${bobKey}/marker`]);
+        // Nor what is sent on her prefix while he holds her id (her session subscribed to it).
+        const live = await connect(h.url, { clientId: clientId('alice-live'), ...alice });
+        await live.publishAsync(`shellypro3em-${aliceKey}/rpc`, 'live', { qos: 1 });
+        await live.endAsync();
+        await taker.publishAsync(`shellypro3em-${bobKey}/marker2`, '1', { qos: 1 });
+        await waitFor(() => got.includes(`shellypro3em-${bobKey}/marker2`), 5000, 'the second marker');
+        expect(got).toEqual([`shellypro3em-${bobKey}/marker`, `shellypro3em-${bobKey}/marker2`]);
         // Nor may he subscribe to Alice's topics under her id.
         expect(await granted(taker, `shellypro3em-${aliceKey}/#`)).toBe(128);
       } finally {
