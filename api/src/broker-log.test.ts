@@ -74,6 +74,23 @@ describe('brokerLogState', () => {
     expect(s.unattributedRefusals()).toBe(2);
   });
 
+  it('a connect under another account with a client id in use ends the connection of the meter that held it', async () => {
+    const s = brokerLogState({ now: () => at });
+    const bob = '112233445566';
+    // Mosquitto 2.0's lines when a second account connects with a client id in use.
+    await s.line(`1: New client connected from 10.0.0.5:4000 as DVES_DDEEFF (p2, c1, k60, u'${KEY}').`);
+    expect(s.connection(KEY)?.connected).toBe(true);
+    await s.line('2: Client DVES_DDEEFF already connected, closing old connection.');
+    await s.line(`2: New client connected from 10.0.0.9:4100 as DVES_DDEEFF (p2, c1, k60, u'${bob}').`);
+    expect(s.connection(KEY)).toEqual({ connected: false, lastConnectedAt: at });
+    expect(s.connection(bob)?.connected).toBe(true);
+    // The taker's disconnection is his; a second client of the first meter keeps it connected.
+    await s.line(`3: New client connected from 10.0.0.5:4001 as ${KEY}-other (p2, c1, k60, u'${KEY}').`);
+    await s.line('4: Client DVES_DDEEFF disconnected.');
+    expect(s.connection(bob)?.connected).toBe(false);
+    expect(s.connection(KEY)?.connected).toBe(true);
+  });
+
   it('puts a refused stock Tasmota or Shelly login on the device its client id names', async () => {
     const s = brokerLogState({
       now: () => at,

@@ -115,7 +115,18 @@ export function brokerLogState(opts: {
       const e = parseBrokerLogLine(text);
       if (!e) return;
       if (e.kind === 'connected') {
-        if (!e.username || !DEVICE_KEY_PATTERN.test(e.username)) return;
+        // A connect with a client id in use closes the connection that held it (Mosquitto does not bind
+        // ids to accounts): that meter is no longer connected with it, whoever connects now.
+        const before = clients.get(e.clientId);
+        const previous = before ? seen.get(before) : undefined;
+        if (previous && before !== e.username) {
+          previous.clients.delete(e.clientId);
+          previous.connected = previous.clients.size > 0;
+        }
+        if (!e.username || !DEVICE_KEY_PATTERN.test(e.username)) {
+          clients.delete(e.clientId);
+          return;
+        }
         clients.delete(e.clientId);
         clients.set(e.clientId, e.username);
         if (clients.size > 100_000) clients.delete(clients.keys().next().value as string);
