@@ -21,7 +21,7 @@ import {
   WEB_DIR,
 } from '../src/testing.ts';
 import { explainFailures } from './explain.ts';
-import { answerTo } from './picking.ts';
+import { answerTo, clickCalendarDays, localDayBefore } from './picking.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
 if (skip) console.warn(`layout e2e skipped: ${skip}`);
@@ -343,10 +343,74 @@ describe.skipIf(skip !== null)('layout at 390 px and chart axes', () => {
           );
         }
         await shot(`layout-year-${width}-${lang}`);
+        // Five years (a custom range; the calendar's labels are English ones): the y axis still fits the
+        // line, and the widest time label the axis draws fits right of the plot.
+        if (lang === 'en') await fiveYears(meter!.id, body.tz);
       } finally {
         await page.setViewportSize(PHONE);
       }
     });
+
+  /** The device page's power chart over the five years to today: y range and last time label. */
+  async function fiveYears(deviceId: string, tz: string) {
+    const today = localDayBefore(0, tz);
+    const from = localDayBefore(5 * 365 + 1, tz);
+    await page.getByTestId('range-presets').getByText(en['details.range.custom'], { exact: true }).click();
+    await page.getByTestId('range-custom').click();
+    const five = answerTo(
+      page,
+      (u) =>
+        u.pathname === `/api/devices/${deviceId}/series` &&
+        (u.searchParams.get('params') ?? '').split(',').includes('pave') &&
+        Date.parse(u.searchParams.get('to') ?? '') - Date.parse(u.searchParams.get('from') ?? '') >
+          5 * 365 * DAY_MS,
+      'the series of five years',
+    );
+    await clickCalendarDays(page, today, [from, today]);
+    const body = (await (await five).json()) as { series: Record<string, { avg?: (number | null)[] }> };
+    const lineMax = Math.max(...(body.series.pave?.avg ?? []).filter((x): x is number => x !== null));
+    expect(lineMax).toBeGreaterThan(0);
+    const chart = page.getByTestId('chart-power').locator('.kw-chart');
+    await page
+      .waitForFunction(
+        ([lo, hi]) => {
+          const el = document.querySelector('[data-testid=chart-power] .kw-chart') as HTMLElement | null;
+          const v = Number(el?.dataset.yMax);
+          return v >= (lo as number) && v <= (hi as number) && (el?.dataset.xLabels ?? '').length > 2;
+        },
+        [lineMax, 1.5 * lineMax],
+        { timeout: 15_000, polling: 200 },
+      )
+      .catch(() => undefined);
+    await settled();
+    const yMax = Number(await chart.getAttribute('data-y-max'));
+    expect(yMax, 'five years: y axis top').toBeGreaterThanOrEqual(lineMax);
+    expect(yMax, 'five years: y axis top').toBeLessThanOrEqual(1.5 * lineMax);
+    for (const id of ['chart-power', 'chart-voltage']) {
+      const room = await page
+        .getByTestId(id)
+        .locator('.uplot')
+        .evaluate((root) => {
+          const box = root.closest('.kw-chart') as HTMLElement;
+          const labels = JSON.parse(box.dataset.xLabels ?? '[]') as string[];
+          const ctx = document.createElement('canvas').getContext('2d')!;
+          ctx.font = box.dataset.xFont ?? '';
+          const ratio = Number(box.dataset.xPxRatio) || 1;
+          let widest = 0;
+          for (const l of labels)
+            for (const line of l.split('\n')) widest = Math.max(widest, ctx.measureText(line).width / ratio);
+          const canvas = root.querySelector('canvas')!.getBoundingClientRect();
+          const over = root.querySelector('.u-over')!.getBoundingClientRect();
+          return { labels, right: canvas.right - over.right, half: widest / 2 };
+        });
+      expect(room.labels.length, `${id}: time labels drawn`).toBeGreaterThan(1);
+      expect(
+        room.right,
+        `${id}: room right of the plot for ${room.labels.join(' | ')}`,
+      ).toBeGreaterThanOrEqual(room.half);
+    }
+    await shot('layout-five-years-1280-en');
+  }
 
   it('logged no console errors', () => {
     expect(consoleErrors).toEqual([]);

@@ -58,6 +58,17 @@ export function UPlotChart({
           el.dataset.yMax = String(y.max);
         },
       ],
+      // The time labels drawn and their font, for whoever checks that the last one fits (browser tests).
+      draw: [
+        ...(opts.hooks?.draw ?? []),
+        (u) => {
+          const x = u.axes[0] as (uPlot.Axis & { _values?: readonly unknown[] | null }) | undefined;
+          if (!x?._values || !Array.isArray(x.font)) return;
+          el.dataset.xLabels = JSON.stringify(x._values.map(String));
+          el.dataset.xFont = String(x.font[0]);
+          el.dataset.xPxRatio = String(uPlot.pxRatio);
+        },
+      ],
       setSelect: [
         ...(opts.hooks?.setSelect ?? []),
         (u) => {
