@@ -312,18 +312,26 @@ export default function TariffStatsPage() {
               <ErrorState error={compare.error} onRetry={() => void compare.refetch()} />
             ) : (
               <Stack gap="xs">
-                <Badge
-                  color="yellow"
-                  variant="filled"
+                <Text
+                  // A sentence in a badge's colours. Not a Badge: Mantine's keeps its label to one line in a
+                  // grid cell as wide as the text, and at 390 px the Polish sentence ran out of the card.
+                  component="div"
                   data-testid="compare-simulated"
-                  maw="100%"
-                  h="auto"
+                  bg="yellow.6"
+                  c="black"
+                  fz="xs"
+                  fw={700}
+                  tt="uppercase"
+                  px="sm"
                   py={2}
-                  // A badge keeps to one line and cuts what does not fit; this sentence wraps instead.
-                  styles={{ label: { whiteSpace: 'normal', overflow: 'visible' } }}
+                  style={{
+                    alignSelf: 'flex-start',
+                    maxWidth: '100%',
+                    borderRadius: 'var(--mantine-radius-xl)',
+                  }}
                 >
                   {t('places.compare.simulated')}
-                </Badge>
+                </Text>
                 <Comparison data={compare.data} />
               </Stack>
             )}
