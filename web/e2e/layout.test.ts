@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DAY_MS, detailsPathFor } from '@kilowatch/core';
+import { DAY_MS, detailsPathFor, VOLTAGE_QUALITY_MAX_MS } from '@kilowatch/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { en } from '../src/i18n/locales/en.ts';
@@ -52,6 +52,7 @@ interface Cuts {
   inputs: string[];
   labels: string[];
   outside: string[];
+  clipped: string[];
 }
 
 describe.skipIf(skip !== null)('layout at 390 px and chart axes', () => {
@@ -170,12 +171,38 @@ describe.skipIf(skip !== null)('layout at 390 px and chart axes', () => {
           (el) => !el.closest('td, th, [data-scroll-x]') && el.getBoundingClientRect().right > innerWidth + 1,
         )
         .map((el) => `${name(el)} right ${Math.round(el.getBoundingClientRect().right)}`);
+      // Text that reaches past the box of an ancestor that hides overflow (a badge, a card): drawn cut, with
+      // no ellipsis to say so. A box that scrolls (a table's) is the user's to scroll, not a cut.
+      const clipped = leaves
+        .filter((el) => {
+          // The text's box and the boxes around it up to the one that clips (a badge's pill inside a card).
+          let left = Number.POSITIVE_INFINITY;
+          let right = Number.NEGATIVE_INFINITY;
+          for (let a: Element | null = el; a && a !== document.body; a = a.parentElement) {
+            if (a !== el) {
+              const overflow = getComputedStyle(a).overflowX;
+              if (overflow === 'auto' || overflow === 'scroll') return false;
+              if (overflow === 'hidden' || overflow === 'clip') {
+                // It clips at its padding box.
+                const r = a.getBoundingClientRect();
+                const inner = r.left + a.clientLeft;
+                if (right > inner + a.clientWidth + 1 || left < inner - 1) return true;
+              }
+            }
+            const b = a.getBoundingClientRect();
+            left = Math.min(left, b.left);
+            right = Math.max(right, b.right);
+          }
+          return false;
+        })
+        .map((el) => `${name(el)} right ${Math.round(el.getBoundingClientRect().right)}`);
       return {
         pageWidth: document.scrollingElement?.scrollWidth ?? 0,
         viewport: innerWidth,
         inputs,
         labels,
         outside,
+        clipped,
       };
     });
   }
@@ -186,6 +213,7 @@ describe.skipIf(skip !== null)('layout at 390 px and chart axes', () => {
     expect(c.inputs.join(' · '), `${what}: inputs cut`).toBe('');
     expect(c.labels.join(' · '), `${what}: labels cut`).toBe('');
     expect(c.outside.join(' · '), `${what}: text beyond the right edge`).toBe('');
+    expect(c.clipped.join(' · '), `${what}: text cut by its box`).toBe('');
   }
 
   for (const lang of ['en', 'pl'] as const)
@@ -352,7 +380,7 @@ describe.skipIf(skip !== null)('layout at 390 px and chart axes', () => {
     });
 
   /** The device page's power chart over the five years to today: y range and last time label. */
-  async function fiveYears(deviceId: string, tz: string) {
+  async function fiveYears(deviceId: number | string, tz: string) {
     const today = localDayBefore(0, tz);
     const from = localDayBefore(5 * 365 + 1, tz);
     await page.getByTestId('range-presets').getByText(en['details.range.custom'], { exact: true }).click();
@@ -409,6 +437,10 @@ describe.skipIf(skip !== null)('layout at 390 px and chart axes', () => {
         `${id}: room right of the plot for ${room.labels.join(' | ')}`,
       ).toBeGreaterThanOrEqual(room.half);
     }
+    // Voltage quality is computed over at most 694 days: the panel says so instead of asking for five years.
+    expect(await page.getByTestId('voltage-quality-too-long').textContent()).toBe(
+      en['export.quality.tooLong'].replace('{days}', String(Math.floor(VOLTAGE_QUALITY_MAX_MS / DAY_MS))),
+    );
     await shot('layout-five-years-1280-en');
   }
 

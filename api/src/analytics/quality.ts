@@ -2,7 +2,13 @@
  * Voltage quality (docs/domain.md §Limits, voltage quality): 10-minute means per phase from raw readings,
  * read a week at a time with bounded memory, and the shares inside the user's bands and EN 50160's ±10 %.
  */
-import { type Limits, type PhaseQuality, phaseQuality, TEN_MINUTES_MS } from '@kilowatch/core';
+import {
+  type Limits,
+  type PhaseQuality,
+  phaseQuality,
+  TEN_MINUTES_MS,
+  VOLTAGE_QUALITY_MAX_MS,
+} from '@kilowatch/core';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import { type DeviceContext, type Range, rangeTooLong } from './context.ts';
 
@@ -18,16 +24,14 @@ const PHASES = [1, 2, 3] as const;
 /** Raw readings read per query. */
 const CHUNK_MS = 7 * 86_400_000;
 
-/** At most 100,000 ten-minute windows per phase (docs/api.md §Conventions): about 694 days, 100 weekly reads. */
-const MAX_WINDOWS = 100_000;
-
 export async function voltageQuality(
   store: TelemetryStore,
   ctx: DeviceContext,
   range: Range,
   limits: Limits,
 ): Promise<VoltageQualityAnswer> {
-  if ((range.to - range.from) / TEN_MINUTES_MS > MAX_WINDOWS) throw rangeTooLong();
+  // At most 100,000 ten-minute windows per phase (docs/api.md §Conventions): about 694 days, 100 weekly reads.
+  if (range.to - range.from > VOLTAGE_QUALITY_MAX_MS) throw rangeTooLong();
   // Running 10-minute windows per phase: only the means are kept, never the raw samples.
   const means: number[][] = [[], [], []];
   const win = [Number.NaN, Number.NaN, Number.NaN];

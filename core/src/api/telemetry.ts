@@ -276,6 +276,12 @@ const PhaseQualitySchema = v.object({
   en50160Met: v.nullable(v.boolean()),
 });
 
+/**
+ * The longest range voltage quality is computed over: 100,000 ten-minute windows per phase, about 694 days
+ * (a longer one is answered 400 "Data range is too long.").
+ */
+export const VOLTAGE_QUALITY_MAX_MS = 100_000 * 600_000;
+
 export const VoltageQualitySchema = v.object({
   from: v.number(),
   to: v.number(),

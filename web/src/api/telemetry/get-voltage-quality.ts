@@ -1,4 +1,4 @@
-import { VoltageQualitySchema } from '@kilowatch/core';
+import { VOLTAGE_QUALITY_MAX_MS, VoltageQualitySchema } from '@kilowatch/core';
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import type * as v from 'valibot';
 import { request } from '../client.ts';
@@ -30,6 +30,10 @@ export const voltageQualityQueryOptions = (id: string, range: QualityRange) =>
     staleTime: 60_000,
   });
 
+/** Whether the API computes voltage quality over `range` (at most `VOLTAGE_QUALITY_MAX_MS`). */
+export const qualityRangeFits = (range: QualityRange) => range.to - range.from <= VOLTAGE_QUALITY_MAX_MS;
+
+/** Asked only for a range the API takes; a longer one is the panel's to explain, not an error. */
 export function useVoltageQuality(id: string, range: QualityRange) {
-  return useQuery(voltageQualityQueryOptions(id, range));
+  return useQuery({ ...voltageQualityQueryOptions(id, range), enabled: qualityRangeFits(range) });
 }

@@ -3,8 +3,10 @@
  * 10-minute mean voltages inside the user's warning and critical bands and inside EN 50160's ±10 %,
  * for the page's period, with the limits in volts.
  */
+
+import { DAY_MS, VOLTAGE_QUALITY_MAX_MS } from '@kilowatch/core';
 import { Badge, Card, Group, Skeleton, Table, Text, Title, useComputedColorScheme } from '@mantine/core';
-import { useVoltageQuality } from '../../api/telemetry/get-voltage-quality.ts';
+import { qualityRangeFits, useVoltageQuality } from '../../api/telemetry/get-voltage-quality.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { bandVolts, EN50160_PERCENT, formatShare } from './quality.ts';
@@ -45,7 +47,11 @@ export function VoltageQualityPanel({ deviceId, range }: VoltageQualityPanelProp
       <Text size="xs" c="dimmed" mb="xs">
         {t('export.quality.hint')}
       </Text>
-      {quality.isPending ? (
+      {!qualityRangeFits(range) ? (
+        <Text c="dimmed" ta="center" py="md" data-testid="voltage-quality-too-long">
+          {t('export.quality.tooLong', { days: Math.floor(VOLTAGE_QUALITY_MAX_MS / DAY_MS) })}
+        </Text>
+      ) : quality.isPending ? (
         <Skeleton h={120} role="status" aria-label={t('common.loading')} />
       ) : quality.isError ? (
         <ErrorState error={quality.error} onRetry={() => void quality.refetch()} />

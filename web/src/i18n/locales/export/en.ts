@@ -33,4 +33,5 @@ export const exportEn = {
   'export.quality.met': 'Met',
   'export.quality.notMet': 'Not met',
   'export.quality.noData': 'No voltage readings in this period.',
+  'export.quality.tooLong': 'Voltage quality covers at most {days} days. Choose a shorter range to see it.',
 } as const;

@@ -36,4 +36,6 @@ export const exportPl: Record<keyof typeof exportEn, string> = {
   'export.quality.met': 'Spełnione',
   'export.quality.notMet': 'Niespełnione',
   'export.quality.noData': 'Brak odczytów napięcia w tym okresie.',
+  'export.quality.tooLong':
+    'Jakość napięcia obejmuje najwyżej {days} dni. Wybierz krótszy zakres, aby ją zobaczyć.',
 };

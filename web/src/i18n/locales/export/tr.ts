@@ -35,4 +35,6 @@ export const exportTr: Record<keyof typeof exportEn, string> = {
   'export.quality.met': 'Karşılandı',
   'export.quality.notMet': 'Karşılanmadı',
   'export.quality.noData': 'Bu dönemde gerilim okuması yok.',
+  'export.quality.tooLong':
+    'Gerilim kalitesi en fazla {days} günü kapsar. Görmek için daha kısa bir aralık seçin.',
 };
