@@ -401,16 +401,22 @@ export function meterAccessSuite(
     }
   });
 
+  /** Alice's Tasmota suffix holder and Bob's Shelly in another account (its key as Topic), claimed. */
+  const twoAccounts = async () => {
+    const h = await setUp();
+    const [aliceKey] = twins.tasmota;
+    const [, bobKey] = twins.shelly;
+    const alice = await h.claim(aliceKey);
+    const bob = await h.claimElsewhere(bobKey, { stockTopics: false });
+    if ('conflict' in bob) throw new Error(bob.conflict);
+    return { h, aliceKey, bobKey, alice, bob };
+  };
+
   // Where the broker does not bind client ids (Mosquitto), what still holds: an account that takes
   // another meter's client id over gets none of what that meter's session holds or is sent.
   if (!opts.bindsClientIds)
     it("an account that takes another meter's client id over receives nothing of that meter's session", async () => {
-      const h = await setUp();
-      const [aliceKey] = twins.tasmota;
-      const [, bobKey] = twins.shelly;
-      const alice = await h.claim(aliceKey);
-      const bob = await h.claimElsewhere(bobKey, { stockTopics: false });
-      if ('conflict' in bob) throw new Error(bob.conflict);
+      const { h, aliceKey, bobKey, alice, bob } = await twoAccounts();
       const custom = clientId('alice-session');
       const persistent = await connect(h.url, { clientId: custom, clean: false, ...alice });
       expect(await granted(persistent, `shellypro3em-${aliceKey}/#`)).toBe(1);
@@ -450,12 +456,7 @@ export function meterAccessSuite(
 
   if (opts.bindsClientIds)
     it("refuses another account's client ids, so no meter takes over or shares another's session", async () => {
-      const h = await setUp();
-      const [aliceKey] = twins.tasmota;
-      const [, bobKey] = twins.shelly;
-      const alice = await h.claim(aliceKey);
-      const bob = await h.claimElsewhere(bobKey, { stockTopics: false });
-      if ('conflict' in bob) throw new Error(bob.conflict);
+      const { h, aliceKey, alice, bob } = await twoAccounts();
       const aliceId = `DVES_${aliceKey.slice(6).toUpperCase()}`;
       const aliceMeter = await connect(h.url, { clientId: aliceId, ...alice });
       let aliceClosed = false;
