@@ -123,11 +123,8 @@ export function brokerLogState(opts: {
           previous.clients.delete(e.clientId);
           previous.connected = previous.clients.size > 0;
         }
-        if (!e.username || !DEVICE_KEY_PATTERN.test(e.username)) {
-          clients.delete(e.clientId);
-          return;
-        }
         clients.delete(e.clientId);
+        if (!e.username || !DEVICE_KEY_PATTERN.test(e.username)) return;
         clients.set(e.clientId, e.username);
         if (clients.size > 100_000) clients.delete(clients.keys().next().value as string);
         const s = seenOf(e.username);
