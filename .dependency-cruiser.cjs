@@ -84,6 +84,14 @@ module.exports = {
       to: { path: '^web/src/features/' },
     },
     {
+      name: 'api-ingest-in-composition-root',
+      comment:
+        'The API composes ingest (its broker, bridge, live subscriber, simulator) only in its composition root; what the two share is a contract in core (core/src/mqtt.ts). Tests may compose ingest too',
+      severity: 'error',
+      from: { path: '^api/src/', pathNot: ['^api/src/main\\.ts$', '\\.test\\.ts$'] },
+      to: { path: '^ingest/' },
+    },
+    {
       name: 'public-entry-only',
       comment:
         'Another package is reached only through its public entries (src/index.ts, src/conformance.ts, src/testing.ts, src/columns.ts)',

@@ -17,7 +17,7 @@
  * level, which it never publishes on `$SYS/broker/log` (docs/api.md, "Connection state").
  */
 import { randomBytes } from 'node:crypto';
-import { DEVICE_KEY_PATTERN, TOPICS } from '@kilowatch/core';
+import { DEVICE_KEY_PATTERN, decodeLiveRejection, TOPICS } from '@kilowatch/core';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { MeterAccess, MeterConnectionState } from './plugins/app/meter-access.ts';
 import { latestRejection } from './plugins/app/meter-access.ts';
@@ -155,20 +155,14 @@ export function brokerLogState(opts: {
     rejected(topic, payload) {
       const key = topic.split('/')[2] ?? '';
       if (!DEVICE_KEY_PATTERN.test(key)) return;
-      let r: { topic?: unknown; reason?: unknown; detail?: unknown };
-      try {
-        r = JSON.parse(payload.toString('utf8'));
-      } catch {
-        return;
-      }
-      if (typeof r.topic !== 'string' || typeof r.reason !== 'string') return;
-      const detail = typeof r.detail === 'string' ? r.detail : '';
+      const r = decodeLiveRejection(payload);
+      if (!r) return;
       const s = seenOf(key);
       s.lastRejection = latestRejection(s.lastRejection, {
         reason: 'payload-rejected',
         topic: r.topic.slice(0, 256),
         at: now(),
-        detail: `${r.reason}: ${detail}`.slice(0, 300),
+        detail: `${r.reason}: ${r.detail}`.slice(0, 300),
       });
     },
     connection(key) {

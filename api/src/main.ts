@@ -11,14 +11,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError } from '@kilowatch/core';
+import { ConfigError, newMeterPassword } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
 import {
   backfillHistory,
   DEMO_DEVICES,
   type EmbeddedBroker,
   type IngestRuntime,
-  newMeterPassword,
   type Simulator,
   startEmbeddedBroker,
   startIngest,
@@ -409,6 +408,10 @@ async function main(): Promise<void> {
                 '# HELP kilowatch_live_readings_received_total Live readings received from the broker.',
                 '# TYPE kilowatch_live_readings_received_total counter',
                 `kilowatch_live_readings_received_total ${replica.subscriber.received()}`,
+                '# HELP kilowatch_live_messages_dropped_total Messages on kilowatch/live/ that were not a reading, dropped.',
+                '# TYPE kilowatch_live_messages_dropped_total counter',
+                `kilowatch_live_messages_dropped_total{subscription="hub"} ${replica.subscriber.dropped()}`,
+                `kilowatch_live_messages_dropped_total{subscription="alerts"} ${replica.alerts.dropped()}`,
                 '# HELP kilowatch_alerts_source_connected 1 while the shared alert subscription is connected.',
                 '# TYPE kilowatch_alerts_source_connected gauge',
                 `kilowatch_alerts_source_connected ${replica.alerts.connected() ? 1 : 0}`,

@@ -1,5 +1,5 @@
 /** The embedded broker's check of a meter's credentials, against the metadata database. */
-import type { BrokerAuth, MeterVerdict } from '@kilowatch/ingest';
+import type { BrokerAuth, MeterVerdict } from '@kilowatch/core';
 import type { DevicesRepository } from './plugins/app/devices-repository.ts';
 import { verifyMeterPassword } from './plugins/app/meter-credentials.ts';
 

@@ -7,12 +7,19 @@
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { ConfigError, type ConfigProblem } from '@kilowatch/core';
-import type { EmbeddedBrokerTls } from '@kilowatch/ingest';
 
 const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+/** What the embedded broker's TLS listener is started with (`main.ts` hands it to ingest's broker). */
+export interface MqttTlsListener {
+  port: number;
+  /** The certificate chain and its private key, as read (PEM). */
+  cert: Buffer;
+  key: Buffer;
+}
+
 /** The listener's port, certificate chain and key, or a `ConfigError` naming what is wrong with which file. */
-export function readMqttTls(tls: { port: number; certFile: string; keyFile: string }): EmbeddedBrokerTls {
+export function readMqttTls(tls: { port: number; certFile: string; keyFile: string }): MqttTlsListener {
   const problems: ConfigProblem[] = [];
   const read = (name: string, file: string, what: string): Buffer | undefined => {
     try {

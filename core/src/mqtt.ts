@@ -6,8 +6,16 @@
  * it belongs to at most one claimed device (the claim refuses a second: `stockSuffixOf`); a device claimed
  * without it uses its device key as its Topic. Both brokers apply these rules: the embedded one in code,
  * Mosquitto through the per-device roles the API keeps in its dynamic security plugin (`meterAcl`).
+ *
+ * It also holds the contracts between Kilowatch's own processes over the broker, each a schema with its
+ * codec so that both ends read the same rule: the meters' credentials (`newMeterPassword`, `BrokerAuth`),
+ * committed readings on `kilowatch/live/<key>` and refused messages on `kilowatch/live/<key>/rejected`
+ * (ingest → API), and the hub's events on `kilowatch/hub/events` (API → API). A message that does not
+ * match its schema decodes to null: the receiver counts it and drops it.
  */
+import * as v from 'valibot';
 import { DEVICE_KEY_PATTERN } from './devices.ts';
+import { DeviceKeySchema, type Reading } from './readings.ts';
 
 /** Stock Shelly Gen2/Gen3 model ids that meter energy; their MQTT prefix defaults to `<id>-<mac>`. */
 export const SHELLY_MODEL_IDS = [
@@ -214,4 +222,135 @@ export function meterAcl(
   add('subscribePattern', `kilowatch/meters/${deviceKey}/#`);
   add('publishClientReceive', `kilowatch/meters/${deviceKey}/#`);
   return acl;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Meter credentials: what the API issues and what a broker asks it at each connection.
+
+/** A meter's MQTT password: 24 random bytes in base64url (32 characters, 192 bits, nothing to guess). */
+export const METER_PASSWORD_PATTERN = /^[A-Za-z0-9_-]{32}$/;
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** A new meter password (`METER_PASSWORD_PATTERN`), from the platform's cryptographic random source. */
+export function newMeterPassword(): string {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(24));
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out += BASE64URL[n >> 18]! + BASE64URL[(n >> 12) & 63]! + BASE64URL[(n >> 6) & 63]! + BASE64URL[n & 63]!;
+  }
+  return out;
+}
+
+/**
+ * What a broker asks the metadata store, once per connection: the device whose MQTT account the
+ * username is and whether the password is its current one, or null for an unknown username.
+ * `stockTopics` (default true): whether the device holds its stock Tasmota names (`tasmota_<suffix>`,
+ * `DVES_<suffix>`), which belong to one device at most.
+ */
+export type MeterVerdict = { deviceKey: string; ok: boolean; stockTopics?: boolean } | null;
+
+/** Who checks a meter's credentials for the embedded broker (the API, against its metadata database). */
+export interface BrokerAuth {
+  verifyMeter(username: string, password: string): Promise<MeterVerdict>;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Ingest → API: committed readings and refused messages.
+
+/** A committed reading as ingest publishes it on `kilowatch/live/<deviceKey>`. */
+export const LiveReadingSchema = v.object({
+  deviceKey: DeviceKeySchema,
+  ts: v.pipe(v.number(), v.finite()),
+  seq: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  values: v.record(v.string(), v.pipe(v.number(), v.finite())),
+});
+
+const utf8 = new TextDecoder();
+const text = (payload: Uint8Array | string) => (typeof payload === 'string' ? payload : utf8.decode(payload));
+
+/** A JSON payload read by `schema`: its output, or null when the payload is not JSON or does not match. */
+function decodeJson<S extends v.GenericSchema>(
+  schema: S,
+  payload: Uint8Array | string,
+): v.InferOutput<S> | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(text(payload));
+  } catch {
+    return null;
+  }
+  const parsed = v.safeParse(schema, json);
+  return parsed.success ? parsed.output : null;
+}
+
+/** The payload of `kilowatch/live/<deviceKey>` for a committed reading. */
+export function encodeLiveReading(r: Reading): string {
+  return JSON.stringify(
+    r.seq === undefined
+      ? { deviceKey: r.deviceKey, ts: r.ts, values: r.values }
+      : { deviceKey: r.deviceKey, ts: r.ts, seq: r.seq, values: r.values },
+  );
+}
+
+/**
+ * The reading of a `kilowatch/live/<deviceKey>` message, or null when the payload is not one (or, given
+ * the topic, names another device than the topic does).
+ */
+export function decodeLiveReading(payload: Uint8Array | string, topic?: string): Reading | null {
+  const r = decodeJson(LiveReadingSchema, payload);
+  return r && (topic === undefined || topic === `kilowatch/live/${r.deviceKey}`) ? r : null;
+}
+
+/** A meter's message that ingest refused, on `kilowatch/live/<deviceKey>/rejected`. */
+export const LiveRejectionSchema = v.object({
+  topic: v.string(),
+  reason: v.string(),
+  detail: v.optional(v.string(), ''),
+  at: v.optional(v.pipe(v.number(), v.finite())),
+});
+export type LiveRejection = v.InferOutput<typeof LiveRejectionSchema>;
+
+export function encodeLiveRejection(r: LiveRejection): string {
+  return JSON.stringify(r);
+}
+
+/** The refusal of a `kilowatch/live/<deviceKey>/rejected` message, or null when the payload is not one. */
+export function decodeLiveRejection(payload: Uint8Array | string): LiveRejection | null {
+  return decodeJson(LiveRejectionSchema, payload);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// API → API: the hub's events (`kilowatch/hub/events`).
+
+const UserId = v.pipe(v.number(), v.safeInteger());
+
+/**
+ * One API process's hub event for the others: a message for a user's sockets (its `message` is one of the
+ * socket messages of docs/api.md §Real-time hub, checked here only for its `type`), a user's sessions to
+ * check again (a logout), or a device's alert settings to read again.
+ */
+export const HubEnvelopeSchema = v.object({
+  origin: v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
+  event: v.variant('kind', [
+    v.object({
+      kind: v.literal('user'),
+      userId: UserId,
+      key: v.string(),
+      message: v.looseObject({ type: v.string() }),
+    }),
+    v.object({ kind: v.literal('sessions'), userId: UserId }),
+    v.object({ kind: v.literal('alert-settings'), deviceKey: v.string() }),
+  ]),
+});
+export type HubEnvelope = v.InferOutput<typeof HubEnvelopeSchema>;
+
+export function encodeHubEnvelope(e: HubEnvelope): string {
+  return JSON.stringify(e);
+}
+
+/** The envelope of a `kilowatch/hub/events` message, or null when the payload is not one. */
+export function decodeHubEnvelope(payload: Uint8Array | string): HubEnvelope | null {
+  return decodeJson(HubEnvelopeSchema, payload);
 }

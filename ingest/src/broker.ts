@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import {
+  type BrokerAuth,
   canonicalMeterTopic,
   type MeterIdentity,
   meterClientIdRefusal,
@@ -41,18 +42,6 @@ export interface BrokerSink {
   publish(packet: SinkPacket, done: () => void): void;
   watch: readonly string[];
   message(packet: SinkPacket): void;
-}
-
-/**
- * What the broker asks the metadata store, once per connection: the device whose MQTT account the
- * username is and whether the password is its current one, or null for an unknown username.
- * `stockTopics` (default true): whether the device holds its stock Tasmota names (`tasmota_<suffix>`,
- * `DVES_<suffix>`), which belong to one device at most.
- */
-export type MeterVerdict = { deviceKey: string; ok: boolean; stockTopics?: boolean } | null;
-
-export interface BrokerAuth {
-  verifyMeter(username: string, password: string): Promise<MeterVerdict>;
 }
 
 /** An account of the services (ingest, api): trusted with every topic, internal ones included. */

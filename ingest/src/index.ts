@@ -9,7 +9,6 @@ export {
   subscriptionTopics,
 } from './bridge.ts';
 export {
-  type BrokerAuth,
   type BrokerLimits,
   checkMeterTopic,
   DEFAULT_BROKER_LIMITS,
@@ -18,7 +17,6 @@ export {
   type EmbeddedBrokerTls,
   type MeterConnection,
   type MeterTopicCache,
-  type MeterVerdict,
   type ServiceAccount,
   startEmbeddedBroker,
 } from './broker.ts';
@@ -31,8 +29,8 @@ export {
   type RejectReason,
 } from './decoders/index.ts';
 export type { DeviceState, LiveBus } from './liveBus.ts';
-export { type LiveSubscriber, liveReadingFromPayload, startLiveSubscriber } from './liveSubscriber.ts';
-export { createMemoryMeterAuth, type MemoryMeterAuth, newMeterPassword } from './meterAuth.ts';
+export { type LiveSubscriber, startLiveSubscriber } from './liveSubscriber.ts';
+export { createMemoryMeterAuth, type MemoryMeterAuth } from './meterAuth.ts';
 export { type BackfillOptions, backfillHistory } from './simulator/backfill.ts';
 export { DEMO_DEVICES, type SimulatedDevice, type SimulatedKind } from './simulator/devices.ts';
 export { type Simulator, type SimulatorOptions, startSimulator } from './simulator/live.ts';

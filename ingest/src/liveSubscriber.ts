@@ -2,7 +2,7 @@
  * The live bus of an api replica in a server deployment: committed readings arrive from the ingest
  * replicas on `kilowatch/live/<deviceKey>` and device status straight from the meters' status topic.
  */
-import { DEVICE_KEY_PATTERN, type Reading, TOPICS } from '@kilowatch/core';
+import { decodeLiveReading, TOPICS } from '@kilowatch/core';
 import mqtt from 'mqtt';
 import { DeviceStates } from './bridge/deviceStates.ts';
 import { decodeMessage } from './decoders/index.ts';
@@ -14,19 +14,9 @@ export interface LiveSubscriber extends LiveBus {
   connected(): boolean;
   /** Live readings received (metrics). */
   received(): number;
+  /** Messages on `kilowatch/live/<key>` that were not a reading (`decodeLiveReading`), dropped (metrics). */
+  dropped(): number;
   stop(): Promise<void>;
-}
-
-/** A committed reading from a `kilowatch/live/<deviceKey>` payload, or null when it is not one. */
-export function liveReadingFromPayload(payload: Buffer): Reading | null {
-  try {
-    const r = JSON.parse(String(payload)) as Partial<Reading>;
-    if (typeof r.deviceKey !== 'string' || !DEVICE_KEY_PATTERN.test(r.deviceKey)) return null;
-    if (typeof r.ts !== 'number' || typeof r.values !== 'object' || r.values === null) return null;
-    return r as Reading;
-  } catch {
-    return null;
-  }
 }
 
 export async function startLiveSubscriber(opts: {
@@ -45,10 +35,14 @@ export async function startLiveSubscriber(opts: {
     reconnectPeriod: 1000,
   });
   let received = 0;
+  let dropped = 0;
   client.on('message', (topic, payload) => {
     if (topic.startsWith('kilowatch/live/')) {
-      const r = liveReadingFromPayload(payload);
-      if (!r) return;
+      const r = decodeLiveReading(payload, topic);
+      if (!r) {
+        dropped++;
+        return;
+      }
       received++;
       // As the bridge does: a reading keeps a device's state fresh, and brings a device without one (a
       // meter that never sends a status) or an offline one online.
@@ -74,6 +68,7 @@ export async function startLiveSubscriber(opts: {
     deviceState: (key) => states.get(key),
     connected: () => client.connected,
     received: () => received,
+    dropped: () => dropped,
     async stop() {
       await client.endAsync();
     },

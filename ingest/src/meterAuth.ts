@@ -2,9 +2,8 @@
  * Meter accounts kept in memory: the standalone ingest's simulated meters and the tests. The API keeps
  * real devices' accounts in the metadata database (hashed) and answers the broker from there.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { stockSuffixOf } from '@kilowatch/core';
-import type { BrokerAuth, MeterVerdict } from './broker.ts';
+import { timingSafeEqual } from 'node:crypto';
+import { type BrokerAuth, type MeterVerdict, newMeterPassword, stockSuffixOf } from '@kilowatch/core';
 
 export interface MemoryMeterAuth extends BrokerAuth {
   /**
@@ -26,11 +25,6 @@ export class StockSuffixTaken extends Error {
       `another device holds the stock Tasmota suffix ${suffix}: set this meter's Topic to its device key`,
     );
   }
-}
-
-/** 24 random bytes, base64url: 192 bits, nothing to guess. */
-export function newMeterPassword(): string {
-  return randomBytes(24).toString('base64url');
 }
 
 export function createMemoryMeterAuth(): MemoryMeterAuth {

@@ -47,4 +47,34 @@ describe.skipIf(!binary)('alerts shared subscription on Mosquitto', () => {
     expect(byA.length).toBeGreaterThan(0);
     expect(byA.length).toBeLessThan(N);
   });
+
+  it('counts and drops what is not a committed reading, and hands on the readings around it', async () => {
+    const seen: number[] = [];
+    a.onReading((r) => seen.push(r.ts));
+    b.onReading((r) => seen.push(r.ts));
+    const droppedBefore = a.dropped() + b.dropped();
+    const pub = await mqtt.connectAsync(broker.url);
+    const topic = 'kilowatch/live/a0b1c2d3e4f5';
+    const bad = [
+      'not json',
+      JSON.stringify({ ts: 1_001, values: { vave1: 230 } }),
+      JSON.stringify({ deviceKey: 'a0b1c2d3e4f5', ts: '1002', values: { vave1: 230 } }),
+      JSON.stringify({ deviceKey: 'a0b1c2d3e4f5', ts: 1_003, values: { vave1: 'high' } }),
+      // A reading of another device on this device's topic.
+      JSON.stringify({ deviceKey: 'ffffffffffff', ts: 1_004, values: { vave1: 230 } }),
+    ];
+    await pub.publishAsync(topic, JSON.stringify({ deviceKey: 'a0b1c2d3e4f5', ts: 1_000, values: {} }), {
+      qos: 1,
+    });
+    for (const payload of bad) await pub.publishAsync(topic, payload, { qos: 1 });
+    await pub.publishAsync(topic, JSON.stringify({ deviceKey: 'a0b1c2d3e4f5', ts: 1_005, values: {} }), {
+      qos: 1,
+    });
+    await pub.endAsync();
+    const dropped = () => a.dropped() + b.dropped() - droppedBefore;
+    for (let i = 0; i < 500 && (seen.length < 2 || dropped() < bad.length); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(dropped()).toBe(bad.length);
+    expect(seen.sort((x, y) => x - y)).toEqual([1_000, 1_005]);
+  });
 });

@@ -2,10 +2,9 @@
  * Alert input on an external broker: committed readings from `kilowatch/live/+` through the MQTT 5 shared
  * subscription `$share/kilowatch-alerts/...`, so the broker hands each reading to exactly one API process
  * and no alert is raised twice. (The hub, in contrast, needs every reading in every process: it uses the
- * plain subscription of `startLiveSubscriber` from @kilowatch/ingest.)
+ * plain subscription of ingest's `startLiveSubscriber`.) Both read the payload with core's `decodeLiveReading`.
  */
-import type { Reading } from '@kilowatch/core';
-import { liveReadingFromPayload } from '@kilowatch/ingest';
+import { decodeLiveReading, type Reading } from '@kilowatch/core';
 import mqtt from 'mqtt';
 import type { LiveSource } from '../hub/live-source.ts';
 import { ALERTS_SHARED_TOPIC } from './evaluator.ts';
@@ -13,6 +12,8 @@ import { ALERTS_SHARED_TOPIC } from './evaluator.ts';
 export interface SharedAlertSource extends LiveSource {
   /** Whether the broker connection is up now (readiness reports it). */
   connected(): boolean;
+  /** Messages that were not a reading (`decodeLiveReading`), dropped (metrics). */
+  dropped(): number;
   stop(): Promise<void>;
 }
 
@@ -31,9 +32,13 @@ export async function startSharedAlertSource(opts: {
     clean: true,
     reconnectPeriod: 1000,
   });
-  client.on('message', (_topic, payload) => {
-    const r = liveReadingFromPayload(payload);
-    if (!r) return;
+  let dropped = 0;
+  client.on('message', (topic, payload) => {
+    const r = decodeLiveReading(payload, topic);
+    if (!r) {
+      dropped++;
+      return;
+    }
     for (const fn of listeners) fn(r);
   });
   await client.subscribeAsync(ALERTS_SHARED_TOPIC, { qos: 1 });
@@ -43,6 +48,7 @@ export async function startSharedAlertSource(opts: {
       return () => void listeners.delete(fn);
     },
     connected: () => client.connected,
+    dropped: () => dropped,
     async stop() {
       await client.endAsync();
     },

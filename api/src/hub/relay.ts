@@ -9,36 +9,24 @@
  * Only API processes publish here; on a broker shared with meters, restrict `kilowatch/hub/#` to the API's
  * credentials (as `kilowatch/live/#` to ingest's).
  */
+import { decodeHubEnvelope, encodeHubEnvelope } from '@kilowatch/core';
 import mqtt from 'mqtt';
-import type { HubEvent, HubRelay } from './hub.ts';
+import type { HubEvent, HubMessage, HubRelay } from './hub.ts';
 
 export type { HubEvent, HubRelay };
 
 export const HUB_EVENTS_TOPIC = 'kilowatch/hub/events';
 
-interface Envelope {
-  origin: string;
-  event: HubEvent;
-}
-
-function parseEnvelope(payload: Buffer): Envelope | null {
-  try {
-    const e = JSON.parse(payload.toString('utf8')) as Partial<Envelope>;
-    const ev = e.event as Record<string, unknown> | undefined;
-    if (typeof e.origin !== 'string' || !ev) return null;
-    if (ev.kind === 'alert-settings') return typeof ev.deviceKey === 'string' ? (e as Envelope) : null;
-    if (!Number.isSafeInteger(ev.userId)) return null;
-    if (ev.kind === 'sessions') return e as Envelope;
-    if (
-      ev.kind === 'user' &&
-      typeof ev.key === 'string' &&
-      typeof (ev.message as { type?: unknown } | undefined)?.type === 'string'
-    )
-      return e as Envelope;
-    return null;
-  } catch {
-    return null;
-  }
+/**
+ * The event of another process's envelope (core's `decodeHubEnvelope`), or null when it is this process's
+ * own or not an envelope. A user's message is checked only for its `type`: it was made by an API process
+ * of this release and goes to the user's sockets as it came.
+ */
+function eventOf(payload: Buffer, origin: string): HubEvent | null {
+  const e = decodeHubEnvelope(payload);
+  if (!e || e.origin === origin) return null;
+  const ev = e.event;
+  return ev.kind === 'user' ? { ...ev, message: ev.message as HubMessage } : ev;
 }
 
 export async function startHubRelay(opts: {
@@ -58,15 +46,14 @@ export async function startHubRelay(opts: {
     reconnectPeriod: 1000,
   });
   client.on('message', (_topic, payload) => {
-    const envelope = parseEnvelope(payload);
-    if (!envelope || envelope.origin === origin) return;
-    for (const fn of listeners) fn(envelope.event);
+    const event = eventOf(payload, origin);
+    if (!event) return;
+    for (const fn of listeners) fn(event);
   });
   await client.subscribeAsync(HUB_EVENTS_TOPIC, { qos: 1 });
   return {
     publish(event) {
-      const envelope: Envelope = { origin, event };
-      client.publish(HUB_EVENTS_TOPIC, JSON.stringify(envelope), { qos: 1 }, (err) => {
+      client.publish(HUB_EVENTS_TOPIC, encodeHubEnvelope({ origin, event }), { qos: 1 }, (err) => {
         if (err) opts.onError?.(err);
       });
     },

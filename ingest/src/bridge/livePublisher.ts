@@ -2,7 +2,7 @@
  * Committed readings go live: their devices are seen, and the readings go to the in-process live bus
  * and, when asked, to `kilowatch/live/<deviceKey>` (QoS 0) for api replicas.
  */
-import { type Reading, TOPICS } from '@kilowatch/core';
+import { encodeLiveReading, encodeLiveRejection, type Reading, TOPICS } from '@kilowatch/core';
 import type { LocalLiveBus } from '../liveBus.ts';
 import type { DeviceStates, Rejection } from './deviceStates.ts';
 import { columnReadings, type Unit } from './units.ts';
@@ -39,12 +39,13 @@ export class LivePublisher {
 
   /** A device's refused message: API processes beside an external broker report it on its connection route. */
   rejected(deviceKey: string, rejection: Rejection): void {
-    if (this.outlet?.connected()) this.outlet.publish(TOPICS.rejected(deviceKey), JSON.stringify(rejection));
+    if (this.outlet?.connected())
+      this.outlet.publish(TOPICS.rejected(deviceKey), encodeLiveRejection(rejection));
   }
 
   private publish(r: Reading): void {
     this.states.touch(r);
     this.bus.emitReading(r);
-    if (this.outlet?.connected()) this.outlet.publish(TOPICS.live(r.deviceKey), JSON.stringify(r));
+    if (this.outlet?.connected()) this.outlet.publish(TOPICS.live(r.deviceKey), encodeLiveReading(r));
   }
 }

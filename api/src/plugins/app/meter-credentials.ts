@@ -5,7 +5,7 @@
  * only slow every meter's reconnect after a broker restart).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { newMeterPassword } from '@kilowatch/ingest';
+import { newMeterPassword } from '@kilowatch/core';
 
 export { newMeterPassword };
 
