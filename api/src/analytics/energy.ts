@@ -9,9 +9,11 @@ import {
   billingPeriodAt,
   calendarBucketCountAtMost,
   calendarBucketStartsYielding,
+  combinedParamDef,
   fineRollupAt,
   fixedBucketStart,
   hourlyBalance,
+  MAX_POINTS_PER_SERIES,
   ROLLUP_STEP_MS,
   startOfLocalDay,
   startOfLocalMonth,
@@ -27,13 +29,14 @@ export interface EnergyCounters {
   export: string[];
 }
 
-const PHASE_IMPORT = ['eai1', 'eai2', 'eai3'];
-const PHASE_EXPORT = ['eae1', 'eae2', 'eae3'];
+/** The per-phase registers of the catalogue's all-phase counters (`eai` = eai1 + eai2 + eai3). */
+const PHASE_IMPORT = combinedParamDef('eai')!.of;
+const PHASE_EXPORT = combinedParamDef('eae')!.of;
 
 /** The counters a meter reports: per-phase registers when it has any, its three-phase totals otherwise. */
 export function countersOf(reported: readonly string[]): EnergyCounters {
   const has = new Set(reported);
-  const pick = (phases: string[], total: string) => {
+  const pick = (phases: readonly string[], total: string) => {
     const p = phases.filter((c) => has.has(c));
     if (p.length > 0) return p;
     return has.has(total) ? [total] : [];
@@ -60,7 +63,8 @@ export interface FineEnergy {
   billedExport: (number | null)[];
 }
 
-const MAX_FINE_BUCKETS = 100_000;
+/** The API's one cap on the buckets of an answer (docs/api.md, "Data range is too long."). */
+const MAX_FINE_BUCKETS = MAX_POINTS_PER_SERIES;
 
 /** Energy per fixed bucket (15m, 30m or 1h) with import and export netted per bucket across phases. */
 export async function fineEnergy(

@@ -11,6 +11,7 @@ import {
   DAY_MS,
   type EnergyInterval,
   localDateString,
+  MAX_POINTS_PER_SERIES,
   NOMINAL_STEP_MS,
   SERIES_INTERVALS,
   type SeriesInterval,
@@ -141,5 +142,5 @@ export function seriesInterval(range: TimeRange, wanted: ChartIntervalChoice): C
 /** The finest chart interval that keeps a series within the API's 100,000-point cap (docs/api.md). */
 export function fitInterval(range: TimeRange, wanted: ChartInterval): ChartInterval {
   const order = CHART_INTERVALS.slice(CHART_INTERVALS.indexOf(wanted));
-  return order.find((i) => (range.to - range.from) / NOMINAL_STEP_MS[i] <= 100_000) ?? '1d';
+  return order.find((i) => (range.to - range.from) / NOMINAL_STEP_MS[i] <= MAX_POINTS_PER_SERIES) ?? '1d';
 }
