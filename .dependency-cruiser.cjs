@@ -43,9 +43,12 @@ module.exports = {
     {
       name: 'testkit-dev-only',
       comment:
-        "The test kit is dev-only: only tests, a package's testing entry (src/testing.ts, src/testing/) and the benches import it",
+        "The test kit is dev-only: only tests, their helpers (src/test/), a package's testing entry (src/testing.ts, src/testing/) and the benches import it",
       severity: 'error',
-      from: { path: `^(${pkgs})/`, pathNot: ['\\.test\\.ts$', '^[^/]+/src/testing(\\.ts$|/)', '^bench/'] },
+      from: {
+        path: `^(${pkgs})/`,
+        pathNot: ['\\.test\\.ts$', '^[^/]+/src/test/', '^[^/]+/src/testing(\\.ts$|/)', '^bench/'],
+      },
       to: { path: '^testkit/' },
     },
     {
@@ -86,9 +89,9 @@ module.exports = {
     {
       name: 'api-ingest-in-composition-root',
       comment:
-        'The API composes ingest (its broker, bridge, live subscriber, simulator) only in its composition root; what the two share is a contract in core (core/src/mqtt.ts). Tests may compose ingest too',
+        'The API composes ingest (its broker, bridge, live subscriber, simulator) only in its composition root (main.ts and the roles it starts, src/roles/); what the two share is a contract in core (core/src/mqtt.ts). Tests may compose ingest too',
       severity: 'error',
-      from: { path: '^api/src/', pathNot: ['^api/src/main\\.ts$', '\\.test\\.ts$'] },
+      from: { path: '^api/src/', pathNot: ['^api/src/main\\.ts$', '^api/src/roles/', '\\.test\\.ts$'] },
       to: { path: '^ingest/' },
     },
     {

@@ -4,7 +4,8 @@
  * whether the role needs it (take it out of the load balancer while this is 503). `GET /api/health`:
  * the summary of every store and the (embedded) broker, 503 when any is down.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { TelemetryStore } from '@kilowatch/tsdb';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Dependency, Readiness, RouteOptions } from './options.ts';
 
 const PROBE_MS = 3_000;
@@ -122,3 +123,52 @@ const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, opts) => {
 };
 
 export default healthRoutes;
+
+/** What the health routes read of a running ingest (its runtime, `@kilowatch/ingest`). */
+export interface IngestProbe {
+  /** Why the store refuses ingest's writes now, or null. */
+  writeProblem(): string | null;
+  deviceStates(): readonly unknown[];
+  mqttConnected(): boolean;
+}
+
+/** Ingest's part of `/api/health`: not ok while the store refuses its writes, with the store's reason. */
+export function ingestHealth(rt: IngestProbe): { ok: boolean; devices: number; detail?: string } {
+  const problem = rt.writeProblem();
+  return { ok: problem === null, devices: rt.deviceStates().length, ...(problem ? { detail: problem } : {}) };
+}
+
+/**
+ * The health routes of an ingest process (`KW_ROLE=ingest`, no API app): liveness (the process is up),
+ * readiness (it takes readings, which needs the broker and the store) and the summary.
+ */
+export function ingestHealthRoutes(
+  http: FastifyInstance,
+  parts: { store: TelemetryStore; ingest: IngestProbe; mqttUrl: string },
+): void {
+  const { store, ingest, mqttUrl } = parts;
+  const storeHealth = () => within(store.health(), (detail) => ({ ok: false, engine: store.engine, detail }));
+  http.get('/api/health/live', async () => ({ status: 'ok', role: 'ingest' }));
+  http.get('/api/health/ready', async (_req, reply) => {
+    const storeNow = await storeHealth();
+    const dependencies = {
+      mqtt: { ok: ingest.mqttConnected(), required: true, url: mqttUrl },
+      store: { ...storeNow, required: true },
+    };
+    const ready = dependencies.mqtt.ok && dependencies.store.ok;
+    return reply
+      .code(ready ? 200 : 503)
+      .send({ status: ready ? 'ready' : 'not-ready', role: 'ingest', dependencies });
+  });
+  http.get('/api/health', async (_req, reply) => {
+    const ingestNow = ingestHealth(ingest);
+    const storeNow = await storeHealth();
+    if (!ingestNow.ok || !storeNow.ok) reply.code(503);
+    return {
+      status: ingestNow.ok && storeNow.ok ? 'ok' : 'degraded',
+      store: storeNow,
+      broker: { ok: true, url: mqttUrl },
+      ingest: ingestNow,
+    };
+  });
+}
