@@ -4,20 +4,8 @@
  * keeps publishing. (Were a demo meter's account changed, its simulator asks for its credentials again at
  * every reconnect: ingest's `brokerAuth.test.ts`.)
  */
-import { type KilowatchProcess, startKilowatch } from '@kilowatch/testkit';
+import { type KilowatchProcess, startKilowatch, until } from '@kilowatch/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(check: () => Promise<T | undefined | false>, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    const v = await check();
-    if (v) return v;
-    await sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('the embedded demo: rotating a demo meter', () => {
   let server: KilowatchProcess;
@@ -71,6 +59,7 @@ describe('the embedded demo: rotating a demo meter', () => {
       },
       60_000,
       'the simulated meter',
+      200,
     );
 
     // A demo workspace's meter is the simulator's: a visitor cannot rotate its password away from it.
@@ -84,6 +73,7 @@ describe('the embedded demo: rotating a demo meter', () => {
       },
       30_000,
       'readings after the refused rotation',
+      200,
     );
     expect(after.lastRejection).toBeUndefined();
     expect(server.child.exitCode).toBeNull();

@@ -27,10 +27,12 @@ import {
   type MosquittoServer,
   type PostgresServer,
   postgresInstalled,
+  sleep,
   startInfluxServer,
   startMosquitto,
   startPostgresServer,
   startTogether,
+  until,
 } from '@kilowatch/testkit';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,7 +45,6 @@ const skip = !mosquittoBin || !dynsecPlugin || influxSkipReason() !== null || !p
 /** Mosquitto's dynamic-security admin (the API keeps accounts with it) and the services' account. */
 const MQTT_ADMIN = { username: 'kw-deploy-admin', password: 'deploy-admin-secret' };
 const MQTT_SERVICE = { username: 'kw-deploy-services', password: 'deploy-services-secret' };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Sorted integers as compact runs: "3-7, 9". */
 function runs(xs: number[]): string {
@@ -55,15 +56,6 @@ function runs(xs: number[]): string {
     i = j + 1;
   }
   return out.join(', ');
-}
-
-async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on real servers', () => {
@@ -229,7 +221,7 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
     try {
       // (a) SIGKILL of one ingest process mid-stream; it comes back under its id.
       await publish(0, 500);
-      await until(async () => (await stored()).length >= 200, 30_000, 'first commits');
+      await until(async () => (await stored()).length >= 200, 30_000, 'first commits', 100);
       await ingestA.kill();
       await publish(500, 900);
       const [ingestA2] = await start(options('ingest-a2', 'ingest', { KW_INGEST_CLIENT_ID: 'kw-ingest-a' }));
@@ -252,7 +244,7 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
       await sleep(1000);
       await pg.start();
       await during;
-      await until(async () => (await stored()).length === N, 60_000, `all ${N} readings stored`).catch(
+      await until(async () => (await stored()).length === N, 60_000, `all ${N} readings stored`, 100).catch(
         async (e: Error) => {
           throw new Error(`${e.message}: have ${(await stored()).length}`);
         },
@@ -263,7 +255,7 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
       for (const p of [...apis, ingestA2, ingestC])
         expect(p.child.exitCode, `${p.name}: ${p.output()}`).toBeNull();
       // Both hubs delivered the live readings committed while their sockets were open.
-      await until(() => live.every((s) => s.size >= N - 10), 20_000, 'live readings on both hubs').catch(
+      await until(() => live.every((s) => s.size >= N - 10), 20_000, 'live readings on both hubs', 100).catch(
         (e: Error) => {
           // Which readings each hub missed, and what the processes said about their broker connections.
           const missing = live.map((s) =>
@@ -297,6 +289,7 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
         },
         30_000,
         'the alert and its recovery',
+        100,
       );
       expect(kinds.filter((k) => k === 'voltage-drop')).toHaveLength(1);
 
@@ -324,6 +317,7 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
           },
           90_000,
           'rollups settled',
+          100,
         );
         return last;
       };
@@ -337,7 +331,7 @@ describe.skipIf(skip)('the server deployment: 2 API and 2 ingest processes on re
       await publisher.publishAsync(`kilowatch/meters/${key}/readings`, JSON.stringify(batch), { qos: 1 });
       const all = async () =>
         (await store.readRaw({ deviceKey: key, from: batchFrom, to: t0 + N * 100, limit: 10_000 })).items;
-      await until(async () => (await all()).length === N + batch.length, 30_000, 'the batch stored');
+      await until(async () => (await all()).length === N + batch.length, 30_000, 'the batch stored', 100);
       const after = await settled((n) => n > before);
       // What one refresh of the batch's range writes: every quarter holding a reading, over the whole hours
       // from the one that closes with the batch's first reading to the one holding the first reading after

@@ -7,11 +7,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@kilowatch/testkit';
+import { freePort, sleep } from '@kilowatch/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function start(env: Record<string, string>) {
   let output = '';

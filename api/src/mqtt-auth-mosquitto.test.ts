@@ -9,7 +9,14 @@
 import { readFileSync } from 'node:fs';
 import { type IngestRuntime, startIngest } from '@kilowatch/ingest';
 import { type MeterAccessHarness, meterAccessSuite, tryConnect } from '@kilowatch/ingest/conformance';
-import { findDynsecPlugin, findServerBinary, type MosquittoServer, startMosquitto } from '@kilowatch/testkit';
+import {
+  findDynsecPlugin,
+  findServerBinary,
+  type MosquittoServer,
+  sleep,
+  startMosquitto,
+  until,
+} from '@kilowatch/testkit';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,16 +43,6 @@ const ADMIN = { username: 'kw-admin', password: 'admin-secret' };
 const SERVICE = { username: 'kilowatch-test-services', password: 'service-secret' };
 const quiet = { info() {}, warn() {}, error() {} };
 const macOf = (key: string) => key.match(/../g)!.join(':');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(check: () => boolean | Promise<boolean>, ms: number, what: string) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dynamic security', () => {
   let broker: MosquittoServer;
@@ -173,13 +170,14 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     const meter = await tryConnect(broker.url, { clientId: 'kw-seen-meter', ...creds });
     expect(meter).not.toBeInstanceOf(Error);
     try {
-      await until(async () => (await connection(key)).connected === true, 10_000, 'the connection');
+      await until(async () => (await connection(key)).connected === true, 10_000, 'the connection', 50);
       expect((await connection(key)).lastConnectedAt).toEqual(expect.any(Number));
       await (meter as MqttClient).publishAsync(`kilowatch/meters/${key}/readings`, '{not json', { qos: 1 });
       await until(
         async () => (await connection(key)).lastRejection?.reason === 'payload-rejected',
         10_000,
         'the payload refusal',
+        50,
       );
       expect((await connection(key)).lastRejection).toMatchObject({
         reason: 'payload-rejected',
@@ -189,7 +187,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     } finally {
       await (meter as MqttClient).endAsync();
     }
-    await until(async () => (await connection(key)).connected === false, 10_000, 'the disconnection');
+    await until(async () => (await connection(key)).connected === false, 10_000, 'the disconnection', 50);
   });
 
   it("the broker's log topic carries lines per connection, none per reading", async () => {
@@ -209,7 +207,12 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
         { qos: 1 },
       );
     await meter.endAsync();
-    await until(() => lines.some((l) => l.includes('Client kw-log-meter disconnected')), 10_000, 'the log');
+    await until(
+      () => lines.some((l) => l.includes('Client kw-log-meter disconnected')),
+      10_000,
+      'the log',
+      50,
+    );
     const meterLines = lines.filter((l) => l.includes('kw-log-meter'));
     expect(meterLines).toEqual([
       expect.stringMatching(
@@ -228,7 +231,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     // The meter worked once under this client id, then its owner rotated the password.
     const meter = await tryConnect(broker.url, { clientId: `DVES_${key.slice(6).toUpperCase()}`, ...old });
     expect(meter).not.toBeInstanceOf(Error);
-    await until(async () => (await connection(key)).connected === true, 10_000, 'the connection');
+    await until(async () => (await connection(key)).connected === true, 10_000, 'the connection', 50);
     await (meter as MqttClient).endAsync();
     await rotate(key);
     const before = brokerLog.unattributedRefusals();
@@ -243,6 +246,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
         (await connection(key)).lastRejection?.reason === 'bad-password',
       10_000,
       'the refused login in the broker log',
+      50,
     );
     const refusal = (await connection(key)).lastRejection;
     if (brokerLog.unattributedRefusals() === before)
@@ -305,7 +309,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       expect((await connection(late)).account).toMatchObject({ state: 'pending' });
       expect(access.pending()).toBe(2);
       await broker.start();
-      await until(() => access.pending() === 0, 20_000, 'the changes to reach the broker');
+      await until(() => access.pending() === 0, 20_000, 'the changes to reach the broker', 50);
       expect((await connection(late)).account).toEqual({ state: 'ok' });
       const meter = await tryConnect(broker.url, { clientId: 'kw-late', ...lateCreds });
       expect(meter).not.toBeInstanceOf(Error);
@@ -328,7 +332,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     const stock = 'tele/tasmota_C0FFEE/#';
     const control = connectDynsec({ mqttUrl: broker.url, ...ADMIN });
     try {
-      await until(() => control.connected(), 10_000, 'the admin connection');
+      await until(() => control.connected(), 10_000, 'the admin connection', 50);
       // As a twin's role kept from before the suffix belonged to one device.
       await control.run('addRoleACL', {
         rolename: meterRole(twin),
@@ -362,7 +366,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     await claim(old);
     const control = connectDynsec({ mqttUrl: broker.url, ...ADMIN });
     try {
-      await until(() => control.connected(), 10_000, 'the admin connection');
+      await until(() => control.connected(), 10_000, 'the admin connection', 50);
       await control.run('deleteClient', { username: old });
       // An account whose device no longer exists, and one that is not a meter's (left alone).
       await control.run('createClient', { username: '6a00000000c2', password: 'orphan-password' });

@@ -15,6 +15,7 @@ import {
   freePort,
   type KilowatchProcess,
   makeTestCertificates,
+  sleep,
   startKilowatch,
   type TestCertificates,
 } from '@kilowatch/testkit';
@@ -22,7 +23,6 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const openssl = findOpenssl();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * How a connection attempt ends: connected, an error, or closed by the server before any CONNACK (the TLS

@@ -21,6 +21,7 @@ import {
   freePort,
   type MosquittoServer,
   makeTestCertificates,
+  sleep,
   startMosquitto,
   type TestCertificates,
 } from '@kilowatch/testkit';
@@ -65,7 +66,6 @@ const ADMIN = { username: 'kw-admin', password: 'admin-secret' };
 const SERVICE = { username: 'kilowatch-test-services', password: 'service-secret' };
 const quiet = { info() {}, warn() {}, error() {} };
 const macOf = (key: string) => key.match(/../g)!.join(':');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The clock ingest judges readings by. */
 const NOW = Date.UTC(2026, 2, 29, 12, 0);
 

@@ -11,6 +11,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { sleep } from '@kilowatch/testkit';
 import mqtt from 'mqtt';
 import WebSocket from 'ws';
 import {
@@ -104,8 +105,6 @@ const count = (statuses: number[]) => {
   for (const s of statuses) out[s] = (out[s] ?? 0) + 1;
   return out;
 };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Account {
   token: string;

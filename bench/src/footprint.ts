@@ -22,6 +22,7 @@
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { sleep } from '@kilowatch/testkit';
 import {
   buildServer,
   cpuSecondsOf,
@@ -37,7 +38,6 @@ import {
 } from './_server.ts';
 
 const log = (msg: string) => say('footprint', msg);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Megabytes of the files under `dir`. */
 function sizeMb(dir: string): number {

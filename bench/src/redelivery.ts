@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { meterOutbox, startEmbeddedBroker, startIngest } from '@kilowatch/ingest';
-import { freePort, TEST_SERVICE } from '@kilowatch/testkit';
+import { freePort, sleep, TEST_SERVICE } from '@kilowatch/testkit';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { arg } from './_args.ts';
@@ -25,7 +25,6 @@ import { arg } from './_args.ts';
 const KEY = 'b4cf12b3c4d5';
 const TOPIC = `kilowatch/meters/${KEY}/readings`;
 const quiet = { info() {}, warn() {}, error() {} };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The store, counting its writes (one per commit). */
 function counted(inner: TelemetryStore): { store: TelemetryStore; writes: () => number } {

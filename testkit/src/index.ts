@@ -3,7 +3,8 @@
  * it (a dependency-cruiser rule). Real servers on free loopback ports (Mosquitto, InfluxDB 1.x,
  * PostgreSQL), with one rule for a server the machine lacks (`serverMissing`: skip locally, fail under
  * CI=true), a Kilowatch process of the repository's own server (`startKilowatch`), throw-away TLS
- * certificates (`makeTestCertificates`, by the `openssl` CLI), free ports and a CSV reader.
+ * certificates (`makeTestCertificates`, by the `openssl` CLI), free ports, a CSV reader, and the waits
+ * (`until` a condition holds; `sleep` only to pace what a test sends).
  */
 export { findOpenssl, makeTestCertificates, type TestCertificates } from './certs.ts';
 export { parseCsv } from './csv.ts';
@@ -38,3 +39,4 @@ export {
   startTogether,
 } from './process.ts';
 export { findServerBinary, lookUpBinary, serverMissing } from './servers.ts';
+export { sleep, until } from './waits.ts';

@@ -3,7 +3,7 @@
  * gets the notifications and export progress raised in the other, and closes at once when the user logs
  * out through the other.
  */
-import { findServerBinary, type MosquittoServer, startMosquitto } from '@kilowatch/testkit';
+import { findServerBinary, type MosquittoServer, startMosquitto, until } from '@kilowatch/testkit';
 import { createDuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,14 +32,6 @@ async function connect(base: string, token: string): Promise<Conn> {
     ws.once('error', reject);
   });
   return { ws, messages, closed };
-}
-
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const t0 = Date.now();
-  while (!check()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe.skipIf(!binary)('the hub across two API processes on Mosquitto', () => {
@@ -99,7 +91,7 @@ describe.skipIf(!binary)('the hub across two API processes on Mosquitto', () => 
     } as const;
     t.app.hub.publishToUser(alice.userId, note, 'notification:7');
     other.hub.publishToUser(alice.userId, { type: 'export', id: 3, status: 'done', progress: 1 }, 'export:3');
-    await until(() => onB.messages.length >= 2 && onA.messages.length >= 2, 'both sockets');
+    await until(() => onB.messages.length >= 2 && onA.messages.length >= 2, 10_000, 'both sockets');
     await new Promise((r) => setTimeout(r, 300));
     // Each socket has each message exactly once: the local delivery, and no echo from the broker.
     expect(onB.messages).toEqual(expect.arrayContaining([note, expect.objectContaining({ type: 'export' })]));

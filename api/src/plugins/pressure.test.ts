@@ -1,9 +1,8 @@
 import { performance } from 'node:perf_hooks';
+import { sleep } from '@kilowatch/testkit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type PressureOptions, registerPressure } from './pressure.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function appWith(opts: PressureOptions): Promise<FastifyInstance> {
   const app = Fastify();

@@ -12,6 +12,7 @@ import {
   findServerBinary,
   influxdPath,
   type KilowatchProcess,
+  sleep,
   startInfluxServer,
   startMosquitto,
   startTogether,
@@ -22,7 +23,6 @@ import { loadOptions, log } from './cli.ts';
 import { deviceKey, houseMeter, WORKER } from './publishers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * `processes` ingest processes of the compiled server behind Mosquitto into InfluxDB. Committed readings

@@ -1,17 +1,8 @@
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import type { TelemetryStore, WriteResult } from '@kilowatch/tsdb';
 
-export async function waitFor(
-  cond: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** The suites' one wait for a condition (`until` of the test kit), under the name ingest's tests use. */
+export { until as waitFor } from '@kilowatch/testkit';
 
 /** Reads a counter or gauge (summed over labels, or one label set) from Prometheus text. */
 export function metricValue(text: string, name: string, labels?: string): number {
