@@ -152,10 +152,12 @@ describe.skipIf(skip !== null)('the everyday screens, finished', () => {
 
   /** Publishes readings as the claimed meter, on the account its claim answered with. */
   async function publish(device: Claimed, readings: { ts: number; values: Record<string, number> }[]) {
-    const username = device.mqtt.username;
-    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${username ? device.mqtt.port : api.mqttPort}`, {
+    const { username, password, port } = device.mqtt;
+    expect(username && password).toBeTruthy();
+    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, {
       clientId: `kw-e2e-polish-${Date.now()}`,
-      ...(username ? { username, password: device.mqtt.password ?? '' } : {}),
+      username: username!,
+      password: password!,
     });
     try {
       for (const r of readings)

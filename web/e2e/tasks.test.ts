@@ -16,6 +16,7 @@ import {
   DEFAULT_TIMEZONE,
   detailsPageFor,
   detailsPathFor,
+  METER_PASSWORD_PATTERN,
   PARAM_NAMES,
 } from '@kilowatch/core';
 import mqtt from 'mqtt';
@@ -667,13 +668,13 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     expect(claimed?.name).toBe('Workshop meter');
     expect(claimed?.location?.name).toBe('Cottage');
 
-    // The broker account the screen showed; a server whose claim names no account (docs/api.md before meter
-    // credentials) takes meters anonymously on the port it was started with.
-    const brokerPort = username === null ? api.mqttPort : port;
-    if (username !== null) expect(secret).toBeTruthy();
-    const client = await mqtt.connectAsync(`mqtt://${host}:${brokerPort}`, {
+    // The meter's own broker account, as the screen showed it: its device key and a new random password.
+    expect(username).toBe(key);
+    expect(secret).toMatch(METER_PASSWORD_PATTERN);
+    const client = await mqtt.connectAsync(`mqtt://${host}:${port}`, {
       clientId: `kw-e2e-add-${Date.now()}`,
-      ...(username === null ? {} : { username, password: secret ?? '' }),
+      username: username!,
+      password: secret!,
     });
     try {
       // The example payload as shown, stamped now.

@@ -5,7 +5,7 @@
  * once: the second waits for the first and applies nothing twice.
  */
 import { randomBytes } from 'node:crypto';
-import { type PostgresServer, postgresInstalled, startPostgresServer } from '@kilowatch/testkit';
+import { type PostgresServer, postgresInstalled, sleep, startPostgresServer } from '@kilowatch/testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from '../app.ts';
 import { UnavailableError } from '../errors.ts';
@@ -13,7 +13,6 @@ import { as, noTelemetryStore, signUp, TEST_CONFIG, uniqueEmail } from '../testi
 import { MIGRATIONS, migrate } from './migrations.ts';
 import { createPostgresSql, type Sql } from './sql.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LIMITS = {
   ...TEST_CONFIG,
   accountRateLimit: { max: 10_000, windowMs: 60_000 },
@@ -177,7 +176,17 @@ describe.skipIf(!pgUrl)('two processes migrating an empty database at once', () 
     const built = await Promise.all(apps);
     try {
       await Promise.all(built.map((a) => a.ready()));
-      for (const a of built) await signUp(a);
+      // Each serves a sign-up, and sees the other's account: one schema, migrated once.
+      const accounts = [];
+      for (const a of built) accounts.push(await signUp(a));
+      for (const [i, a] of built.entries()) {
+        const other = accounts[1 - i]!;
+        const me = await as(a, other, { method: 'GET', url: '/api/account/userInfo' });
+        expect(me.statusCode).toBe(200);
+        expect(me.json()).toMatchObject({ email: other.email });
+      }
+      const { rows } = await pair[0]!.query<{ version: number }>('select version from schema_migrations');
+      expect(rows).toHaveLength(MIGRATIONS.length);
     } finally {
       for (const a of built) await a.close();
     }
