@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: ['*/vitest.config.ts', 'web/vitest.e2e.config.ts'],
+    // A file per core at once (Vitest would take one fewer here): most suites wait on their servers. The
+    // browser suite runs after the others, one file at a time (its groupOrder, web/vitest.e2e.config.ts).
+    maxWorkers: '100%',
     reporters: ['default', './.ci/summary-reporter.ts'],
   },
 });

@@ -10,5 +10,7 @@ export default defineProject({
     testTimeout: 60_000,
     hookTimeout: 240_000,
     fileParallelism: false,
+    // After every other project: each file drives an API process and Chromium, which take both cores.
+    sequence: { groupOrder: 1 },
   },
 });
