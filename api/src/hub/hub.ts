@@ -144,7 +144,10 @@ declare module 'fastify' {
        * work for a session, such as exports, lets go of it). The returned function stops it.
        */
       onSessionsEnded(fn: (userId: number) => void): () => void;
-      /** Who owns the meter may have changed (a claim, a delete, a demo workspace made or removed). */
+      /**
+       * Who owns the meter may have changed (a claim, a delete, a demo workspace made or removed): whom its
+       * readings reach and which devices a subscribe may name are read again.
+       */
       ownersChanged(deviceKey: string): void;
       stats(): HubStats;
     };
@@ -189,24 +192,35 @@ export default fp(
 
     /**
      * Each connected user's device ids, shared by the user's sockets: a subscribe is answered from it,
-     * not with a query each. Ids are never reused, so a device deleted since is merely never delivered;
-     * a device claimed since is missing, and a subscribe naming one reads the list again (at most every
-     * `DEVICE_LIST_REFRESH_MS`, however many subscribes arrive).
+     * not with a query each. Ids are never reused, so a device deleted since is merely never delivered.
+     * A claim anywhere (`ownersChanged`, here or relayed from another process) marks every list stale,
+     * so a subscribe naming the new device reads its owner's list again at once; otherwise a subscribe
+     * naming an id the list lacks (someone else's) reads it again at most every `DEVICE_LIST_REFRESH_MS`,
+     * however many such subscribes arrive.
      */
     const userDevices = new Map<number, { ids: Set<number>; at: number; loading?: Promise<Set<number>> }>();
+    /** Counts `ownersChanged` calls: a list read while one happened is kept as stale. */
+    let ownersGeneration = 0;
+    function ownersChanged(deviceKey: string): void {
+      owners.forget(deviceKey);
+      ownersGeneration++;
+      for (const entry of userDevices.values()) entry.at = Number.NEGATIVE_INFINITY;
+    }
     async function devicesOf(userId: number, wanted: readonly number[]): Promise<Set<number>> {
       let entry = userDevices.get(userId);
       const now = app.clock.now();
       if (entry && (wanted.every((id) => entry!.ids.has(id)) || now - entry.at < DEVICE_LIST_REFRESH_MS))
         return entry.ids;
       if (entry?.loading) return entry.loading;
+      const generation = ownersGeneration;
       const loading = app.devices.list(userId).then((list) => new Set(list.map((d) => d.id)));
-      entry = entry ?? { ids: new Set(), at: 0 };
+      entry = entry ?? { ids: new Set(), at: Number.NEGATIVE_INFINITY };
       entry.loading = loading;
       userDevices.set(userId, entry);
       try {
         const ids = await loading;
-        if (socketsOf.has(userId)) userDevices.set(userId, { ids, at: app.clock.now() });
+        const at = generation === ownersGeneration ? app.clock.now() : Number.NEGATIVE_INFINITY;
+        if (socketsOf.has(userId)) userDevices.set(userId, { ids, at });
         return ids;
       } finally {
         const e = userDevices.get(userId);
@@ -372,7 +386,7 @@ export default fp(
         relay?.publish({ kind: 'user', userId, key, message });
       },
       recheckSessions,
-      ownersChanged: (deviceKey: string) => owners.forget(deviceKey),
+      ownersChanged,
       async sessionsEnded(userId: number) {
         relay?.publish({ kind: 'sessions', userId });
         sessionsEndedHere(userId);
