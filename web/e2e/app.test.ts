@@ -9,7 +9,7 @@
  */
 import { DAY_MS, DEFAULT_TIMEZONE, detailsPathFor, deviceKeyFromMac, startOfLocalDay } from '@kilowatch/core';
 import mqtt from 'mqtt';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, WebSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatValue } from '../src/charts/options.ts';
 import { chartGroups, kindFromPath } from '../src/features/devices/chartGroups.ts';
@@ -89,6 +89,31 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     meterLogins.set(String(claimed.id), { username: claimed.mqtt.username, password: claimed.mqtt.password });
     ownMeter = claimed;
     return claimed;
+  }
+  /** Resolves when the page's hub socket has sent a subscribe naming the device (15 s at most). */
+  function hubSubscribed(deviceId: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        page.off('websocket', onSocket);
+        reject(new Error(`the page never subscribed to device ${deviceId} on the hub`));
+      }, 15_000);
+      const onSocket = (ws: WebSocket) => {
+        ws.on('framesent', (f) => {
+          let m: { type?: unknown; deviceIds?: unknown };
+          try {
+            m = JSON.parse(String(f.payload)) as typeof m;
+          } catch {
+            return;
+          }
+          if (m.type !== 'subscribe' || !Array.isArray(m.deviceIds) || !m.deviceIds.includes(deviceId))
+            return;
+          clearTimeout(timer);
+          page.off('websocket', onSocket);
+          resolve();
+        });
+      };
+      page.on('websocket', onSocket);
+    });
   }
   function meterLogin(d: ApiDevice): { username: string; password: string } {
     const login = meterLogins.get(String(d.id));
@@ -345,11 +370,14 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
         devices[0]!,
     );
     const path = detailsPathFor(d.id, d.typeCode, d.phases ?? 3);
+    const subscribed = hubSubscribed(Number(d.id));
     await page.goto(`${api.url}${path}`);
     await page
       .getByTestId('hub-status')
       .and(page.locator('[data-state=connected]'))
       .waitFor({ timeout: 15_000 });
+    // The 5 s run from a reading sent once the page has asked the hub for the device.
+    await subscribed;
     const key = deviceKeyFromMac(d.mac);
     expect(key).not.toBeNull();
     const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${api.mqttPort}`, {

@@ -190,7 +190,11 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
       await page.getByTestId('heatmap-from').fill('02.03.2026');
       await page.getByTestId('heatmap-from').blur();
       await page.waitForURL((u) => u.searchParams.get('from') === '2026-03-02');
-      expect(await page.getByTestId('heatmap-from').inputValue()).toBe('02.03.2026');
+      // The field shows the day it took once the page has rendered the new address (the blur shows the
+      // day it held until then).
+      await expect
+        .poll(() => page.getByTestId('heatmap-from').inputValue(), { timeout: 10_000 })
+        .toBe('02.03.2026');
 
       // The consumption table: its days and its kWh.
       const answer = page.waitForResponse((r) => r.url().includes('/api/analytics/consumption') && r.ok());
