@@ -13,6 +13,7 @@ export * from './buckets/index.ts';
 export * from './config.ts';
 export * from './devices.ts';
 export * from './energy.ts';
+export * from './flows.ts';
 export * from './mqtt.ts';
 export * from './params.ts';
 export * from './readings.ts';
