@@ -50,6 +50,14 @@ describe('the demo account', () => {
       expect.arrayContaining([10, 13, 16, 17]),
     );
     expect(devices.every((d: { location: unknown; tariff: unknown }) => d.location && d.tariff)).toBe(true);
+    // The home's energy flows: the grid connection, the PV and the sub-meters (the heat pump among them).
+    const roles = Object.fromEntries(devices.map((d: { name: string; role: string }) => [d.name, d.role]));
+    expect(roles).toMatchObject({
+      'Grid connection': 'grid',
+      'Roof PV 8 kWp': 'production',
+      'Heat pump meter': 'consumer',
+      'House main meter': 'consumer',
+    });
   });
 
   it('is put back as shipped at start when an older release let visitors deface it', async () => {
@@ -86,6 +94,25 @@ describe('the demo account', () => {
       billingStart: '2026-01-01',
     });
 
+    const named = async (name: string) =>
+      (await t.app.devices.list(template.id)).find((d) => d.name === name)!;
+    for (const [name, role] of [
+      ['Grid connection', 'consumer'],
+      ['Heat pump meter', 'grid'],
+    ] as const) {
+      const d = await named(name);
+      await t.app.devices.update(template.id, d.id, {
+        name: d.name,
+        friendlyName: d.friendlyName,
+        locationId: d.location?.id ?? null,
+        tariffId: null,
+        billingStart: d.billingStart,
+        billingMonths: 1,
+        role,
+      });
+    }
+    expect((await named('Heat pump meter')).role).toBe('grid');
+
     const restored = await ensureDemoAccount(t.app, DEMO_DEVICES);
     expect(restored.deviceIds).toEqual(first.deviceIds);
     const user = (await t.app.accounts.findUserById(template.id))!;
@@ -99,6 +126,10 @@ describe('the demo account', () => {
     const list = await t.app.devices.list(template.id);
     expect(list.map((d) => d.name).sort()).toEqual(DEMO_DEVICES.map((d) => d.name).sort());
     expect(list.every((d) => d.location && d.tariff)).toBe(true);
+    // A release before roles made the heat pump, claimed first, the home's grid meter: the start puts
+    // the grid role on the grid connection.
+    const byName = (name: string) => list.find((d) => d.name === name)!;
+    expect([byName('Heat pump meter').role, byName('Grid connection').role]).toEqual(['consumer', 'grid']);
     expect(await t.app.sessions.verify(session.token)).toBeNull();
     // Restored once, it stays put: the next start changes nothing.
     expect(await ensureDemoAccount(t.app, DEMO_DEVICES)).toEqual(restored);

@@ -3,7 +3,7 @@
  * tariffs, and the simulator's meters. Nobody signs in to it: each demo sign-in gets a workspace copied
  * from it (plugins/app/demo-workspaces.ts). Idempotent: run at every start, it creates only what is missing.
  */
-import { DEFAULT_LIMITS, DEFAULT_NOTIFICATION_SETTINGS } from '@kilowatch/core';
+import { DEFAULT_LIMITS, DEFAULT_NOTIFICATION_SETTINGS, type DeviceRole } from '@kilowatch/core';
 import type { FastifyInstance } from 'fastify';
 import { DEMO_EMAIL } from './plugins/app/demo-workspaces.ts';
 import { notificationValues } from './plugins/app/devices-repository.ts';
@@ -17,6 +17,8 @@ export interface DemoDevice {
   typeCode: number;
   model: string;
   phases: 1 | 3;
+  /** Its part in the demo home's energy flows; its type's when absent. */
+  role?: DeviceRole;
 }
 
 export interface DemoAccount {
@@ -163,8 +165,10 @@ export async function ensureDemoAccount(
       d.name !== sim.name ||
       d.friendlyName !== sim.name ||
       d.location?.id !== site?.id ||
+      (sim.role !== undefined && d.role !== sim.role) ||
       (d.tariff !== null && d.tariff.id !== d.defaultTariff?.id)
     ) {
+      // By id: a meter giving up the grid role is edited before the one taking it.
       await app.devices.update(userId, d.id, {
         name: sim.name,
         friendlyName: sim.name,
@@ -172,6 +176,7 @@ export async function ensureDemoAccount(
         tariffId: null,
         billingStart: d.billingStart,
         billingMonths: d.billingMonths,
+        role: sim.role,
       });
     }
   }
@@ -188,6 +193,7 @@ export async function ensureDemoAccount(
       phases: d.phases,
       locationId: siteOf(d, home, flat)?.id ?? null,
       billingStart: `${new Date(app.clock.now()).getUTCFullYear()}-01-01`,
+      role: d.role,
     });
   }
   const list = await app.devices.list(userId);

@@ -276,6 +276,22 @@ update devices set stock_suffix = upper(right(device_key, 6)) where not shared_t
 create unique index devices_stock_suffix on devices(stock_suffix)
 `,
   },
+  {
+    version: 420,
+    name: "devices' roles in their location's energy flows, one grid meter per location",
+    sql: `
+alter table devices add column role text;
+update devices set role = case when type_code = 10 then 'production'
+  when type_code in (13, 16) then 'grid' else 'consumer' end;
+update devices set role = 'consumer' where role = 'grid' and location_id is not null and id <> (
+  select min(e.id) from devices e where e.role = 'grid' and e.location_id = devices.location_id);
+alter table devices alter column role set not null;
+-- A process of the previous release, still claiming during a rolling upgrade, names no role.
+alter table devices alter column role set default 'consumer';
+alter table devices add constraint devices_role check (role in ('grid', 'production', 'storage', 'consumer'));
+create unique index devices_one_grid on devices(location_id) where role = 'grid'
+`,
+  },
 ];
 
 /**

@@ -86,6 +86,7 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
       rssi: null,
       location: null,
       tariff: null,
+      role: 'consumer',
     });
   });
 
@@ -264,6 +265,87 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
       billingStart: [MESSAGES.invalidDate],
       billingMonths: ['Must be greater than or equal to 1, and less than or equal to 24.'],
     });
+  });
+
+  it('gives each device a role in its location: the type decides by default, one grid meter per location', async () => {
+    const a = await signUp(t.app);
+    const place = async (name: string) =>
+      (
+        await as(t.app, a, {
+          method: 'POST',
+          url: '/api/locations',
+          payload: { name, timezone: 'Europe/Warsaw' },
+        })
+      ).json().id as number;
+    const home = await place('Home');
+    const cabin = await place('Cabin');
+    const roleOf = async (id: number) =>
+      (await as(t.app, a, { method: 'GET', url: `/api/devices/${id}` })).json().role as string;
+    const claimed = async (body: Record<string, unknown>) => {
+      const { res } = await claim(a, body);
+      expect(res.statusCode).toBe(201);
+      return res.json() as { id: number; role: string };
+    };
+    // The first energy meter of a location is its grid meter; the second a sub-meter; PV produces.
+    const grid = await claimed({ typeCode: 16, locationId: home });
+    const second = await claimed({ typeCode: 13, locationId: home });
+    const pv = await claimed({ typeCode: 10, locationId: home });
+    const board = await claimed({ typeCode: 1, locationId: home });
+    expect([grid.role, second.role, pv.role, board.role]).toEqual([
+      'grid',
+      'consumer',
+      'production',
+      'consumer',
+    ]);
+    // Another location, and a device in none, have grid meters of their own.
+    expect((await claimed({ typeCode: 13, locationId: cabin })).role).toBe('grid');
+    expect((await claimed({ typeCode: 13 })).role).toBe('grid');
+    expect(
+      (await as(t.app, a, { method: 'GET', url: '/api/devices' }))
+        .json()
+        .map((d: { role: string }) => d.role),
+    ).toEqual(['grid', 'consumer', 'production', 'consumer', 'grid', 'grid']);
+
+    // A second grid meter asked for by name is refused, at a claim and at an edit, and nothing changes.
+    const refused = await claim(a, { typeCode: 13, locationId: home, role: 'grid' });
+    expect(refused.res.statusCode).toBe(409);
+    expect(refused.res.json()).toMatchObject({
+      message: MESSAGES.gridTaken,
+      errors: { role: [MESSAGES.gridTaken] },
+    });
+    expect((await claim(a, { mac: refused.mac, typeCode: 13, locationId: home })).res.statusCode).toBe(201);
+    const edit = (id: number, body: Record<string, unknown>) =>
+      as(t.app, a, {
+        method: 'PUT',
+        url: `/api/devices/${id}`,
+        payload: { name: 'Meter', billingStart: '2026-01-01', billingMonths: 1, locationId: home, ...body },
+      });
+    const taken = await edit(second.id, { role: 'grid' });
+    expect(taken.statusCode).toBe(409);
+    expect(taken.json().errors).toEqual({ role: [MESSAGES.gridTaken] });
+    expect(await roleOf(second.id)).toBe('consumer');
+    // The old grid meter given another role frees the place.
+    expect((await edit(grid.id, { role: 'consumer' })).json().role).toBe('consumer');
+    expect((await edit(second.id, { role: 'grid' })).json().role).toBe('grid');
+    // A battery; an edit without a role keeps it.
+    expect((await edit(board.id, { role: 'storage' })).json().role).toBe('storage');
+    expect((await edit(board.id, { name: 'Battery' })).json()).toMatchObject({
+      name: 'Battery',
+      role: 'storage',
+    });
+    // A grid meter moved into a location that has one becomes a sub-meter there.
+    const cabinGrid = (await as(t.app, a, { method: 'GET', url: '/api/devices' }))
+      .json()
+      .find(
+        (d: { location: { id: number } | null; role: string }) =>
+          d.location?.id === cabin && d.role === 'grid',
+      );
+    expect((await edit(cabinGrid.id, {})).json()).toMatchObject({ location: { id: home }, role: 'consumer' });
+    // Only the four roles.
+    const bad = await edit(pv.id, { role: 'battery' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().errors.role).toEqual([MESSAGES.invalidRole]);
+    expect(await roleOf(pv.id)).toBe('production');
   });
 
   it('notification settings round-trip and are validated', async () => {

@@ -59,6 +59,7 @@ function toDevice(d: DeviceRecord, live: LiveStatus): Device {
     rssi: live.rssi,
     location: d.location ? { id: d.location.id, name: d.location.name } : null,
     tariff: d.tariff,
+    role: d.role,
   };
 }
 
@@ -172,7 +173,9 @@ const deviceRoutes: TypedRoutes<RouteOptions> = async (app) => {
         phases: body.phases,
         locationId: location?.id ?? null,
         billingStart: localDateString(app.clock.now(), location?.timezone ?? DEFAULT_TIMEZONE),
+        role: body.role,
       });
+      if (id === 'grid-taken') throw new ConflictError(MESSAGES.gridTaken, { role: [MESSAGES.gridTaken] });
       if (id === 'claimed')
         throw new ConflictError(MESSAGES.alreadyClaimed, { mac: [MESSAGES.alreadyClaimed] });
       // Another account's meter answers to the same stock Tasmota topic and client id.
@@ -290,7 +293,7 @@ const deviceRoutes: TypedRoutes<RouteOptions> = async (app) => {
         security,
         params,
         body: request(UpdateDeviceRequestSchema),
-        response: { 200: response(DeviceOverviewSchema), ...errors },
+        response: { 200: response(DeviceOverviewSchema), 409: errorResponse, ...errors },
       },
     },
     async (req) => {
@@ -302,7 +305,8 @@ const deviceRoutes: TypedRoutes<RouteOptions> = async (app) => {
       await ownLocation(userId, body.locationId);
       if (body.tariffId !== null && !(await locations.getTariff(userId, body.tariffId)))
         throw new NotFoundError();
-      await devices.update(userId, id, body);
+      if ((await devices.update(userId, id, body)) === 'grid-taken')
+        throw new ConflictError(MESSAGES.gridTaken, { role: [MESSAGES.gridTaken] });
       // A new location may bring a new zone for the night silence and the day's consumption.
       app.alerts.reload(d.deviceKey);
       return overview(userId, id);

@@ -1,6 +1,7 @@
 /** Device messages (docs/api.md §Devices). */
 import * as v from 'valibot';
 import { deviceKeyFromMac } from '../devices.ts';
+import { DEVICE_ROLES } from '../flows.ts';
 import { COUNTER_NAMES } from '../params.ts';
 import {
   DateStringSchema,
@@ -35,8 +36,13 @@ export const DeviceSchema = v.object({
   rssi: v.nullable(v.number()),
   location: v.nullable(RefSchema),
   tariff: v.nullable(RefSchema),
+  /** Its part in its location's energy flows (docs/domain.md §Energy flows). */
+  role: v.picklist(DEVICE_ROLES),
 });
 export type Device = v.InferOutput<typeof DeviceSchema>;
+
+/** A role as a request names it. */
+const RoleSchema = v.picklist(DEVICE_ROLES, MESSAGES.invalidRole);
 
 /** A meter's MQTT account: issued at claim and at rotation; the password is shown only then. */
 export const MqttCredentialsSchema = v.object({
@@ -147,6 +153,8 @@ export const ClaimDeviceRequestSchema = v.object({
    * whose Topic is its device key (the suffix is held by another device).
    */
   stockTopics: v.optional(v.boolean(), true),
+  /** Its type's role when omitted (an energy meter joining a location that has a grid meter: `consumer`). */
+  role: v.optional(RoleSchema),
 });
 export type ClaimDeviceRequest = v.InferInput<typeof ClaimDeviceRequestSchema>;
 
@@ -157,6 +165,8 @@ export const UpdateDeviceRequestSchema = v.object({
   tariffId: v.optional(v.nullable(IdSchema), null),
   billingStart: DateStringSchema,
   billingMonths: v.pipe(numberIn(1, 24), v.integer(MESSAGES.validNumber)),
+  /** Kept when omitted; a grid meter moved to a location that has one becomes `consumer`. */
+  role: v.optional(RoleSchema),
 });
 export type UpdateDeviceRequest = v.InferInput<typeof UpdateDeviceRequestSchema>;
 

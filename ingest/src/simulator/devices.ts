@@ -1,3 +1,5 @@
+import type { DeviceRole } from '@kilowatch/core';
+
 export type SimulatedKind = 'three-phase' | 'single-phase' | 'solar' | 'thermostat' | 'energy';
 
 export interface SimulatedDevice {
@@ -7,6 +9,8 @@ export interface SimulatedDevice {
   model: string;
   phases: 1 | 3;
   kind: SimulatedKind;
+  /** Its part in the demo home's energy flows (docs/domain.md §Energy flows); its type's when absent. */
+  role?: DeviceRole;
 }
 
 /** The demo account's meters: one of each kind (type codes as in core's DEVICE_TYPES). */
@@ -42,6 +46,7 @@ export const DEMO_DEVICES: readonly SimulatedDevice[] = [
     model: 'KW-EM-3P',
     phases: 3,
     kind: 'energy',
+    role: 'consumer',
   },
   {
     deviceKey: 'b8d61a5c0005',
@@ -50,6 +55,7 @@ export const DEMO_DEVICES: readonly SimulatedDevice[] = [
     model: 'KW-EM-3P-BI',
     phases: 3,
     kind: 'energy',
+    role: 'grid',
   },
   {
     deviceKey: 'b8d61a5c0006',

@@ -126,6 +126,7 @@ const DEVICE_COLUMNS = [
   'billing_months',
   'registered_at',
   'modified_at',
+  'role',
 ];
 
 export default fp(
@@ -207,6 +208,7 @@ export default fp(
             r.billing_months,
             now,
             now,
+            r.role,
             true,
           ],
           { columns: ['shared_telemetry'] },

@@ -3,11 +3,13 @@ import {
   DEFAULT_LIMITS,
   DEFAULT_NOTIFICATION_SETTINGS,
   DEVICE_TYPES,
+  type DeviceRole,
+  defaultRole,
   type Limits,
   type NotificationSettings,
   type Ref,
 } from '@kilowatch/core';
-import type { Sql } from '../../db/sql.ts';
+import type { Queryable, Sql } from '../../db/sql.ts';
 import { isUniqueViolation } from '../../db/sql.ts';
 
 interface DeviceRow {
@@ -31,6 +33,7 @@ interface DeviceRow {
   registered_at: number;
   modified_at: number;
   shared_telemetry: boolean;
+  role: DeviceRole;
 }
 
 export interface DeviceRecord {
@@ -56,6 +59,8 @@ export interface DeviceRecord {
    * telemetry nor the meter's MQTT account (docs/architecture.md §The demo).
    */
   sharedTelemetry: boolean;
+  /** Its part in its location's energy flows; a location has one `grid` device at most. */
+  role: DeviceRole;
 }
 
 const TYPE_NAMES = new Map<number, string>(Object.values(DEVICE_TYPES).map((t) => [t.code, t.name]));
@@ -91,6 +96,7 @@ function toDevice(r: DeviceRow): DeviceRecord {
     registeredAt: Number(r.registered_at),
     modifiedAt: Number(r.modified_at),
     sharedTelemetry: r.shared_telemetry === true,
+    role: r.role,
   };
 }
 
@@ -98,7 +104,7 @@ const SELECT_DEVICE = `
 select d.id, d.device_key, d.mac, d.name, d.friendly_name, d.model, d.type_code, d.phases,
   d.location_id, l.name as location_name, l.timezone as location_timezone,
   d.tariff_id, t.name as tariff_name, l.tariff_id as default_tariff_id, lt.name as default_tariff_name,
-  d.billing_start, d.billing_months, d.registered_at, d.modified_at, d.shared_telemetry
+  d.billing_start, d.billing_months, d.registered_at, d.modified_at, d.shared_telemetry, d.role
 from devices d
 left join locations l on l.id = d.location_id
 left join tariffs t on t.id = d.tariff_id
@@ -121,6 +127,8 @@ export interface NewDevice {
   phases: 1 | 3;
   locationId: number | null;
   billingStart: string;
+  /** The role asked for; without one the type's, or `consumer` for a second grid meter in the location. */
+  role?: DeviceRole;
 }
 
 export interface DeviceChanges {
@@ -130,6 +138,31 @@ export interface DeviceChanges {
   tariffId: number | null;
   billingStart: string;
   billingMonths: number;
+  /** Kept when omitted. */
+  role?: DeviceRole;
+}
+
+/**
+ * The role a device takes in a location: `asked` stands unless it is `grid` and another device there
+ * (not `self`) is the grid meter — then `grid-taken` when the role was asked for by name, `consumer` when
+ * it only came with the type or the device (a grid meter moved). Locks the location's row, so two claims
+ * into one location decide one after the other.
+ */
+async function roleIn(
+  tx: Queryable,
+  locationId: number | null,
+  role: DeviceRole,
+  named: boolean,
+  self: number | null,
+): Promise<DeviceRole | 'grid-taken'> {
+  if (role !== 'grid' || locationId === null) return role;
+  await tx.query('select id from locations where id = $1 for update', [locationId]);
+  const { rows } = await tx.query(
+    "select 1 from devices where location_id = $1 and role = 'grid' and ($2::integer is null or id <> $2)",
+    [locationId, self],
+  );
+  if (rows.length === 0) return role;
+  return named ? 'grid-taken' : 'consumer';
 }
 
 export interface MeterOffset {
@@ -197,15 +230,23 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
      * The device's id; `claimed` when the meter is already claimed (by anyone), `stock-suffix` when another
      * device holds its stock Tasmota suffix. The unique indexes decide, so concurrent claims cannot race.
      */
-    async claim(userId: number, d: NewDevice): Promise<number | 'claimed' | 'stock-suffix'> {
+    async claim(userId: number, d: NewDevice): Promise<number | 'claimed' | 'stock-suffix' | 'grid-taken'> {
       const t = now();
       try {
         return await sql.transaction(async (tx) => {
+          const role = await roleIn(
+            tx,
+            d.locationId,
+            d.role ?? defaultRole(d.typeCode),
+            d.role !== undefined,
+            null,
+          );
+          if (role === 'grid-taken') return role;
           const { rows } = await tx.query<{ id: number }>(
             `insert into devices (user_id, device_key, mac, name, friendly_name, model, type_code, phases, location_id,
                billing_start, billing_months, registered_at, modified_at, mqtt_username, mqtt_password_hash,
-               mqtt_credentials_at, stock_suffix)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11, $12, $13, $14, $15) returning id`,
+               mqtt_credentials_at, stock_suffix, role)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11, $12, $13, $14, $15, $16) returning id`,
             [
               userId,
               d.deviceKey,
@@ -222,6 +263,7 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
               d.mqtt?.passwordHash ?? null,
               d.mqtt ? t : null,
               d.stockSuffix ?? null,
+              role,
             ],
           );
           const id = Number(rows[0]!.id);
@@ -252,23 +294,34 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
       }
     },
 
-    async update(userId: number, id: number, c: DeviceChanges): Promise<boolean> {
-      const r = await sql.query(
-        `update devices set name = $3, friendly_name = $4, location_id = $5, tariff_id = $6, billing_start = $7,
-           billing_months = $8, modified_at = $9 where user_id = $1 and id = $2`,
-        [
-          userId,
-          id,
-          c.name,
-          c.friendlyName,
-          c.locationId,
-          c.tariffId,
-          c.billingStart,
-          c.billingMonths,
-          now(),
-        ],
-      );
-      return r.rowCount > 0;
+    /** False when the device is not the user's; `grid-taken` when `c.role` is `grid` and the location has one. */
+    async update(userId: number, id: number, c: DeviceChanges): Promise<boolean | 'grid-taken'> {
+      return sql.transaction(async (tx) => {
+        const { rows } = await tx.query<{ role: DeviceRole }>(
+          'select role from devices where user_id = $1 and id = $2 for update',
+          [userId, id],
+        );
+        if (!rows[0]) return false;
+        const role = await roleIn(tx, c.locationId, c.role ?? rows[0].role, c.role !== undefined, id);
+        if (role === 'grid-taken') return role;
+        const r = await tx.query(
+          `update devices set name = $3, friendly_name = $4, location_id = $5, tariff_id = $6, billing_start = $7,
+             billing_months = $8, modified_at = $9, role = $10 where user_id = $1 and id = $2`,
+          [
+            userId,
+            id,
+            c.name,
+            c.friendlyName,
+            c.locationId,
+            c.tariffId,
+            c.billingStart,
+            c.billingMonths,
+            now(),
+            role,
+          ],
+        );
+        return r.rowCount > 0;
+      });
     },
 
     /** Replaces a device's MQTT account (rotation); false when the device is not the user's. */

@@ -19,6 +19,7 @@ const dev = (id: number, name: string, extra: Partial<Device> = {}): Device => (
   rssi: null,
   location: null,
   tariff: null,
+  role: 'consumer',
   ...extra,
 });
 
