@@ -10,6 +10,7 @@ import comparisonRoutes from './comparisons.ts';
 import deviceRoutes from './devices.ts';
 import energyRoutes from './energy.ts';
 import exportRoutes from './exports.ts';
+import flowRoutes from './flows.ts';
 import healthRoutes from './health.ts';
 import heatmapRoutes from './heatmap.ts';
 import locationRoutes from './locations.ts';
@@ -26,6 +27,7 @@ export const apiRoutes: readonly FastifyPluginAsync<RouteOptions>[] = [
   apiKeyRoutes,
   deviceRoutes,
   locationRoutes,
+  flowRoutes,
   seriesRoutes,
   energyRoutes,
   heatmapRoutes,

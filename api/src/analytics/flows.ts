@@ -1,0 +1,250 @@
+/**
+ * A location's energy flows (docs/domain.md §Energy flows, docs/api.md §Energy flows): each device's
+ * counters read per step (an hour, or a quarter where the zone's hours do not nest), summed per role,
+ * allocated and summed into the asked intervals by core's `flowsByInterval`; the grid import's energy part
+ * priced by the location's tariff.
+ */
+import {
+  calendarBucketCountAtMost,
+  calendarBuckets,
+  type DeviceRole,
+  FLOW_KEYS,
+  type FlowInterval,
+  type FlowStep,
+  type FlowSummary,
+  type Flows,
+  fineRollup,
+  fixedBucketStart,
+  flowsByInterval,
+  ROLLUP_STEP_MS,
+  summarizeFlows,
+  type Tariff,
+} from '@kilowatch/core';
+import type { RollupInterval, TelemetryStore } from '@kilowatch/tsdb';
+import type { DeviceRecord } from '../plugins/app/devices-repository.ts';
+import { type Range, rangeTooLong } from './context.ts';
+import { deviceCounters, type FineEnergy, fineEnergy } from './energy.ts';
+import { pricesOf, zonedBuckets } from './tariffs.ts';
+
+/** Steps of one answer (a year of quarters is 35,040; five years of hours 43,824). */
+export const MAX_FLOW_STEPS = 100_000;
+/** Steps × devices of one answer: what the store is asked for. */
+export const MAX_FLOW_READS = 1_000_000;
+/** Devices of one location read concurrently. */
+const READ_AHEAD = 4;
+
+interface Intervals {
+  starts: number[];
+  end: number;
+}
+
+function intervalsOf(range: Range, interval: FlowInterval, tz: string): Intervals {
+  if (interval === '15m' || interval === '1h') {
+    const step = ROLLUP_STEP_MS[interval];
+    const from = fixedBucketStart(range.from, step);
+    const end = fixedBucketStart(range.to + step - 1, step);
+    if ((end - from) / step > MAX_FLOW_STEPS) throw rangeTooLong();
+    const starts: number[] = [];
+    for (let t = from; t < end; t += step) starts.push(t);
+    return { starts, end };
+  }
+  const unit = interval === '1d' ? 'day' : 'month';
+  if (calendarBucketCountAtMost(range.from, range.to, unit) > MAX_FLOW_STEPS) throw rangeTooLong();
+  const b = calendarBuckets(range.from, range.to, unit, tz);
+  return { starts: b.starts, end: b.end };
+}
+
+/** What a device adds to the home in its role, per step: I − E, P, D − C, or a sub-meter's use. */
+function contribution(role: DeviceRole, imp: number | null, exp: number | null): number | null {
+  if (role === 'grid') return imp === null && exp === null ? null : (imp ?? 0) - (exp ?? 0);
+  if (role === 'production') return exp;
+  if (role === 'storage') return imp === null && exp === null ? null : (exp ?? 0) - (imp ?? 0);
+  return imp;
+}
+
+export interface FlowsInput {
+  store: TelemetryStore;
+  locationId: number;
+  tz: string;
+  devices: readonly DeviceRecord[];
+  range: Range;
+  interval: FlowInterval;
+  /** The location's tariff, pricing the grid import's energy part; null leaves the cost null. */
+  tariff: Tariff | null;
+}
+
+export async function locationFlows(input: FlowsInput): Promise<Flows> {
+  const { store, tz, devices, interval } = input;
+  const intervals = intervalsOf(input.range, interval, tz);
+  const step: RollupInterval = interval === '15m' ? '15m' : interval === '1h' ? '1h' : fineRollup(intervals);
+  const stepMs = ROLLUP_STEP_MS[step];
+  const from = intervals.starts[0] ?? input.range.from;
+  const end = intervals.end;
+  const stepStarts: number[] = [];
+  for (let t = from; t < end; t += stepMs) stepStarts.push(t);
+  if (stepStarts.length > MAX_FLOW_STEPS || stepStarts.length * devices.length > MAX_FLOW_READS)
+    throw rangeTooLong();
+
+  // Each device's import and export per step, on the common grid of steps.
+  const energies: FineEnergy[] = new Array(devices.length);
+  let next = 0;
+  const reader = async () => {
+    for (let k = next++; k < devices.length; k = next++) {
+      const d = devices[k]!;
+      const counters = await deviceCounters(store, d.deviceKey);
+      energies[k] = await fineEnergy(
+        store,
+        { device: d, deviceKey: d.deviceKey, tz },
+        counters,
+        { from, to: end },
+        step,
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_AHEAD, devices.length) }, reader));
+  const onGrid = (f: FineEnergy, values: readonly (number | null)[]): (number | null)[] => {
+    const out = new Array<number | null>(stepStarts.length).fill(null);
+    for (let i = 0; i < f.t.length; i++) {
+      const k = Math.round((f.t[i]! - from) / stepMs);
+      if (k >= 0 && k < out.length) out[k] = values[i] ?? null;
+    }
+    return out;
+  };
+
+  // Import and export stay unknown without a grid meter, and in the steps it has no counter delta for.
+  const steps: FlowStep[] = stepStarts.map(() => ({
+    import: null,
+    export: null,
+    production: 0,
+    charge: 0,
+    discharge: 0,
+    subMeters: 0,
+  }));
+  const perDevice: Record<string, (number | null)[]> = {};
+  const roles: Record<string, DeviceRole> = {};
+  let gridEnergy: FineEnergy | null = null;
+  for (const [k, d] of devices.entries()) {
+    const f = energies[k]!;
+    const imp = onGrid(f, f.import);
+    const exp = onGrid(f, f.export);
+    roles[String(d.id)] = d.role;
+    const own = imp.map((x, i) => contribution(d.role, x, exp[i]!));
+    perDevice[String(d.id)] = summedInto(stepStarts, own, intervals);
+    for (let i = 0; i < steps.length; i++) {
+      const s = steps[i]!;
+      // A step the grid meter has no counter delta for is unknown; any other device's counts as zero.
+      if (d.role === 'grid') {
+        if (imp[i] !== null || exp[i] !== null) {
+          s.import = imp[i] ?? 0;
+          s.export = exp[i] ?? 0;
+        }
+      } else if (d.role === 'production') s.production! += exp[i] ?? 0;
+      else if (d.role === 'storage') {
+        s.charge! += imp[i] ?? 0;
+        s.discharge! += exp[i] ?? 0;
+      } else s.subMeters! += imp[i] ?? 0;
+    }
+    if (d.role === 'grid') gridEnergy = f;
+  }
+
+  const summaries = flowsByInterval(stepStarts, steps, intervals);
+  const totals = summarizeFlows(steps);
+  const cost = await importCost(gridEnergy, input.tariff, tz, intervals);
+  const field = <K extends keyof FlowSummary>(key: K) => summaries.map((s) => s[key]);
+  return {
+    locationId: input.locationId,
+    interval,
+    tz,
+    step: step === '15m' ? '15m' : '1h',
+    unit: 'kWh',
+    t: intervals.starts.map((t) => new Date(t).toISOString()),
+    import: field('import'),
+    export: field('export'),
+    production: field('production'),
+    charge: field('charge'),
+    discharge: field('discharge'),
+    consumption: field('consumption'),
+    subMeters: field('subMeters'),
+    untracked: field('untracked'),
+    selfConsumption: field('selfConsumption'),
+    selfSufficiency: field('selfSufficiency'),
+    flows: Object.fromEntries(
+      FLOW_KEYS.map((k) => [k, summaries.map((s) => s.flows?.[k] ?? null)]),
+    ) as Flows['flows'],
+    inconsistent: field('inconsistent'),
+    cost: {
+      import: cost.perInterval,
+      exportValue: intervals.starts.map(() => null),
+      currency: input.tariff?.currency ?? null,
+    },
+    devices: perDevice,
+    roles,
+    totals: {
+      import: totals.import,
+      export: totals.export,
+      production: totals.production,
+      charge: totals.charge,
+      discharge: totals.discharge,
+      consumption: totals.consumption,
+      subMeters: totals.subMeters,
+      untracked: totals.untracked,
+      selfConsumption: totals.selfConsumption,
+      selfSufficiency: totals.selfSufficiency,
+      flows: totals.flows,
+      inconsistent: totals.inconsistent,
+      cost: { import: cost.total, exportValue: null, currency: input.tariff?.currency ?? null },
+    },
+  };
+}
+
+/** Sums per-step values into the intervals (null where no step of an interval has one). */
+function summedInto(
+  stepStarts: readonly number[],
+  values: readonly (number | null)[],
+  intervals: Intervals,
+): (number | null)[] {
+  const out = new Array<number | null>(intervals.starts.length).fill(null);
+  let k = 0;
+  for (let i = 0; i < stepStarts.length; i++) {
+    const t = stepStarts[i]!;
+    if (t < (intervals.starts[0] ?? Number.POSITIVE_INFINITY) || t >= intervals.end) continue;
+    while (k + 1 < intervals.starts.length && t >= intervals.starts[k + 1]!) k++;
+    const v = values[i];
+    if (v !== null && v !== undefined) out[k] = (out[k] ?? 0) + v;
+  }
+  return out;
+}
+
+/**
+ * The grid import's energy part per interval: each step's billed import (the hourly netted balance's
+ * positive part, docs/domain.md §Balance) at the price of the tariff zone the step falls in, on the days the
+ * tariff is valid. The monthly fixed price is the tariff comparison's, not an interval's.
+ */
+async function importCost(
+  grid: FineEnergy | null,
+  tariff: Tariff | null,
+  tz: string,
+  intervals: Intervals,
+): Promise<{ perInterval: (number | null)[]; total: number | null }> {
+  const none = { perInterval: intervals.starts.map(() => null), total: null };
+  if (!grid || !tariff) return none;
+  const prices = pricesOf(tariff);
+  const zoned = await zonedBuckets(grid, tz, {
+    group: tariff.group,
+    operator: tariff.operator,
+    schedule: tariff.schedule,
+    clockBasis: tariff.clockBasis,
+    validFrom: tariff.validFrom,
+    validTo: tariff.validTo,
+  });
+  const starts = zoned.map((b) => b.t);
+  const costs = zoned.map((b) =>
+    b.zone === null || b.energy === null
+      ? null
+      : b.energy * (b.zone === 1 ? prices.zone1 : b.zone === 2 ? prices.zone2 : prices.zone3),
+  );
+  const perInterval = summedInto(starts, costs, intervals);
+  let total: number | null = null;
+  for (const c of perInterval) if (c !== null) total = (total ?? 0) + c;
+  return { perInterval, total };
+}
