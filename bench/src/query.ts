@@ -3,7 +3,8 @@
  * [--memory-limit 1GB|duckdb]`: analytics answers through the API (HTTP on loopback, the client in a worker
  * thread) over stored history — a one-year chart at 1 h, a yearly heatmap, a one-day raw chart, a comparison
  * of 4 devices (at 1 h, and at the interval the analytics screen gets by not naming one) and the consumption
- * table of 4 devices per day — each timed again with `source=raw` (the same answer from raw readings).
+ * table of 4 devices per day — each timed again with `source=raw` (the same answer from raw readings) — and
+ * a location's energy flows per 15 minutes over the year (5 devices, one of each role; rollups only).
  *
  * The embedded set is a DuckDB file of 20 meters × a year of 1-minute readings. `--engine influx` starts a
  * throw-away `influxd` on loopback and loads its stated set: 20 meters × a year at 15 minutes unless told
@@ -281,6 +282,31 @@ export default async function query(args: string[]): Promise<object> {
       },
     });
     const comparisonId = (cmp.json() as { id: number }).id;
+    // A location of 5 devices with one of each role (two sub-meters) for the flows answer.
+    const auth = { authorization: `Bearer ${b.token}` };
+    const flowsLoc = await b.app.inject({
+      method: 'POST',
+      url: '/api/locations',
+      headers: auth,
+      payload: { name: 'Flows', timezone: 'Europe/Warsaw' },
+    });
+    const flowsLocationId = (flowsLoc.json() as { id: number }).id;
+    const roles = ['grid', 'production', 'storage', 'consumer', 'consumer'] as const;
+    for (const [k, role] of roles.entries()) {
+      const moved = await b.app.inject({
+        method: 'PUT',
+        url: `/api/devices/${b.deviceIds[k]}`,
+        headers: auth,
+        payload: {
+          name: `Meter ${k + 1}`,
+          locationId: flowsLocationId,
+          billingStart: '2025-01-01',
+          billingMonths: 1,
+          role,
+        },
+      });
+      if (moved.statusCode !== 200) throw new Error(`flows location: ${moved.statusCode} ${moved.body}`);
+    }
     const queries: Record<string, string> = {
       yearChart1h: `/api/devices/${id}/series?params=vave1,vave2,vave3&interval=1h&${range}`,
       yearlyHeatmap: `/api/devices/${id}/heatmap?param=eai&kind=yearly&${range}`,
@@ -291,14 +317,20 @@ export default async function query(args: string[]): Promise<object> {
       // The analytics consumption table: 4 devices' import, export and balance per local day for the year
       // (balance netted per hour across phases, then summed into days).
       consumption4: `/api/analytics/consumption?deviceIds=${b.deviceIds.slice(0, 4).join(',')}&interval=1d&${range}`,
+      // A location's energy flows, 5 devices, per 15 minutes over the year (allocated per quarter).
+      flows5: `/api/locations/${flowsLocationId}/flows?interval=15m&${range}`,
     };
+    // Answers that take no `source`: timed from the rollups only.
+    const rollupOnly = new Set(['flows5']);
     const origin = await b.app.listen({ port: 0, host: '127.0.0.1' });
     const client = httpClient(b.token);
     const bare = await bareServer();
     const results: Record<string, object> = {};
     for (const [name, url] of Object.entries(queries)) {
       const rollup = await client.time(origin + url, runs);
-      const raw = await client.time(`${origin}${url}&source=raw`, Math.max(3, Math.round(runs / 4)));
+      const raw = rollupOnly.has(name)
+        ? rollup
+        : await client.time(`${origin}${url}&source=raw`, Math.max(3, Math.round(runs / 4)));
       const answer = await fetch(origin + url, { headers: { authorization: `Bearer ${b.token}` } });
       bare.bodies.set(`/${name}`, Buffer.from(await answer.arrayBuffer()));
       const bareTime = await client.time(`${bare.origin}/${name}`, runs);

@@ -1,4 +1,4 @@
-import { type DeviceOverview, DeviceOverviewSchema } from '@kilowatch/core';
+import { type DeviceOverview, DeviceOverviewSchema, type DeviceRole } from '@kilowatch/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../client.ts';
 
@@ -10,6 +10,8 @@ export interface DeviceUpdate {
   /** Local date `YYYY-MM-DD`. */
   billingStart: string;
   billingMonths: number | null;
+  /** Kept when omitted. */
+  role?: DeviceRole;
 }
 
 export function updateDevice(id: string, body: DeviceUpdate): Promise<DeviceOverview> {

@@ -1,4 +1,4 @@
-import type { DeviceOverview } from '@kilowatch/core';
+import { DEVICE_ROLES, type DeviceOverview, type DeviceRole } from '@kilowatch/core';
 import { Button, Card, Group, NumberInput, Select, Stack, TextInput, Title } from '@mantine/core';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
@@ -47,6 +47,7 @@ function EditForm({ device }: { device: DeviceOverview }) {
     device.location ? String(device.location.id) : null,
   );
   const [tariffId, setTariffId] = useState<string | null>(device.tariff ? String(device.tariff.id) : null);
+  const [role, setRole] = useState<DeviceRole>(device.role);
   const tariffs = useTariffs(locationId ?? '', locationId !== null);
   const [touched, setTouched] = useState<Record<string, boolean>>({});
   const [server, setServer] = useState<Record<string, string>>({});
@@ -62,6 +63,7 @@ function EditForm({ device }: { device: DeviceOverview }) {
     billingStart: touched.billingStart && !dateOk ? t('places.val.date') : server.billingStart,
     locationId: server.locationId,
     tariffId: server.tariffId,
+    role: server.role,
   };
   const clearServer = (k: string) => setServer((s) => (k in s ? { ...s, [k]: undefined as never } : s));
   const submit = async (e: FormEvent) => {
@@ -83,6 +85,8 @@ function EditForm({ device }: { device: DeviceOverview }) {
           billingStartDate(device.billingStart, tz) ||
           formatInZone(Date.now(), tz, 'YYYY-MM-DD'),
         billingMonths: months,
+        // Sent when changed: a grid meter moved to a location that has one becomes a sub-meter there.
+        ...(role !== device.role ? { role } : {}),
       });
       setServer({});
       notifyOutcome('device-save', true, t('msg.saved'));
@@ -164,6 +168,20 @@ function EditForm({ device }: { device: DeviceOverview }) {
           disabled={locationId === null}
           error={errors.tariffId}
           data-testid="edit-tariff"
+        />
+        <Select
+          label={t('edit.role')}
+          description={t('edit.roleHint')}
+          data={DEVICE_ROLES.map((r) => ({ value: r, label: t(`role.${r}`) }))}
+          value={role}
+          onChange={(v) => {
+            if (!v) return;
+            setRole(v as DeviceRole);
+            clearServer('role');
+          }}
+          allowDeselect={false}
+          error={errors.role}
+          data-testid="edit-role"
         />
         <DateField
           label={t('edit.billingStart')}

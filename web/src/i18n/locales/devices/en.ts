@@ -1,5 +1,13 @@
 /** English messages of device editing and adding a meter, merged into the English catalogue (../en.ts). */
 export const devicesEn = {
+  'edit.role': 'Role in the location',
+  'edit.roleHint': 'Where its energy counts in the location’s flows.',
+  'role.grid': 'Grid connection',
+  'role.production': 'Production (PV)',
+  'role.storage': 'Battery',
+  'role.consumer': 'Sub-meter',
+  'edit.gridTaken': 'This location already has a grid meter. Give that one another role first.',
+  'edit.invalidRole': 'Choose a role: grid, production, storage or consumer.',
   'edit.location': 'Location',
   'edit.noLocation': 'No location',
   'edit.tariff': 'Tariff',

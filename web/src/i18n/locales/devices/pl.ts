@@ -2,6 +2,14 @@
 import type { devicesEn } from './en.ts';
 
 export const devicesPl: Record<keyof typeof devicesEn, string> = {
+  'edit.role': 'Rola w lokalizacji',
+  'edit.roleHint': 'Gdzie jego energia liczy się w przepływach lokalizacji.',
+  'role.grid': 'Przyłącze sieci',
+  'role.production': 'Produkcja (PV)',
+  'role.storage': 'Magazyn energii',
+  'role.consumer': 'Podlicznik',
+  'edit.gridTaken': 'Ta lokalizacja ma już licznik sieciowy. Najpierw nadaj mu inną rolę.',
+  'edit.invalidRole': 'Wybierz rolę: sieć, produkcja, magazyn lub odbiornik.',
   'edit.location': 'Lokalizacja',
   'edit.noLocation': 'Bez lokalizacji',
   'edit.tariff': 'Taryfa',

@@ -2,6 +2,14 @@
 import type { devicesEn } from './en.ts';
 
 export const devicesTr: Record<keyof typeof devicesEn, string> = {
+  'edit.role': 'Konumdaki rolü',
+  'edit.roleHint': 'Enerjisinin konumun akışlarında nerede sayıldığı.',
+  'role.grid': 'Şebeke bağlantısı',
+  'role.production': 'Üretim (GES)',
+  'role.storage': 'Batarya',
+  'role.consumer': 'Alt sayaç',
+  'edit.gridTaken': 'Bu konumun zaten bir şebeke sayacı var. Önce ona başka bir rol verin.',
+  'edit.invalidRole': 'Bir rol seçin: şebeke, üretim, depolama veya tüketici.',
   'edit.location': 'Konum',
   'edit.noLocation': 'Konum yok',
   'edit.tariff': 'Tarife',
