@@ -30,6 +30,7 @@ import {
   type RunningApi,
   startApi,
 } from '../src/testing.ts';
+import { callAsPage } from './api-call.ts';
 import { explainFailures } from './explain.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
@@ -71,19 +72,10 @@ describe.skipIf(skip !== null)('dates and numbers in the interface language', ()
   const consoleErrors: string[] = [];
   explainFailures(() => ({ page, api, notes: () => consoleErrors }));
 
-  async function call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const token = await page.evaluate(() => localStorage.getItem('kw.token'));
-    const res = await fetch(`${api.url}/api${path}`, {
-      method,
-      headers: {
-        ...(token ? { Authorization: `Bearer ${token}` } : {}),
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
-  }
+  const call = callAsPage(
+    () => page,
+    () => api.url,
+  );
 
   beforeAll(async () => {
     // Rollups refreshed every second, so the history published below is in the heatmap soon after.

@@ -22,6 +22,7 @@ import {
   type RunningApi,
   startApi,
 } from '../src/testing.ts';
+import { callAsPage } from './api-call.ts';
 import { explainFailures } from './explain.ts';
 
 const skip = chromiumUnavailable() ?? apiUnavailable();
@@ -88,23 +89,10 @@ describe.skipIf(skip !== null)('the everyday screens, finished', () => {
     await api?.stop();
   });
 
-  async function token(): Promise<string | null> {
-    return page.evaluate(() => sessionStorage.getItem('kw.token') ?? localStorage.getItem('kw.token'));
-  }
-
-  async function call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const bearer = await token();
-    const res = await fetch(`${api.url}/api${path}`, {
-      method,
-      headers: {
-        ...(bearer ? { Authorization: `Bearer ${bearer}` } : {}),
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
-  }
+  const call = callAsPage(
+    () => page,
+    () => api.url,
+  );
 
   /**
    * Signs the page out by forgetting its storage before the app's own scripts run (the init script in

@@ -34,6 +34,7 @@ import {
   startApi,
   WEB_DIR,
 } from '../src/testing.ts';
+import { callAsPage } from './api-call.ts';
 import { explainFailures } from './explain.ts';
 import { answerTo, asksRange, clickCalendarDays, localDayBefore, localDayStart } from './picking.ts';
 
@@ -92,19 +93,10 @@ describe.skipIf(skip !== null)('user tasks against the embedded API', () => {
     return (await page.evaluate(() => localStorage.getItem('kw.timezone'))) || DEFAULT_TIMEZONE;
   }
 
-  async function call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const token = await page.evaluate(() => localStorage.getItem('kw.token'));
-    const res = await fetch(`${api.url}/api${path}`, {
-      method,
-      headers: {
-        ...(token ? { Authorization: `Bearer ${token}` } : {}),
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
-  }
+  const call = callAsPage(
+    () => page,
+    () => api.url,
+  );
 
   /** Starts signed out (the page must be on the app's origin to reach its storage). */
   async function forgetSession() {
