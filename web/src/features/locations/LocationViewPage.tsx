@@ -25,6 +25,7 @@ import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
 import { ConfirmDelete } from '../../shared/ui/ConfirmDelete.tsx';
 import { ErrorState, RoutePending } from '../../shared/ui/RouteStates.tsx';
 import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
+import { EnergyCard } from './EnergyCard.tsx';
 import { tariffLabel } from './LocationsPage.tsx';
 
 function Field({ label, value }: { label: string; value: string }) {
@@ -84,6 +85,7 @@ function Devices({ locationId }: { locationId: number }) {
               <Table.Tr>
                 <Table.Th>{t('col.name')}</Table.Th>
                 <Table.Th>{t('col.model')}</Table.Th>
+                <Table.Th>{t('col.role')}</Table.Th>
                 <Table.Th>{t('col.status')}</Table.Th>
               </Table.Tr>
             </Table.Thead>
@@ -96,6 +98,7 @@ function Devices({ locationId }: { locationId: number }) {
                     </Anchor>
                   </Table.Td>
                   <Table.Td>{d.modelName || d.model}</Table.Td>
+                  <Table.Td data-testid="location-device-role">{t(`role.${d.role}`)}</Table.Td>
                   <Table.Td>
                     <StatusBadge status={d.status} />
                   </Table.Td>
@@ -236,6 +239,15 @@ function Tariffs({ location }: { location: Location }) {
   );
 }
 
+function LocationEnergy({ location }: { location: Location }) {
+  const devices = useDevices();
+  const here = (devices.data ?? []).filter(
+    (d) => d.location && String(d.location.id) === String(location.id),
+  );
+  if (devices.isPending || here.length === 0) return null;
+  return <EnergyCard location={location} devices={here} />;
+}
+
 export default function LocationViewPage() {
   const { t } = useT();
   const { id } = useParams({ strict: false }) as { id: string };
@@ -259,6 +271,7 @@ export default function LocationViewPage() {
         </Group>
       </Group>
       <Details location={location.data} tariffs={tariffs.data} />
+      <LocationEnergy location={location.data} />
       <Tariffs location={location.data} />
       <Devices locationId={location.data.id} />
     </Stack>
