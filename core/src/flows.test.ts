@@ -3,7 +3,9 @@ import { calendarBuckets } from './buckets/calendar.ts';
 import {
   allocateStep,
   defaultRole,
+  FLOW_KEYS,
   type FlowStep,
+  flowSeries,
   flowsByInterval,
   homeConsumption,
   isDeviceRole,
@@ -211,5 +213,61 @@ describe('an interval', () => {
       intervals,
     );
     expect(summed.map((d) => d.import)).toEqual([3, 3]);
+  });
+
+  it('gives the same numbers column by column (flowSeries) as interval by interval, nulls and DST included', () => {
+    const tz = 'Europe/Warsaw';
+    const from = Date.UTC(2027, 2, 20, 23);
+    const to = Date.UTC(2027, 3, 3, 22);
+    // A deterministic mix: sun by day, a battery both ways, a grid meter missing some hours, odd sub-meters.
+    let seed = 42;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const starts: number[] = [];
+    const steps: FlowStep[] = [];
+    for (let t = from; t < to; t += HOUR_MS / 4) {
+      starts.push(t);
+      const gridKnown = rnd() > 0.05;
+      steps.push({
+        import: gridKnown ? rnd() * 2 : null,
+        export: gridKnown ? rnd() * 1.5 : null,
+        production: rnd() > 0.5 ? rnd() * 3 : 0,
+        charge: rnd() > 0.7 ? rnd() : 0,
+        discharge: rnd() > 0.7 ? rnd() : 0,
+        subMeters: rnd() > 0.1 ? rnd() * 2 : null,
+      });
+    }
+    const columns = Object.fromEntries(
+      (['import', 'export', 'production', 'charge', 'discharge', 'subMeters'] as const).map((key) => [
+        key,
+        steps.map((s) => s[key]),
+      ]),
+    ) as Record<keyof FlowStep, (number | null)[]>;
+    for (const intervals of [
+      calendarBuckets(from, to, 'day', tz),
+      { starts: starts.filter((_, i) => i % 4 === 0), end: to },
+    ]) {
+      const one = flowsByInterval(starts, steps, intervals);
+      const cols = flowSeries(starts, columns, intervals);
+      const keys = [
+        'import',
+        'export',
+        'production',
+        'charge',
+        'discharge',
+        'subMeters',
+        'consumption',
+        'untracked',
+        'selfConsumption',
+        'selfSufficiency',
+        'inconsistent',
+      ] as const;
+      for (const key of keys) expect(close(cols[key]), key).toEqual(close(one.map((s) => s[key])));
+      for (const key of FLOW_KEYS)
+        expect(close(cols.flows[key]), key).toEqual(close(one.map((s) => s.flows?.[key] ?? null)));
+      expect(one.some((s) => s.inconsistent)).toBe(true);
+    }
   });
 });

@@ -233,3 +233,120 @@ export function flowsByInterval(
   }
   return groups.map(summarizeFlows);
 }
+
+/** Steps as columns (one value per step): what `flowSeries` reads without an object per step. */
+export type FlowColumns = Record<keyof FlowStep, readonly (number | null)[]>;
+
+/** Per-interval columns of `FlowSummary`'s fields, as `flowsByInterval` would give them one by one. */
+export interface FlowSeries {
+  import: (number | null)[];
+  export: (number | null)[];
+  production: (number | null)[];
+  charge: (number | null)[];
+  discharge: (number | null)[];
+  subMeters: (number | null)[];
+  consumption: (number | null)[];
+  untracked: (number | null)[];
+  selfConsumption: (number | null)[];
+  selfSufficiency: (number | null)[];
+  flows: Record<keyof FlowAllocation, (number | null)[]>;
+  inconsistent: boolean[];
+}
+
+const STEP_KEYS = ['import', 'export', 'production', 'charge', 'discharge', 'subMeters'] as const;
+
+/**
+ * `flowsByInterval` for long series: the same numbers, column by column, with no object per step or per
+ * interval (a year of quarters is 35,040 of each). `steps` holds one column per energy, aligned with
+ * `stepStarts` (ascending).
+ */
+export function flowSeries(
+  stepStarts: readonly number[],
+  steps: FlowColumns,
+  intervals: { starts: readonly number[]; end: number },
+): FlowSeries {
+  const n = intervals.starts.length;
+  const col = () => new Float64Array(n);
+  // Sums of each energy's known values, and how many were known.
+  const sums = STEP_KEYS.map(col);
+  const seen = STEP_KEYS.map(() => new Uint32Array(n));
+  // Over the steps whose home consumption is known.
+  const home = col();
+  const homeSteps = new Uint32Array(n);
+  const kImport = col();
+  const kExport = col();
+  const kProduction = col();
+  const kSub = col();
+  const kSubSeen = new Uint32Array(n);
+  const flows = FLOW_KEYS.map(col);
+  const first = intervals.starts[0] ?? Number.POSITIVE_INFINITY;
+  let k = 0;
+  for (let i = 0; i < stepStarts.length; i++) {
+    const t = stepStarts[i]!;
+    if (t < first || t >= intervals.end) continue;
+    while (k + 1 < n && t >= intervals.starts[k + 1]!) k++;
+    for (let c = 0; c < STEP_KEYS.length; c++) {
+      const v = steps[STEP_KEYS[c]!][i];
+      if (v !== null && v !== undefined) {
+        sums[c]![k]! += v;
+        seen[c]![k]!++;
+      }
+    }
+    const I = steps.import[i];
+    const E = steps.export[i];
+    const P = steps.production[i];
+    const C = steps.charge[i];
+    const D = steps.discharge[i];
+    if (I == null || E == null || P == null || C == null || D == null) continue;
+    const h = I + P - E - C + D;
+    home[k]! += h;
+    homeSteps[k]!++;
+    kImport[k]! += I;
+    kExport[k]! += E;
+    kProduction[k]! += P;
+    const S = steps.subMeters[i];
+    if (S !== null && S !== undefined) {
+      kSub[k]! += S;
+      kSubSeen[k]!++;
+    }
+    // allocateStep, inline.
+    const p = Math.max(0, P);
+    const battery = D - C;
+    const charge = Math.max(0, -battery);
+    const discharge = Math.max(0, battery);
+    const H = Math.max(0, h);
+    const pvHome = Math.min(p, H);
+    const pvBattery = Math.min(p - pvHome, charge);
+    const batteryHome = Math.min(discharge, H - pvHome);
+    flows[0]![k]! += pvHome;
+    flows[1]![k]! += pvBattery;
+    flows[2]![k]! += p - pvHome - pvBattery;
+    flows[3]![k]! += batteryHome;
+    flows[4]![k]! += discharge - batteryHome;
+    flows[5]![k]! += H - pvHome - batteryHome;
+    flows[6]![k]! += charge - pvBattery;
+  }
+  const out = (c: number) => Array.from(sums[c]!, (v, j) => (seen[c]![j]! > 0 ? v : null));
+  const consumption = Array.from(home, (v, j) => (homeSteps[j]! > 0 ? v : null));
+  const untracked = consumption.map((h, j) => (h !== null && kSubSeen[j]! > 0 ? h - kSub[j]! : null));
+  return {
+    import: out(0),
+    export: out(1),
+    production: out(2),
+    charge: out(3),
+    discharge: out(4),
+    subMeters: out(5),
+    consumption,
+    untracked,
+    selfConsumption: consumption.map((h, j) =>
+      h !== null && kProduction[j]! > 0 ? share((kProduction[j]! - kExport[j]!) / kProduction[j]!) : null,
+    ),
+    selfSufficiency: consumption.map((h, j) => (h !== null && h > 0 ? share(1 - kImport[j]! / h) : null)),
+    flows: Object.fromEntries(
+      FLOW_KEYS.map((key, c) => [key, Array.from(flows[c]!, (v, j) => (homeSteps[j]! > 0 ? v : null))]),
+    ) as FlowSeries['flows'],
+    inconsistent: consumption.map(
+      (h, j) => (untracked[j] !== null && untracked[j]! < -EPSILON_KWH) || (h !== null && h < -EPSILON_KWH),
+    ),
+  };
+}

@@ -1,7 +1,7 @@
 /**
  * A location's energy flows (docs/domain.md §Energy flows, docs/api.md §Energy flows): each device's
  * counters read per step (an hour, or a quarter where the zone's hours do not nest), summed per role,
- * allocated and summed into the asked intervals by core's `flowsByInterval`; the grid import's energy part
+ * allocated and summed into the asked intervals by core's `flowSeries`; the grid import's energy part
  * priced by the location's tariff.
  */
 import {
@@ -9,15 +9,13 @@ import {
   calendarBuckets,
   type DeviceRole,
   FLOW_KEYS,
+  type FlowColumns,
   type FlowInterval,
-  type FlowStep,
-  type FlowSummary,
   type Flows,
   fineRollup,
   fixedBucketStart,
-  flowsByInterval,
+  flowSeries,
   ROLLUP_STEP_MS,
-  summarizeFlows,
   type Tariff,
 } from '@kilowatch/core';
 import type { RollupInterval, TelemetryStore } from '@kilowatch/tsdb';
@@ -111,15 +109,20 @@ export async function locationFlows(input: FlowsInput): Promise<Flows> {
     return out;
   };
 
-  // Import and export stay unknown without a grid meter, and in the steps it has no counter delta for.
-  const steps: FlowStep[] = stepStarts.map(() => ({
-    import: null,
-    export: null,
-    production: 0,
-    charge: 0,
-    discharge: 0,
-    subMeters: 0,
-  }));
+  // Import and export stay unknown without a grid meter, and in the steps it has no counter delta for; a
+  // step any other device has no delta for counts as zero.
+  const n = stepStarts.length;
+  const columns: FlowColumns = {
+    import: new Array<number | null>(n).fill(null),
+    export: new Array<number | null>(n).fill(null),
+    production: new Array<number>(n).fill(0),
+    charge: new Array<number>(n).fill(0),
+    discharge: new Array<number>(n).fill(0),
+    subMeters: new Array<number>(n).fill(0),
+  };
+  const add = (column: (number | null)[], values: readonly (number | null)[]) => {
+    for (let i = 0; i < n; i++) column[i] = (column[i] ?? 0) + (values[i] ?? 0);
+  };
   const perDevice: Record<string, (number | null)[]> = {};
   const roles: Record<string, DeviceRole> = {};
   let gridEnergy: FineEnergy | null = null;
@@ -130,27 +133,32 @@ export async function locationFlows(input: FlowsInput): Promise<Flows> {
     roles[String(d.id)] = d.role;
     const own = imp.map((x, i) => contribution(d.role, x, exp[i]!));
     perDevice[String(d.id)] = summedInto(stepStarts, own, intervals);
-    for (let i = 0; i < steps.length; i++) {
-      const s = steps[i]!;
-      // A step the grid meter has no counter delta for is unknown; any other device's counts as zero.
-      if (d.role === 'grid') {
-        if (imp[i] !== null || exp[i] !== null) {
-          s.import = imp[i] ?? 0;
-          s.export = exp[i] ?? 0;
-        }
-      } else if (d.role === 'production') s.production! += exp[i] ?? 0;
-      else if (d.role === 'storage') {
-        s.charge! += imp[i] ?? 0;
-        s.discharge! += exp[i] ?? 0;
-      } else s.subMeters! += imp[i] ?? 0;
-    }
-    if (d.role === 'grid') gridEnergy = f;
+    if (d.role === 'grid') {
+      gridEnergy = f;
+      const I = columns.import as (number | null)[];
+      const E = columns.export as (number | null)[];
+      for (let i = 0; i < n; i++) {
+        if (imp[i] === null && exp[i] === null) continue;
+        I[i] = imp[i] ?? 0;
+        E[i] = exp[i] ?? 0;
+      }
+    } else if (d.role === 'production') add(columns.production as number[], exp);
+    else if (d.role === 'storage') {
+      add(columns.charge as number[], imp);
+      add(columns.discharge as number[], exp);
+    } else add(columns.subMeters as number[], imp);
   }
 
-  const summaries = flowsByInterval(stepStarts, steps, intervals);
-  const totals = summarizeFlows(steps);
+  const series = flowSeries(stepStarts, columns, intervals);
+  const whole = flowSeries(stepStarts, columns, { starts: [from], end });
   const cost = await importCost(gridEnergy, input.tariff, tz, intervals);
-  const field = <K extends keyof FlowSummary>(key: K) => summaries.map((s) => s[key]);
+  const at0 = <T>(values: readonly T[]) => values[0]!;
+  const totalFlows =
+    whole.consumption[0] === null
+      ? null
+      : (Object.fromEntries(FLOW_KEYS.map((key) => [key, whole.flows[key][0] ?? 0])) as NonNullable<
+          Flows['totals']['flows']
+        >);
   return {
     locationId: input.locationId,
     interval,
@@ -158,20 +166,18 @@ export async function locationFlows(input: FlowsInput): Promise<Flows> {
     step: step === '15m' ? '15m' : '1h',
     unit: 'kWh',
     t: intervals.starts.map((t) => new Date(t).toISOString()),
-    import: field('import'),
-    export: field('export'),
-    production: field('production'),
-    charge: field('charge'),
-    discharge: field('discharge'),
-    consumption: field('consumption'),
-    subMeters: field('subMeters'),
-    untracked: field('untracked'),
-    selfConsumption: field('selfConsumption'),
-    selfSufficiency: field('selfSufficiency'),
-    flows: Object.fromEntries(
-      FLOW_KEYS.map((k) => [k, summaries.map((s) => s.flows?.[k] ?? null)]),
-    ) as Flows['flows'],
-    inconsistent: field('inconsistent'),
+    import: series.import,
+    export: series.export,
+    production: series.production,
+    charge: series.charge,
+    discharge: series.discharge,
+    consumption: series.consumption,
+    subMeters: series.subMeters,
+    untracked: series.untracked,
+    selfConsumption: series.selfConsumption,
+    selfSufficiency: series.selfSufficiency,
+    flows: series.flows,
+    inconsistent: series.inconsistent,
     cost: {
       import: cost.perInterval,
       exportValue: intervals.starts.map(() => null),
@@ -180,18 +186,18 @@ export async function locationFlows(input: FlowsInput): Promise<Flows> {
     devices: perDevice,
     roles,
     totals: {
-      import: totals.import,
-      export: totals.export,
-      production: totals.production,
-      charge: totals.charge,
-      discharge: totals.discharge,
-      consumption: totals.consumption,
-      subMeters: totals.subMeters,
-      untracked: totals.untracked,
-      selfConsumption: totals.selfConsumption,
-      selfSufficiency: totals.selfSufficiency,
-      flows: totals.flows,
-      inconsistent: totals.inconsistent,
+      import: at0(whole.import),
+      export: at0(whole.export),
+      production: at0(whole.production),
+      charge: at0(whole.charge),
+      discharge: at0(whole.discharge),
+      consumption: at0(whole.consumption),
+      subMeters: at0(whole.subMeters),
+      untracked: at0(whole.untracked),
+      selfConsumption: at0(whole.selfConsumption),
+      selfSufficiency: at0(whole.selfSufficiency),
+      flows: totalFlows,
+      inconsistent: at0(whole.inconsistent),
       cost: { import: cost.total, exportValue: null, currency: input.tariff?.currency ?? null },
     },
   };
