@@ -4,7 +4,8 @@
  * thread) over stored history — a one-year chart at 1 h, a yearly heatmap, a one-day raw chart, a comparison
  * of 4 devices (at 1 h, and at the interval the analytics screen gets by not naming one) and the consumption
  * table of 4 devices per day — each timed again with `source=raw` (the same answer from raw readings) — and
- * a location's energy flows per 15 minutes over the year (5 devices, one of each role; rollups only).
+ * a location's energy flows over the year per day and per 15 minutes (5 devices, one of each role; rollups
+ * only).
  *
  * The embedded set is a DuckDB file of 20 meters × a year of 1-minute readings. `--engine influx` starts a
  * throw-away `influxd` on loopback and loads its stated set: 20 meters × a year at 15 minutes unless told
@@ -317,11 +318,13 @@ export default async function query(args: string[]): Promise<object> {
       // The analytics consumption table: 4 devices' import, export and balance per local day for the year
       // (balance netted per hour across phases, then summed into days).
       consumption4: `/api/analytics/consumption?deviceIds=${b.deviceIds.slice(0, 4).join(',')}&interval=1d&${range}`,
-      // A location's energy flows, 5 devices, per 15 minutes over the year (allocated per quarter).
-      flows5: `/api/locations/${flowsLocationId}/flows?interval=15m&${range}`,
+      // A location's energy flows, 5 devices, over the year: per local day as the Energy view asks for a
+      // month (allocated per hour), and per 15 minutes (allocated per quarter; 35,040 intervals).
+      flows5Days: `/api/locations/${flowsLocationId}/flows?interval=1d&${range}`,
+      flows5Quarters: `/api/locations/${flowsLocationId}/flows?interval=15m&${range}`,
     };
     // Answers that take no `source`: timed from the rollups only.
-    const rollupOnly = new Set(['flows5']);
+    const rollupOnly = new Set(['flows5Days', 'flows5Quarters']);
     const origin = await b.app.listen({ port: 0, host: '127.0.0.1' });
     const client = httpClient(b.token);
     const bare = await bareServer();
