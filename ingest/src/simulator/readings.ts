@@ -5,7 +5,7 @@
 import { DAY_MS, type Reading } from '@kilowatch/core';
 import { EnergyRegister } from './counters.ts';
 import { heatPumpPowerW, householdPowerW, localClock, outdoorTempC, solarPowerW } from './curves.ts';
-import type { SimulatedDevice } from './devices.ts';
+import { DEMO_DEVICES, type SimulatedDevice } from './devices.ts';
 import { gauss, hashString, uniform } from './noise.ts';
 
 export interface SimulationOptions {
@@ -70,6 +70,9 @@ const N = {
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
 
 interface Ctx {
+  /** The simulation's seed (`SimulationOptions.seed`). */
+  base: number;
+  /** This device's: the simulation's seed mixed with its key. */
   seed: number;
   ts: number;
   /** Seconds, the noise index. */
@@ -188,10 +191,26 @@ function heatPump(device: SimulatedDevice, ctx: Ctx): Record<string, number> {
   return values;
 }
 
-/** A prosumer's grid connection: household load minus 6 kWp of PV, imported and exported per phase. */
+/** What the demo home uses that no sub-meter measures (lights, the fridge, the router), in watts. */
+const UNMETERED_W = 150;
+const ROOF_PV_KEY = DEMO_DEVICES.find((d) => d.kind === 'solar')!.deviceKey;
+
+/** A device's seed: the simulation's mixed with its key's hash. */
+function deviceSeed(base: number, keyHash: number): number {
+  return (base ^ keyHash) >>> 0;
+}
+
+/**
+ * The demo home's grid connection (docs/domain.md §Energy flows): the house main meter's load, the heat
+ * pump and what no sub-meter measures, less the roof's 8 kWp of PV — so the home's flows add up — imported
+ * and exported per phase.
+ */
 function gridConnection(device: SimulatedDevice, ctx: Ctx): Record<string, number> {
   const { seed, t } = ctx;
-  const net = (ts: number) => householdPowerW(ts, 1.1) - solarPowerW(ts, 6, seed + 1);
+  // The roof's PV under the same sky as its own meter sees (its seed).
+  const pvSeed = deviceSeed(ctx.base, hashString(ROOF_PV_KEY));
+  const net = (ts: number) =>
+    householdPowerW(ts, 1) + heatPumpPowerW(ts) + UNMETERED_W - solarPowerW(ts, 8, pvSeed);
   const imp = register(device.deviceKey, 'imp', seed, (ts) => Math.max(0, net(ts)));
   const exp = register(device.deviceKey, 'exp', seed, (ts) => Math.max(0, -net(ts)));
   const p = net(ctx.ts) + 60 * gauss(seed, t, 1);
@@ -235,8 +254,10 @@ export function simulatedReading(device: SimulatedDevice, ts: number, state?: Si
     keyHash = hashString(device.deviceKey);
     keyHashes.set(device.deviceKey, keyHash);
   }
-  const seed = ((state?.seed ?? 1) ^ keyHash) >>> 0;
+  const base = state?.seed ?? 1;
+  const seed = deviceSeed(base, keyHash);
   const ctx: Ctx = {
+    base,
     seed,
     ts,
     t: Math.floor(ts / 1000),

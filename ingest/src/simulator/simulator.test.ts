@@ -20,6 +20,32 @@ describe('demo devices', () => {
     for (const d of DEMO_DEVICES) expect(d.deviceKey).toMatch(/^[0-9a-f]{12}$/);
   });
 
+  it('add up at the demo home: grid import − export + PV = the house, the heat pump and 150 W unmetered', () => {
+    const byName = (name: string) => DEMO_DEVICES.find((d) => d.name === name)!;
+    const grid = byName('Grid connection');
+    const pv = byName('Roof PV 8 kWp');
+    const house = byName('House main meter');
+    const pump = byName('Heat pump meter');
+    expect([grid.role, pump.role]).toEqual(['grid', 'consumer']);
+    const sum = (d: SimulatedDevice, prefix: 'eai' | 'eae', ts: number) => {
+      const v = simulatedReading(d, ts).values;
+      return v[`${prefix}1`]! + v[`${prefix}2`]! + v[`${prefix}3`]!;
+    };
+    // A June day and a December day: sunny noon export and a winter evening on the grid.
+    for (const day of ['2026-06-21T00:00:00Z', '2026-12-21T00:00:00Z']) {
+      const a = Date.parse(day);
+      const b = a + 24 * 60 * MIN;
+      const delta = (d: SimulatedDevice, prefix: 'eai' | 'eae') => sum(d, prefix, b) - sum(d, prefix, a);
+      const home = delta(grid, 'eai') - delta(grid, 'eae') + delta(pv, 'eae') - delta(pv, 'eai');
+      const metered = delta(house, 'eai') + delta(pump, 'eai');
+      // 150 W for 24 h is 3.6 kWh, within the registers' rounding (and the PV's standby draw).
+      expect(home - metered).toBeGreaterThan(3.4);
+      expect(home - metered).toBeLessThan(3.9);
+    }
+    const noon = Date.parse('2026-06-21T10:00:00Z');
+    expect(sum(grid, 'eae', noon + 60 * MIN) - sum(grid, 'eae', noon)).toBeGreaterThan(1);
+  });
+
   it.each(DEMO_DEVICES.map((d) => [d.name, d] as const))(
     '%s: a year of hourly readings all pass ingest validation',
     (_n, device) => {
