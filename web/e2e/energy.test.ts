@@ -7,7 +7,7 @@
  * Each hour the sub-meter reads 0.5 kWh and the home uses 1 kWh: from the grid at night (00–06 and
  * 17–18), from the PV by day (06–17: 3 kWh produced, 2 exported). So far today: 18 kWh used, 33 produced,
  * 22 exported, 7 imported (7.00 PLN at a G11 tariff of 1 PLN/kWh), self-sufficiency 61 %, self-consumption
- * 33 %, half of it on no sub-meter.
+ * 33 %, half of it on no sub-meter. The dashboard shows the same day in the location's tile.
  */
 import { deviceKeyFromMac } from '@kilowatch/core';
 import mqtt from 'mqtt';
@@ -177,5 +177,19 @@ describe.skipIf(skip !== null)('the Energy view of a location', () => {
     expect(answer.t).toHaveLength(10);
     expect(answer.totals.consumption).toBe(18);
     await expect.poll(() => card.getByTestId('flows-consumption').textContent()).toBe('18 kWh');
+  });
+
+  it('shows today’s consumption, self-sufficiency and cost per location on the dashboard', {
+    timeout: 60_000,
+  }, async () => {
+    await page.goto(`${api.url}/dashboard`);
+    const tile = page.getByTestId('today-location').filter({ hasText: 'Solar house' });
+    await tile.getByTestId('today-consumption').filter({ hasText: 'kWh' }).waitFor({ timeout: 30_000 });
+    expect(await tile.getByTestId('today-consumption').textContent()).toBe('18 kWh');
+    expect(await tile.getByTestId('today-self-sufficiency').textContent()).toBe('61%');
+    expect(await tile.getByTestId('today-cost').textContent()).toMatch(/^PLN\s7\.00$/);
+    await tile.getByRole('link', { name: 'Solar house' }).click();
+    await page.waitForURL(new RegExp(`/location/view/${locationId}$`));
+    expect(errors).toEqual([]);
   });
 });

@@ -24,6 +24,7 @@ import { detailsPath } from '../../shared/devices/paths.ts';
 import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { effectiveQuery, searchDevices } from './deviceSearch.ts';
+import { TodayEnergy } from './TodayEnergy.tsx';
 
 function DeviceActions({ device }: { device: Device }) {
   const { t } = useT();
@@ -103,6 +104,7 @@ export default function DashboardPage() {
           </Button>
         </Group>
       </Group>
+      {devices.data && <TodayEnergy devices={devices.data} />}
       <Card withBorder padding={0}>
         {devices.isPending ? (
           <Stack p="md" gap="sm" role="status" aria-busy="true" aria-label={t('common.loading')}>
