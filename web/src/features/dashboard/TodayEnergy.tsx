@@ -11,7 +11,7 @@ import { useLocations } from '../../api/locations/get-locations.ts';
 import { formatValue } from '../../charts/options.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { intlLocale } from '../../lib/time.ts';
-import { periodRange } from '../locations/flowsView.ts';
+import { periodRange } from '../../shared/flows/periods.ts';
 
 function LocationToday({ location }: { location: Location }) {
   const { t, locale } = useT();

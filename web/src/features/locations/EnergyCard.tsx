@@ -21,8 +21,9 @@ import { formatValue } from '../../charts/options.ts';
 import { useChartTheme } from '../../charts/useChartTheme.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { intlLocale } from '../../lib/time.ts';
+import { ENERGY_PERIODS, type EnergyPeriod, periodRange } from '../../shared/flows/periods.ts';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
-import { ENERGY_PERIODS, type EnergyPeriod, periodRange, untrackedShare } from './flowsView.ts';
+import { untrackedShare } from './flowsView.ts';
 
 const FlowCharts = lazy(() => import('./FlowCharts.tsx'));
 

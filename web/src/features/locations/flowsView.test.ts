@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { consumptionBySource, periodRange, sankeyData, untrackedShare } from './flowsView.ts';
+import { periodRange } from '../../shared/flows/periods.ts';
+import { consumptionBySource, sankeyData, untrackedShare } from './flowsView.ts';
 
 const none = {
   productionToHome: 0,

@@ -1,29 +1,8 @@
 /**
- * What the location's Energy view draws from a flows answer (docs/api.md §Energy flows): the period's
- * range, the flow diagram's nodes and links, the home's consumption by source per interval.
+ * What the location's Energy view draws from a flows answer (docs/api.md §Energy flows): the flow
+ * diagram's nodes and links, the home's consumption by source per interval.
  */
-import {
-  type FlowAllocation,
-  type FlowInterval,
-  type Flows,
-  startOfLocalDay,
-  startOfLocalMonth,
-  startOfLocalYear,
-} from '@kilowatch/core';
-
-export const ENERGY_PERIODS = ['today', 'month', 'year'] as const;
-export type EnergyPeriod = (typeof ENERGY_PERIODS)[number];
-
-/** The period so far, in the location's zone, and the interval it is drawn in. */
-export function periodRange(
-  period: EnergyPeriod,
-  now: number,
-  tz: string,
-): { from: number; to: number; interval: FlowInterval } {
-  if (period === 'today') return { from: startOfLocalDay(now, tz), to: now, interval: '1h' };
-  if (period === 'month') return { from: startOfLocalMonth(now, tz), to: now, interval: '1d' };
-  return { from: startOfLocalYear(now, tz), to: now, interval: '1mo' };
-}
+import type { FlowAllocation, Flows } from '@kilowatch/core';
 
 /** Where energy comes from and goes to: a battery and the grid appear on both sides, as two nodes each. */
 export const FLOW_NODES = ['production', 'batteryOut', 'gridIn', 'home', 'batteryIn', 'gridOut'] as const;
