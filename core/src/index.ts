@@ -9,6 +9,7 @@ export * from './api/exports.ts';
 export * from './api/flows.ts';
 export * from './api/locations.ts';
 export * from './api/messages.ts';
+export * from './api/prices.ts';
 export * from './api/telemetry.ts';
 export * from './buckets/index.ts';
 export * from './config.ts';

@@ -15,6 +15,8 @@ import {
   fineRollup,
   fixedBucketStart,
   flowSeries,
+  HOUR_MS,
+  type PriceRow,
   ROLLUP_STEP_MS,
   type Tariff,
 } from '@kilowatch/core';
@@ -69,6 +71,8 @@ export interface FlowsInput {
   interval: FlowInterval;
   /** The location's tariff, pricing the grid import's energy part; null leaves the cost null. */
   tariff: Tariff | null;
+  /** The location's price series from an hour before the range on (by start), valuing the export. */
+  prices: readonly PriceRow[];
 }
 
 export async function locationFlows(input: FlowsInput): Promise<Flows> {
@@ -152,6 +156,7 @@ export async function locationFlows(input: FlowsInput): Promise<Flows> {
   const series = flowSeries(stepStarts, columns, intervals);
   const whole = flowSeries(stepStarts, columns, { starts: [from], end });
   const cost = await importCost(gridEnergy, input.tariff, tz, intervals);
+  const exported = exportValue(columns, stepStarts, stepMs, input.prices, intervals);
   const at0 = <T>(values: readonly T[]) => values[0]!;
   const totalFlows =
     whole.consumption[0] === null
@@ -180,8 +185,9 @@ export async function locationFlows(input: FlowsInput): Promise<Flows> {
     inconsistent: series.inconsistent,
     cost: {
       import: cost.perInterval,
-      exportValue: intervals.starts.map(() => null),
+      exportValue: exported.perInterval,
       currency: input.tariff?.currency ?? null,
+      unpriced: exported.unpriced,
     },
     devices: perDevice,
     roles,
@@ -198,7 +204,11 @@ export async function locationFlows(input: FlowsInput): Promise<Flows> {
       selfSufficiency: at0(whole.selfSufficiency),
       flows: totalFlows,
       inconsistent: at0(whole.inconsistent),
-      cost: { import: cost.total, exportValue: null, currency: input.tariff?.currency ?? null },
+      cost: {
+        import: cost.total,
+        exportValue: exported.total,
+        currency: input.tariff?.currency ?? null,
+      },
     },
   };
 }
@@ -219,6 +229,67 @@ function summedInto(
     if (v !== null && v !== undefined) out[k] = (out[k] ?? 0) + v;
   }
   return out;
+}
+
+/** Unpriced steps named in one answer. */
+const UNPRICED_NAMED = 1_000;
+
+/**
+ * Each step's price from the series: the mean of the prices starting within it (quarter-hour prices for an
+ * hourly step), else the price of the hour it lies in (an hourly price for a quarter step); null without.
+ */
+export function stepPrices(
+  stepStarts: readonly number[],
+  stepMs: number,
+  prices: readonly PriceRow[],
+): (number | null)[] {
+  const out = new Array<number | null>(stepStarts.length).fill(null);
+  let j = 0;
+  for (let i = 0; i < stepStarts.length; i++) {
+    const t = stepStarts[i]!;
+    // The latest price starting at most an hour before the step.
+    while (j < prices.length && prices[j]!.start < t) j++;
+    let sum = 0;
+    let n = 0;
+    for (let k = j; k < prices.length && prices[k]!.start < t + stepMs; k++) {
+      sum += prices[k]!.price;
+      n++;
+    }
+    if (n > 0) out[i] = sum / n;
+    else if (j > 0 && prices[j - 1]!.start > t - HOUR_MS) out[i] = prices[j - 1]!.price;
+  }
+  return out;
+}
+
+/**
+ * The grid's net export of each step (its export less its import: the hour's negative balance for hourly
+ * steps) at the step's price, summed per interval; steps that exported without a price are named.
+ */
+function exportValue(
+  columns: FlowColumns,
+  stepStarts: readonly number[],
+  stepMs: number,
+  prices: readonly PriceRow[],
+  intervals: Intervals,
+): { perInterval: (number | null)[]; total: number | null; unpriced: string[] } {
+  const price = stepPrices(stepStarts, stepMs, prices);
+  const values = new Array<number | null>(stepStarts.length).fill(null);
+  const unpriced: string[] = [];
+  for (let i = 0; i < stepStarts.length; i++) {
+    const I = columns.import[i];
+    const E = columns.export[i];
+    if (I == null || E == null || E - I <= 0) continue;
+    const p = price[i];
+    if (p === null || p === undefined) {
+      if (unpriced.length < UNPRICED_NAMED) unpriced.push(new Date(stepStarts[i]!).toISOString());
+      continue;
+    }
+    values[i] = (E - I) * p;
+  }
+  const perInterval = summedInto(stepStarts, values, intervals);
+  let total: number | null = null;
+  for (const c of perInterval) if (c !== null) total = (total ?? 0) + c;
+  return { perInterval, total, unpriced };
 }
 
 /**

@@ -292,6 +292,18 @@ alter table devices add constraint devices_role check (role in ('grid', 'product
 create unique index devices_one_grid on devices(location_id) where role = 'grid'
 `,
   },
+  {
+    version: 421,
+    name: "locations' price series (market or day-ahead prices per interval start)",
+    sql: `
+create table location_prices (
+  location_id integer not null references locations(id) on delete cascade,
+  start bigint not null,
+  price double precision not null,
+  primary key (location_id, start)
+)
+`,
+  },
 ];
 
 /**

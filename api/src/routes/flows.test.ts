@@ -142,7 +142,7 @@ for (const engine of ENGINES) {
         untracked: [12],
         selfConsumption: [0.5],
         inconsistent: [false],
-        cost: { import: [5], exportValue: [null], currency: 'PLN' },
+        cost: { import: [5], exportValue: [null], currency: 'PLN', unpriced: expect.any(Array) },
         roles: {
           [ids.grid!]: 'grid',
           [ids.pv!]: 'production',
@@ -196,6 +196,26 @@ for (const engine of ENGINES) {
       expect(day.totals.inconsistent).toBe(true);
       const hours = (await flows(spring, SPRING, SPRING_END, '1h')).json();
       expect(hours.t).toHaveLength(23);
+    });
+
+    it('values the net export at the location’s prices, quarter prices averaged, an hour without one named', async () => {
+      const lines = ['start,price'];
+      for (let q = 0; q < 4; q++) lines.push(`${iso(JUNE + 6 * H + q * 15 * 60_000)},${(q + 1) / 10}`);
+      for (let h = 7; h < 19; h++) lines.push(`${iso(JUNE + h * H)},0.2`);
+      const put = await as(t.app, account, {
+        method: 'PUT',
+        url: `/api/locations/${home}/prices`,
+        payload: lines.join('\n'),
+        headers: { 'content-type': 'text/csv' },
+      });
+      expect(put.json()).toEqual({ stored: 16, held: 16 });
+      const day = close((await flows(home, JUNE, JUNE + 24 * H, '1d')).json());
+      // 12 hours × 1.5 kWh × 0.2, and 1.5 kWh at the mean of 0.1–0.4; 19:00–20:00 exported without a price.
+      expect(day.cost).toMatchObject({ exportValue: [3.975], unpriced: [iso(JUNE + 19 * H)] });
+      expect(day.totals.cost.exportValue).toBe(3.975);
+      const hours = close((await flows(home, JUNE, JUNE + 24 * H, '1h')).json());
+      expect(hours.cost.exportValue.slice(5, 8)).toEqual([null, 0.375, 0.3]);
+      expect(hours.cost.exportValue[19]).toBeNull();
     });
 
     it('refuses someone else’s location, a bad interval and a range too long', async () => {

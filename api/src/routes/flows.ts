@@ -32,6 +32,8 @@ const flowRoutes: TypedRoutes<RouteOptions> = async (app) => {
       const devices = (await app.devices.list(userId)).filter((d) => d.location?.id === location.id);
       const tariff =
         location.tariffId === null ? null : await app.locations.getTariff(userId, location.tariffId);
+      // From an hour before: an hourly price covers the range's first quarters.
+      const prices = await app.prices.list(location.id, range.from - 3_600_000, range.to + 3_600_000);
       return locationFlows({
         store: app.store,
         locationId: location.id,
@@ -40,6 +42,7 @@ const flowRoutes: TypedRoutes<RouteOptions> = async (app) => {
         range,
         interval: req.query.interval,
         tariff,
+        prices,
       });
     },
   );

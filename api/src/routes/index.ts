@@ -16,6 +16,7 @@ import heatmapRoutes from './heatmap.ts';
 import locationRoutes from './locations.ts';
 import notificationRoutes from './notifications.ts';
 import type { RouteOptions } from './options.ts';
+import priceRoutes from './prices.ts';
 import readingsRoutes from './readings.ts';
 import seriesRoutes from './series.ts';
 import tariffStatsRoutes from './tariff-stats.ts';
@@ -28,6 +29,7 @@ export const apiRoutes: readonly FastifyPluginAsync<RouteOptions>[] = [
   deviceRoutes,
   locationRoutes,
   flowRoutes,
+  priceRoutes,
   seriesRoutes,
   energyRoutes,
   heatmapRoutes,

@@ -51,9 +51,11 @@ export const FlowsSchema = v.object({
   /** The energy part of the grid import priced by the location's tariff; null without one. */
   cost: v.object({
     import: series,
-    /** Export valued at a price series: not yet held, so null. */
+    /** Net export valued at the location's price series (null where no exported step has a price). */
     exportValue: series,
     currency: v.nullable(v.string()),
+    /** Starts of steps that exported without a price in the series (the first 1,000), never valued as zero. */
+    unpriced: v.array(v.string()),
   }),
   /**
    * Per device of the location, what it adds in its role per interval: the grid meter's net import

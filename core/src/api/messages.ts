@@ -52,6 +52,15 @@ export const MESSAGES = {
   invalidMac: 'Enter a valid MAC address.',
   invalidRole: 'Choose a role: grid, production, storage or consumer.',
   gridTaken: 'This location already has a grid meter. Give that one another role first.',
+  priceStart:
+    'A price starts on a quarter hour (an ISO 8601 time with its zone, e.g. 2026-06-10T13:15:00+02:00).',
+  priceRange: 'Enter a price between -100 and 100 per kWh.',
+  pricesRequired: 'Send at least one price.',
+  tooManyPrices: 'Too many prices in one request: at most 70176 (two years of quarter hours).',
+  priceRow: 'A row holds a start and a price, separated by a comma.',
+  priceDuplicate: 'This start is named twice.',
+  pricesFull:
+    'This location holds as many prices as it may (ten years of quarter hours). Delete older ones first.',
   invalidDate: 'Enter a valid date.',
   invalidTimestamp: 'Enter a valid time.',
   tooManyRequests: 'Too many attempts. Try again later.',
