@@ -82,10 +82,11 @@ export async function locationFlows(input: FlowsInput): Promise<Flows> {
   const stepMs = ROLLUP_STEP_MS[step];
   const from = intervals.starts[0] ?? input.range.from;
   const end = intervals.end;
+  // Counted before any is built: a century of months is a few hundred thousand hours.
+  const count = Math.ceil((end - from) / stepMs);
+  if (count > MAX_FLOW_STEPS || count * devices.length > MAX_FLOW_READS) throw rangeTooLong();
   const stepStarts: number[] = [];
   for (let t = from; t < end; t += stepMs) stepStarts.push(t);
-  if (stepStarts.length > MAX_FLOW_STEPS || stepStarts.length * devices.length > MAX_FLOW_READS)
-    throw rangeTooLong();
 
   // Each device's import and export per step, on the common grid of steps.
   const energies: FineEnergy[] = new Array(devices.length);

@@ -229,6 +229,20 @@ for (const engine of ENGINES) {
       const long = await flows(home, JUNE - 5 * 365 * 24 * H, JUNE, '15m');
       expect(long.statusCode).toBe(400);
       expect(long.json().message).toBe(MESSAGES.rangeTooLong);
+      // A century by month is few intervals but too many hours to allocate.
+      const century = await flows(
+        home,
+        Date.parse('1971-01-01T00:00:00Z'),
+        Date.parse('2099-01-01T00:00:00Z'),
+        '1mo',
+      );
+      expect(century.statusCode).toBe(400);
+      expect(century.json().message).toBe(MESSAGES.rangeTooLong);
+      // Ten years by month are taken.
+      expect(
+        (await flows(home, Date.parse('2017-01-01T00:00:00Z'), Date.parse('2027-01-01T00:00:00Z'), '1mo'))
+          .statusCode,
+      ).toBe(200);
     });
   });
 }
