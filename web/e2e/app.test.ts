@@ -481,8 +481,8 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     expect(await item.textContent()).toContain('190.5');
     await item.click();
     await page.waitForURL(new RegExp(`${path}$`));
-    // Read on the server too, and so after a reload.
-    expect((await storedAlert('voltage-drop'))?.read).toBe(true);
+    // Read on the server too (the page marks it as it opens the device), and so after a reload.
+    await expect.poll(async () => (await storedAlert('voltage-drop'))?.read, { timeout: 10_000 }).toBe(true);
     await page.reload();
     await bell.click();
     expect(
