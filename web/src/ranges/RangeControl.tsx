@@ -6,6 +6,7 @@
 import { Box, Group, SegmentedControl } from '@mantine/core';
 import { type CalendarAriaLabels, DatePickerInput, DatesProvider } from '@mantine/dates';
 import '@mantine/dates/styles.css';
+import './calendar.css';
 import 'dayjs/locale/pl.js';
 import 'dayjs/locale/tr.js';
 import { type ReactNode, useMemo, useState } from 'react';
@@ -28,7 +29,10 @@ export function LocalDates({ children }: { children: ReactNode }) {
   );
 }
 
-/** Names for a calendar's header buttons (previous/next month, year, decade; level switch) in the interface language. */
+/**
+ * Names for a calendar's previous/next buttons (month, year, decade) in the interface language. The level
+ * switch ("June 2025") keeps no label of its own: its name is the month or year it shows (WCAG 2.5.3).
+ */
 export function useCalendarAriaLabels(): CalendarAriaLabels {
   const { t } = useT();
   return {
@@ -38,8 +42,6 @@ export function useCalendarAriaLabels(): CalendarAriaLabels {
     nextYear: t('range.calendar.nextYear'),
     previousDecade: t('range.calendar.previousDecade'),
     nextDecade: t('range.calendar.nextDecade'),
-    monthLevelControl: t('range.calendar.monthLevelControl'),
-    yearLevelControl: t('range.calendar.yearLevelControl'),
   };
 }
 

@@ -110,8 +110,6 @@ export const devicesEn = {
   'range.calendar.nextYear': 'Next year',
   'range.calendar.previousDecade': 'Previous decade',
   'range.calendar.nextDecade': 'Next decade',
-  'range.calendar.monthLevelControl': 'Choose a month',
-  'range.calendar.yearLevelControl': 'Choose a year',
   'paramGroup.activeEnergy': 'Active energy',
   'paramGroup.reactiveEnergy': 'Reactive energy',
   'paramGroup.power': 'Power',

@@ -113,8 +113,6 @@ export const devicesPl: Record<keyof typeof devicesEn, string> = {
   'range.calendar.nextYear': 'Następny rok',
   'range.calendar.previousDecade': 'Poprzednia dekada',
   'range.calendar.nextDecade': 'Następna dekada',
-  'range.calendar.monthLevelControl': 'Wybierz miesiąc',
-  'range.calendar.yearLevelControl': 'Wybierz rok',
   'paramGroup.activeEnergy': 'Energia czynna',
   'paramGroup.reactiveEnergy': 'Energia bierna',
   'paramGroup.power': 'Moc',

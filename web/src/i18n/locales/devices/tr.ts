@@ -112,8 +112,6 @@ export const devicesTr: Record<keyof typeof devicesEn, string> = {
   'range.calendar.nextYear': 'Sonraki yıl',
   'range.calendar.previousDecade': 'Önceki on yıl',
   'range.calendar.nextDecade': 'Sonraki on yıl',
-  'range.calendar.monthLevelControl': 'Ay seçin',
-  'range.calendar.yearLevelControl': 'Yıl seçin',
   'paramGroup.activeEnergy': 'Aktif enerji',
   'paramGroup.reactiveEnergy': 'Reaktif enerji',
   'paramGroup.power': 'Güç',
