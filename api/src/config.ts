@@ -2,7 +2,14 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_QUOTAS, type Quotas, type ServerSettings, settingsFromEnv } from '@kilowatch/core';
+import {
+  DEFAULT_QUOTAS,
+  DEFAULT_SETTLEMENT_RULES,
+  type Quotas,
+  type ServerSettings,
+  type SettlementRules,
+  settingsFromEnv,
+} from '@kilowatch/core';
 import type { GrafanaLimits } from '@kilowatch/grafana';
 
 export type { Role } from '@kilowatch/core';
@@ -76,6 +83,8 @@ export interface AppConfig {
   heavyWaitMs: number;
   /** What one account, and a demo workspace, may create (`KW_QUOTA_*`, `KW_DEMO_QUOTA_*`; plugins/app/quotas.ts). */
   quotas: Quotas;
+  /** Prosumer settlement's coefficients and dates (`KW_SETTLEMENT_*`; routes/settlement.ts). */
+  settlement: SettlementRules;
   /** Bounds of the Grafana data source other than its documented defaults (@kilowatch/grafana bounds.ts). */
   grafana?: Partial<GrafanaLimits>;
 }
@@ -125,6 +134,7 @@ export function defaultConfig(): AppConfig {
     heavyPerUser: 8,
     heavyWaitMs: 20_000,
     quotas: DEFAULT_QUOTAS,
+    settlement: DEFAULT_SETTLEMENT_RULES,
   };
 }
 

@@ -5,6 +5,7 @@
  * (its name, what it was, what is expected). No I/O here: the caller passes the environment and host name.
  */
 import * as v from 'valibot';
+import type { SettlementRules } from './settlement.ts';
 
 /** `on`/`off` and the usual spellings of both; anything else is an error, never a guess. */
 const ON = ['on', 'true', 'yes', '1'];
@@ -39,6 +40,25 @@ const byteSize = () =>
       return unit ? Number(s.slice(0, -1)) * unit : Number(s);
     }),
     v.minValue(1, 'a size in bytes such as 500000000, 500M or 2G, above 0'),
+  );
+
+/** A decimal number from `min` to `max` (a dot as the decimal point). */
+const decimal = (min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.regex(/^\d+(\.\d+)?$/, `a number from ${min} to ${max}, e.g. ${min === 0 ? '0.8' : min}`),
+    v.transform(Number),
+    v.minValue(min, `a number from ${min} to ${max}`),
+    v.maxValue(max, `a number from ${min} to ${max}`),
+  );
+
+/** A calendar day `YYYY-MM-DD`. */
+const day = () =>
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.regex(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, 'a day as YYYY-MM-DD, e.g. 2024-07-01'),
   );
 
 const text = (expected = 'a non-empty value') => v.pipe(v.string(), v.trim(), v.nonEmpty(expected));
@@ -202,6 +222,12 @@ export const ENVIRONMENT = v.object({
   KW_DEMO_QUOTA_TARIFFS: v.optional(whole(0, 1_000_000, ' of tariffs'), '20'),
   KW_DEMO_QUOTA_COMPARISONS: v.optional(whole(0, 1_000_000, ' of comparisons'), '10'),
   KW_DEMO_QUOTA_API_KEYS: v.optional(whole(0, 20, ' of API keys'), '20'),
+  KW_SETTLEMENT_SMALL_RATIO: v.optional(decimal(0, 1), '0.8'),
+  KW_SETTLEMENT_LARGE_RATIO: v.optional(decimal(0, 1), '0.7'),
+  KW_SETTLEMENT_SMALL_UP_TO_KW: v.optional(decimal(0, 1_000_000), '10'),
+  KW_SETTLEMENT_CREDIT_MONTHS: v.optional(whole(1, 120, ' of months'), '12'),
+  KW_SETTLEMENT_HOURLY_PRICE_FROM: v.optional(day(), '2024-07-01'),
+  KW_SETTLEMENT_PRICE_FACTOR: v.optional(decimal(0, 100), '1'),
   LOG_LEVEL: v.optional(
     v.picklist(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
@@ -357,6 +383,8 @@ export interface ServerSettings {
   heavyWaitMs: number;
   /** What one account may create (`KW_QUOTA_*`), and a demo workspace (`KW_DEMO_QUOTA_*`). */
   quotas: Quotas;
+  /** Prosumer settlement's coefficients and dates (`KW_SETTLEMENT_*`, docs/domain.md §Prosumer settlement). */
+  settlement: SettlementRules;
 }
 
 function mqttEndpoint(raw: string): { host: string; port: number; tls: boolean } {
@@ -557,6 +585,14 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
         comparisons: e.KW_DEMO_QUOTA_COMPARISONS,
         apiKeys: e.KW_DEMO_QUOTA_API_KEYS,
       },
+    },
+    settlement: {
+      smallRatio: e.KW_SETTLEMENT_SMALL_RATIO,
+      largeRatio: e.KW_SETTLEMENT_LARGE_RATIO,
+      smallUpToKw: e.KW_SETTLEMENT_SMALL_UP_TO_KW,
+      creditMonths: e.KW_SETTLEMENT_CREDIT_MONTHS,
+      hourlyPriceFrom: e.KW_SETTLEMENT_HOURLY_PRICE_FROM,
+      priceFactor: e.KW_SETTLEMENT_PRICE_FACTOR,
     },
   };
 }
