@@ -37,6 +37,8 @@ const SITES = [
       address: 'ul. Długa 1',
       city: 'Gdańsk',
       timezone: 'Europe/Warsaw',
+      // The roof's 8 kWp went up before April 2022: net-metering, 0.8 of the export banked.
+      settlement: { scheme: 'net-metering', installedKw: 8, since: '2021-06-01' },
     },
     tariff: {
       name: 'G12w 2026',
@@ -56,6 +58,7 @@ const SITES = [
       address: '1 Baker Street',
       city: 'London',
       timezone: 'Europe/London',
+      settlement: { scheme: 'none', installedKw: null, since: null },
     },
     tariff: {
       name: 'Flat rate',
@@ -124,8 +127,10 @@ export async function ensureDemoAccount(
           const got = sites[i]!;
           const tariffs = await locations.listTariffs(userId, got.id);
           return (
-            (Object.keys(want.location) as (keyof typeof want.location)[]).every(
-              (k) => got[k] === want.location[k],
+            (Object.keys(want.location) as (keyof typeof want.location)[]).every((k) =>
+              k === 'settlement'
+                ? JSON.stringify(got.settlement) === JSON.stringify(want.location.settlement)
+                : got[k] === want.location[k],
             ) &&
             tariffs.length === 1 &&
             got.tariffId === tariffs[0]!.id &&

@@ -304,6 +304,16 @@ create table location_prices (
 )
 `,
   },
+  {
+    version: 422,
+    name: "locations' prosumer settlement (none, net-metering with its installed power, net-billing; since a day)",
+    sql: `
+alter table locations add column settlement_scheme text not null default 'none';
+alter table locations add constraint locations_settlement_scheme check (settlement_scheme in ('none', 'net-metering', 'net-billing'));
+alter table locations add column settlement_kw double precision;
+alter table locations add column settlement_since text
+`,
+  },
 ];
 
 /**

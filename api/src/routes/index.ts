@@ -19,6 +19,7 @@ import type { RouteOptions } from './options.ts';
 import priceRoutes from './prices.ts';
 import readingsRoutes from './readings.ts';
 import seriesRoutes from './series.ts';
+import settlementRoutes from './settlement.ts';
 import tariffStatsRoutes from './tariff-stats.ts';
 import voltageQualityRoutes from './voltage-quality.ts';
 
@@ -30,6 +31,7 @@ export const apiRoutes: readonly FastifyPluginAsync<RouteOptions>[] = [
   locationRoutes,
   flowRoutes,
   priceRoutes,
+  settlementRoutes,
   seriesRoutes,
   energyRoutes,
   heatmapRoutes,

@@ -53,6 +53,7 @@ describe.each(engines())('locations and tariffs on %s', (engine) => {
       city: 'Gdańsk',
       timezone: 'Europe/Warsaw',
       tariffId: null,
+      settlement: { scheme: 'none', installedKw: null, since: null },
     });
     await newLocation(a, { name: 'Cottage', timezone: 'Europe/London', code: undefined });
     const list = (await as(t.app, a, { method: 'GET', url: '/api/locations' })).json();

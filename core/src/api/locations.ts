@@ -1,5 +1,6 @@
 /** Location and tariff messages (docs/api.md §Locations and tariffs). */
 import * as v from 'valibot';
+import { SETTLEMENT_SCHEMES } from '../settlement.ts';
 import { CLOCK_BASES, DAY_TYPES, TARIFF_GROUPS } from '../tariff/calendar.ts';
 import {
   DateStringSchema,
@@ -12,6 +13,18 @@ import {
 } from './common.ts';
 import { MESSAGES } from './messages.ts';
 
+/** A location's prosumer settlement (docs/domain.md §Prosumer settlement). */
+export const SettlementSettingsSchema = v.object({
+  scheme: v.picklist(SETTLEMENT_SCHEMES),
+  /** Installed power in kW: net-metering's banked share depends on it. */
+  installedKw: v.nullable(v.number()),
+  /** The first local day under the scheme: no credit is earned or drawn before it. */
+  since: v.nullable(v.string()),
+});
+export type SettlementSettings = v.InferOutput<typeof SettlementSettingsSchema>;
+
+export const NO_SETTLEMENT: SettlementSettings = { scheme: 'none', installedKw: null, since: null };
+
 export const LocationSchema = v.object({
   id: IdSchema,
   name: v.string(),
@@ -20,8 +33,28 @@ export const LocationSchema = v.object({
   city: v.string(),
   timezone: v.string(),
   tariffId: v.nullable(IdSchema),
+  settlement: SettlementSettingsSchema,
 });
 export type Location = v.InferOutput<typeof LocationSchema>;
+
+export const SettlementRequestSchema = v.pipe(
+  v.object({
+    scheme: v.picklist(SETTLEMENT_SCHEMES, MESSAGES.invalidScheme),
+    installedKw: v.optional(v.nullable(numberIn(0, 50, MESSAGES.installedPowerRequired)), null),
+    since: v.optional(v.nullable(DateStringSchema), null),
+  }),
+  v.forward(
+    v.check(
+      (s) => s.scheme !== 'net-metering' || (s.installedKw !== null && s.installedKw > 0),
+      MESSAGES.installedPowerRequired,
+    ),
+    ['installedKw'],
+  ),
+  v.forward(
+    v.check((s) => s.scheme === 'none' || s.since !== null, MESSAGES.settlementSinceRequired),
+    ['since'],
+  ),
+);
 
 export const LocationRequestSchema = v.object({
   name: requiredText(100),
@@ -30,6 +63,8 @@ export const LocationRequestSchema = v.object({
   city: optionalText(100),
   timezone: TimeZoneSchema,
   tariffId: v.optional(v.nullable(IdSchema), null),
+  /** Left out: the stored settlement stays as it is. */
+  settlement: v.optional(SettlementRequestSchema),
 });
 export type LocationRequest = v.InferInput<typeof LocationRequestSchema>;
 

@@ -69,6 +69,13 @@ export const MESSAGES = {
   busy: 'The server is busy. Try again later.',
   demoFull: 'The demo is full right now. Try again later.',
   sharedMeter: 'This simulated meter belongs to the demo: its account cannot be changed.',
+  invalidScheme: 'Choose a settlement: none, net-metering or net-billing.',
+  installedPowerRequired: 'Net-metering needs the installed power in kW (above 0, at most 50).',
+  settlementSinceRequired: 'Enter the day the settlement began.',
+  noSettlement:
+    'This location has no prosumer settlement. Choose net-metering or net-billing on the location first.',
+  settlementNeedsGrid:
+    "The settlement is drawn from the location's grid meter: give one of its devices the grid role.",
 } as const;
 
 export type MessageKey = keyof typeof MESSAGES;

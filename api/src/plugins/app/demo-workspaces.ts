@@ -90,6 +90,9 @@ const LOCATION_COLUMNS = [
   'address',
   'city',
   'timezone',
+  'settlement_scheme',
+  'settlement_kw',
+  'settlement_since',
   'created_at',
   'updated_at',
 ];

@@ -51,7 +51,7 @@ declare module 'fastify' {
 
 /** Routes whose answers read and work over long telemetry ranges. */
 const HEAVY_ROUTE =
-  /^(\/api\/devices\/:id\/(series|energy|energy\/summary|heatmap|readings|voltage-quality)|\/api\/analytics\/consumption|\/api\/locations\/:id\/flows|\/api\/comparisons\/:id\/data|\/api\/tariffs\/(compare|:id\/stats)|\/grafana\/query)$/;
+  /^(\/api\/devices\/:id\/(series|energy|energy\/summary|heatmap|readings|voltage-quality)|\/api\/analytics\/consumption|\/api\/locations\/:id\/(flows|settlement)|\/api\/comparisons\/:id\/data|\/api\/tariffs\/(compare|:id\/stats)|\/grafana\/query)$/;
 
 /** The longest a heavy read waits at one turn for short requests to be answered. */
 export const LIGHT_FIRST_MAX_MS = 50;

@@ -1,5 +1,14 @@
 /** Locations and their tariffs, every query scoped to the owning user. */
-import type { Location, LocationRequest, Tariff, TariffRequest, ZoneSchedule } from '@kilowatch/core';
+import {
+  type Location,
+  type LocationRequest,
+  NO_SETTLEMENT,
+  type SettlementScheme,
+  type SettlementSettings,
+  type Tariff,
+  type TariffRequest,
+  type ZoneSchedule,
+} from '@kilowatch/core';
 import type { Sql } from '../../db/sql.ts';
 
 interface LocationRow {
@@ -10,6 +19,9 @@ interface LocationRow {
   city: string;
   timezone: string;
   tariff_id: number | null;
+  settlement_scheme: string;
+  settlement_kw: number | null;
+  settlement_since: string | null;
 }
 
 interface TariffRow {
@@ -38,6 +50,11 @@ function toLocation(r: LocationRow): Location {
     city: r.city,
     timezone: r.timezone,
     tariffId: r.tariff_id === null ? null : Number(r.tariff_id),
+    settlement: {
+      scheme: r.settlement_scheme as SettlementScheme,
+      installedKw: r.settlement_kw === null ? null : Number(r.settlement_kw),
+      since: r.settlement_since,
+    },
   };
 }
 
@@ -61,10 +78,15 @@ function toTariff(r: TariffRow): Tariff {
   };
 }
 
-export type LocationInput = Required<Omit<LocationRequest, 'tariffId'>> & { tariffId: number | null };
+export type LocationInput = Required<Omit<LocationRequest, 'tariffId' | 'settlement'>> & {
+  tariffId: number | null;
+  /** Left out on an update: the stored settlement stays. */
+  settlement?: SettlementSettings | undefined;
+};
 export type TariffInput = Required<TariffRequest> & { operator: string | null; validTo: string | null };
 
-const LOCATION_COLUMNS = 'id, name, code, address, city, timezone, tariff_id';
+const LOCATION_COLUMNS =
+  'id, name, code, address, city, timezone, tariff_id, settlement_scheme, settlement_kw, settlement_since';
 const TARIFF_COLUMNS =
   'id, location_id, name, tariff_group, operator, zone1_price, zone2_price, zone3_price, fixed_price, currency, valid_from, valid_to, clock_basis, schedule';
 
@@ -84,6 +106,12 @@ function tariffValues(t: TariffInput): unknown[] {
     t.clockBasis,
     t.schedule === null ? null : JSON.stringify(t.schedule),
   ];
+}
+
+/** The settlement's three columns; none when left out (a new location). Net-metering alone keeps the power. */
+function settlementValues(s: SettlementSettings | undefined): [string, number | null, string | null] {
+  const v = s ?? NO_SETTLEMENT;
+  return [v.scheme, v.scheme === 'net-metering' ? v.installedKw : null, v.scheme === 'none' ? null : v.since];
 }
 
 export function createLocationsRepository(sql: Sql, now: () => number) {
@@ -106,18 +134,44 @@ export function createLocationsRepository(sql: Sql, now: () => number) {
 
     async create(userId: number, l: LocationInput): Promise<Location> {
       const { rows } = await sql.query<LocationRow>(
-        `insert into locations (user_id, name, code, address, city, timezone, tariff_id, created_at, updated_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $8) returning ${LOCATION_COLUMNS}`,
-        [userId, l.name, l.code, l.address, l.city, l.timezone, l.tariffId, now()],
+        `insert into locations (user_id, name, code, address, city, timezone, tariff_id, created_at, updated_at,
+           settlement_scheme, settlement_kw, settlement_since)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11) returning ${LOCATION_COLUMNS}`,
+        [
+          userId,
+          l.name,
+          l.code,
+          l.address,
+          l.city,
+          l.timezone,
+          l.tariffId,
+          now(),
+          ...settlementValues(l.settlement),
+        ],
       );
       return toLocation(rows[0]!);
     },
 
     async update(userId: number, id: number, l: LocationInput): Promise<Location | null> {
       const { rows } = await sql.query<LocationRow>(
-        `update locations set name = $3, code = $4, address = $5, city = $6, timezone = $7, tariff_id = $8, updated_at = $9
+        `update locations set name = $3, code = $4, address = $5, city = $6, timezone = $7, tariff_id = $8, updated_at = $9,
+           settlement_scheme = case when $10::boolean then $11 else settlement_scheme end,
+           settlement_kw = case when $10::boolean then $12::double precision else settlement_kw end,
+           settlement_since = case when $10::boolean then $13 else settlement_since end
          where user_id = $1 and id = $2 returning ${LOCATION_COLUMNS}`,
-        [userId, id, l.name, l.code, l.address, l.city, l.timezone, l.tariffId, now()],
+        [
+          userId,
+          id,
+          l.name,
+          l.code,
+          l.address,
+          l.city,
+          l.timezone,
+          l.tariffId,
+          now(),
+          l.settlement !== undefined,
+          ...settlementValues(l.settlement),
+        ],
       );
       return rows[0] ? toLocation(rows[0]) : null;
     },
