@@ -15,7 +15,6 @@ import {
   fineRollup,
   fixedBucketStart,
   flowSeries,
-  HOUR_MS,
   type PriceRow,
   ROLLUP_STEP_MS,
   type Tariff,
@@ -24,7 +23,7 @@ import type { RollupInterval, TelemetryStore } from '@kilowatch/tsdb';
 import type { DeviceRecord } from '../plugins/app/devices-repository.ts';
 import { type Range, rangeTooLong } from './context.ts';
 import { deviceCounters, type FineEnergy, fineEnergy } from './energy.ts';
-import { pricesOf, zonedBuckets } from './tariffs.ts';
+import { bucketCost, pricesOf, stepPrices, UNPRICED_NAMED, zonedBuckets } from './tariffs.ts';
 
 /** Steps of one answer (a year of quarters is 35,040; five years of hours 43,824). */
 export const MAX_FLOW_STEPS = 100_000;
@@ -71,7 +70,7 @@ export interface FlowsInput {
   interval: FlowInterval;
   /** The location's tariff, pricing the grid import's energy part; null leaves the cost null. */
   tariff: Tariff | null;
-  /** The location's price series from an hour before the range on (by start), valuing the export. */
+  /** The location's price series from an hour before the range on (by start): the export's value, a dynamic tariff's import. */
   prices: readonly PriceRow[];
 }
 
@@ -156,7 +155,7 @@ export async function locationFlows(input: FlowsInput): Promise<Flows> {
 
   const series = flowSeries(stepStarts, columns, intervals);
   const whole = flowSeries(stepStarts, columns, { starts: [from], end });
-  const cost = await importCost(gridEnergy, input.tariff, tz, intervals);
+  const cost = await importCost(gridEnergy, input.tariff, tz, intervals, input.prices);
   const exported = exportValue(columns, stepStarts, stepMs, input.prices, intervals);
   const at0 = <T>(values: readonly T[]) => values[0]!;
   const totalFlows =
@@ -188,7 +187,11 @@ export async function locationFlows(input: FlowsInput): Promise<Flows> {
       import: cost.perInterval,
       exportValue: exported.perInterval,
       currency: input.tariff?.currency ?? null,
-      unpriced: exported.unpriced,
+      // Steps without a price: exporting ones (any tariff), importing ones under a dynamic tariff.
+      unpriced: [...new Set([...exported.unpriced, ...cost.unpriced])]
+        .sort((x, y) => x - y)
+        .slice(0, UNPRICED_NAMED)
+        .map((t) => new Date(t).toISOString()),
     },
     devices: perDevice,
     roles,
@@ -232,36 +235,6 @@ function summedInto(
   return out;
 }
 
-/** Unpriced steps named in one answer. */
-const UNPRICED_NAMED = 1_000;
-
-/**
- * Each step's price from the series: the mean of the prices starting within it (quarter-hour prices for an
- * hourly step), else the price of the hour it lies in (an hourly price for a quarter step); null without.
- */
-export function stepPrices(
-  stepStarts: readonly number[],
-  stepMs: number,
-  prices: readonly PriceRow[],
-): (number | null)[] {
-  const out = new Array<number | null>(stepStarts.length).fill(null);
-  let j = 0;
-  for (let i = 0; i < stepStarts.length; i++) {
-    const t = stepStarts[i]!;
-    // The latest price starting at most an hour before the step.
-    while (j < prices.length && prices[j]!.start < t) j++;
-    let sum = 0;
-    let n = 0;
-    for (let k = j; k < prices.length && prices[k]!.start < t + stepMs; k++) {
-      sum += prices[k]!.price;
-      n++;
-    }
-    if (n > 0) out[i] = sum / n;
-    else if (j > 0 && prices[j - 1]!.start > t - HOUR_MS) out[i] = prices[j - 1]!.price;
-  }
-  return out;
-}
-
 /**
  * The grid's net export of each step (its export less its import: the hour's negative balance for hourly
  * steps) at the step's price, summed per interval; steps that exported without a price are named.
@@ -272,17 +245,17 @@ function exportValue(
   stepMs: number,
   prices: readonly PriceRow[],
   intervals: Intervals,
-): { perInterval: (number | null)[]; total: number | null; unpriced: string[] } {
+): { perInterval: (number | null)[]; total: number | null; unpriced: number[] } {
   const price = stepPrices(stepStarts, stepMs, prices);
   const values = new Array<number | null>(stepStarts.length).fill(null);
-  const unpriced: string[] = [];
+  const unpriced: number[] = [];
   for (let i = 0; i < stepStarts.length; i++) {
     const I = columns.import[i];
     const E = columns.export[i];
     if (I == null || E == null || E - I <= 0) continue;
     const p = price[i];
     if (p === null || p === undefined) {
-      if (unpriced.length < UNPRICED_NAMED) unpriced.push(new Date(stepStarts[i]!).toISOString());
+      if (unpriced.length < UNPRICED_NAMED) unpriced.push(stepStarts[i]!);
       continue;
     }
     values[i] = (E - I) * p;
@@ -296,17 +269,20 @@ function exportValue(
 /**
  * The grid import's energy part per interval: each step's billed import (the hourly netted balance's
  * positive part, docs/domain.md §Balance) at the price of the tariff zone the step falls in, on the days the
- * tariff is valid. The monthly fixed price is the tariff comparison's, not an interval's.
+ * tariff is valid; under a dynamic tariff plus the step's price from the series, and a step without one is
+ * named, never priced at zero. The monthly fixed price is the tariff comparison's, not an interval's.
  */
 async function importCost(
   grid: FineEnergy | null,
   tariff: Tariff | null,
   tz: string,
   intervals: Intervals,
-): Promise<{ perInterval: (number | null)[]; total: number | null }> {
-  const none = { perInterval: intervals.starts.map(() => null), total: null };
+  prices: readonly PriceRow[],
+): Promise<{ perInterval: (number | null)[]; total: number | null; unpriced: number[] }> {
+  const none = { perInterval: intervals.starts.map(() => null), total: null, unpriced: [] };
   if (!grid || !tariff) return none;
-  const prices = pricesOf(tariff);
+  const zonePrices = pricesOf(tariff);
+  const series = stepPrices(grid.t, ROLLUP_STEP_MS[grid.interval], prices);
   const zoned = await zonedBuckets(grid, tz, {
     group: tariff.group,
     operator: tariff.operator,
@@ -315,14 +291,16 @@ async function importCost(
     validFrom: tariff.validFrom,
     validTo: tariff.validTo,
   });
+  const unpriced: number[] = [];
   const starts = zoned.map((b) => b.t);
-  const costs = zoned.map((b) =>
-    b.zone === null || b.energy === null
-      ? null
-      : b.energy * (b.zone === 1 ? prices.zone1 : b.zone === 2 ? prices.zone2 : prices.zone3),
-  );
+  const costs = zoned.map((b) => {
+    if (b.zone === null || b.energy === null) return null;
+    const cost = bucketCost(tariff.group, zonePrices, b.zone, b.energy, series[b.i]);
+    if (cost === null && b.energy > 0 && unpriced.length < UNPRICED_NAMED) unpriced.push(b.t);
+    return cost;
+  });
   const perInterval = summedInto(starts, costs, intervals);
   let total: number | null = null;
   for (const c of perInterval) if (c !== null) total = (total ?? 0) + c;
-  return { perInterval, total };
+  return { perInterval, total, unpriced };
 }

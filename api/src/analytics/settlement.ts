@@ -22,7 +22,7 @@ import type { DeviceRecord } from '../plugins/app/devices-repository.ts';
 import { type Range, rangeTooLong } from './context.ts';
 import { deviceCounters, fineEnergy } from './energy.ts';
 import { MAX_FLOW_STEPS } from './flows.ts';
-import { pricesOf, zonedBuckets } from './tariffs.ts';
+import { bucketCost, pricesOf, stepPrices, zonedBuckets } from './tariffs.ts';
 
 /** Billing periods of one answer. */
 const MAX_PERIODS = 600;
@@ -89,11 +89,10 @@ export async function locationSettlement(input: SettlementInput): Promise<Settle
         validFrom: input.tariff.validFrom,
         validTo: input.tariff.validTo,
       });
-      const index = new Map(energy.t.map((t, i) => [t, i]));
+      const market = stepPrices(energy.t, ROLLUP_STEP_MS[step], input.prices);
       for (const b of zoned) {
         if (b.zone === null || b.energy === null) continue;
-        const price = b.zone === 1 ? zonePrices.zone1 : b.zone === 2 ? zonePrices.zone2 : zonePrices.zone3;
-        importCost[index.get(b.t)!] = b.energy * price;
+        importCost[b.i] = bucketCost(input.tariff.group, zonePrices, b.zone, b.energy, market[b.i]);
       }
     }
   }
@@ -112,7 +111,6 @@ export async function locationSettlement(input: SettlementInput): Promise<Settle
     ...(prices ? { prices } : {}),
   });
   const iso = (t: number) => new Date(t).toISOString();
-  const inRange = (t: number) => t >= range.from && t < range.to;
   return {
     locationId: location.id,
     scheme,

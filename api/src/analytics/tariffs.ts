@@ -12,8 +12,10 @@ import {
   fixedBucketStart,
   HOUR_MS,
   type HolidayCalendar,
+  isDynamicGroup,
   localDateString,
   nextTurn,
+  type PriceRow,
   startOfLocalDay,
   startOfLocalMonth,
   TARIFF_GROUPS,
@@ -129,6 +131,8 @@ export const REFERENCE_PRICES: Record<TariffGroup, Prices> = {
   G12n: { zone1: 1.1, zone2: 0.6, zone3: 0.6, fixed: 26 },
   G12r: { zone1: 1.19, zone2: 0.66, zone3: 0.66, fixed: 26 },
   G12w: { zone1: 1.22, zone2: 0.7, zone3: 0.7, fixed: 26 },
+  // Added to each hour's market price: distribution, fees and the seller's margin.
+  dynamic: { zone1: 0.55, zone2: 0.55, zone3: 0.55, fixed: 30 },
 };
 
 export interface ZoneCost {
@@ -154,6 +158,58 @@ export interface PricingInput {
   /** Local dates `YYYY-MM-DD`: only hours of days in [validFrom, validTo] are priced by this tariff. */
   validFrom?: string;
   validTo?: string | null;
+  /**
+   * The location's price series per bucket of the energy (aligned with its `t`, `stepPrices`): a `dynamic`
+   * group's hour costs that price plus zone 1's; a bucket without one is unpriced, never priced at zero.
+   */
+  series?: readonly (number | null)[];
+}
+
+/**
+ * What one bucket of billed import costs: its zone's price, plus the bucket's market price for a dynamic
+ * group; null when a dynamic bucket has no price.
+ */
+export function bucketCost(
+  group: TariffGroup,
+  prices: Prices,
+  zone: Zone,
+  energy: number,
+  market: number | null | undefined,
+): number | null {
+  const zonePrice = zone === 1 ? prices.zone1 : zone === 2 ? prices.zone2 : prices.zone3;
+  if (!isDynamicGroup(group)) return energy * zonePrice;
+  if (market === null || market === undefined) return null;
+  return energy * (zonePrice + market);
+}
+
+/** Unpriced buckets named in one answer. */
+export const UNPRICED_NAMED = 1_000;
+
+/**
+ * Each step's price from the series: the mean of the prices starting within it (quarter-hour prices for an
+ * hourly step), else the price of the hour it lies in (an hourly price for a quarter step); null without.
+ */
+export function stepPrices(
+  stepStarts: readonly number[],
+  stepMs: number,
+  prices: readonly PriceRow[],
+): (number | null)[] {
+  const out = new Array<number | null>(stepStarts.length).fill(null);
+  let j = 0;
+  for (let i = 0; i < stepStarts.length; i++) {
+    const t = stepStarts[i]!;
+    // The latest price starting at most an hour before the step.
+    while (j < prices.length && prices[j]!.start < t) j++;
+    let sum = 0;
+    let n = 0;
+    for (let k = j; k < prices.length && prices[k]!.start < t + stepMs; k++) {
+      sum += prices[k]!.price;
+      n++;
+    }
+    if (n > 0) out[i] = sum / n;
+    else if (j > 0 && prices[j - 1]!.start > t - HOUR_MS) out[i] = prices[j - 1]!.price;
+  }
+  return out;
 }
 
 /** Hours priced between two turns of the event loop (a few ms of zone and calendar lookups). */
@@ -162,6 +218,8 @@ const HOURS_PER_TURN = 2048;
 /** One fine bucket of billed import with the tariff zone core's calendar puts it in (null without energy). */
 export interface ZonedBucket {
   t: number;
+  /** The bucket's index in the energy it came from. */
+  i: number;
   /** Local date `YYYY-MM-DD` in the location's zone. */
   date: string;
   zone: Zone | null;
@@ -199,17 +257,22 @@ export async function zonedBuckets(
     if (input.validFrom && date < input.validFrom) continue;
     if (input.validTo && date > input.validTo) continue;
     const e = energy.billedImport[i];
-    if (e === null || e === undefined) out.push({ t, date, zone: null, energy: null });
-    else out.push({ t, date, zone: calendar.zoneAt(t, tz), energy: e });
+    if (e === null || e === undefined) out.push({ t, i, date, zone: null, energy: null });
+    else out.push({ t, i, date, zone: calendar.zoneAt(t, tz), energy: e });
   }
   return out;
 }
 
+export interface PricedMonths {
+  months: MonthCost[];
+  /** Buckets with billed import a dynamic group had no price for (their energy is left out of the cost). */
+  unpriced: number[];
+}
+
 /** Prices hourly billed import per zone and local month. */
-export async function priceHours(energy: FineEnergy, tz: string, input: PricingInput): Promise<MonthCost[]> {
-  const price = (z: Zone) =>
-    z === 1 ? input.prices.zone1 : z === 2 ? input.prices.zone2 : input.prices.zone3;
-  const months = new Map<string, Map<Zone, number>>();
+export async function priceHours(energy: FineEnergy, tz: string, input: PricingInput): Promise<PricedMonths> {
+  const months = new Map<string, Map<Zone, { energy: number; cost: number }>>();
+  const unpriced: number[] = [];
   for (const b of await zonedBuckets(energy, tz, input)) {
     const month = b.date.slice(0, 7);
     let zones = months.get(month);
@@ -218,22 +281,33 @@ export async function priceHours(energy: FineEnergy, tz: string, input: PricingI
       months.set(month, zones);
     }
     if (b.zone === null || b.energy === null) continue;
-    zones.set(b.zone, (zones.get(b.zone) ?? 0) + b.energy);
+    const cost = bucketCost(input.group, input.prices, b.zone, b.energy, input.series?.[b.i]);
+    if (cost === null) {
+      if (b.energy > 0 && unpriced.length < UNPRICED_NAMED) unpriced.push(b.t);
+      continue;
+    }
+    const acc = zones.get(b.zone) ?? { energy: 0, cost: 0 };
+    acc.energy += b.energy;
+    acc.cost += cost;
+    zones.set(b.zone, acc);
   }
-  return [...months].map(([month, zones]) => {
-    const list = [...zones]
-      .sort(([a], [b]) => a - b)
-      .map(([zone, e]) => ({ zone, energy: e, cost: e * price(zone) }));
-    const energySum = list.reduce((s, z) => s + z.energy, 0);
-    const variable = list.reduce((s, z) => s + z.cost, 0);
-    return {
-      month,
-      zones: list,
-      energy: energySum,
-      fixed: input.prices.fixed,
-      cost: variable + input.prices.fixed,
-    };
-  });
+  return {
+    unpriced,
+    months: [...months].map(([month, zones]) => {
+      const list = [...zones]
+        .sort(([a], [b]) => a - b)
+        .map(([zone, z]) => ({ zone, energy: z.energy, cost: z.cost }));
+      const energySum = list.reduce((s, z) => s + z.energy, 0);
+      const variable = list.reduce((s, z) => s + z.cost, 0);
+      return {
+        month,
+        zones: list,
+        energy: energySum,
+        fixed: input.prices.fixed,
+        cost: variable + input.prices.fixed,
+      };
+    }),
+  };
 }
 
 export type ZoneBucketUnit = 'hour' | 'day' | 'month';
@@ -306,23 +380,44 @@ export interface GroupCost {
   prices: Prices;
 }
 
-/** Every group priced on the same hourly energy, cheapest first. `own` supplies the user's prices per group. */
+export interface GroupComparison {
+  groups: GroupCost[];
+  /**
+   * The dynamic group is ranked only where the location's price series prices every hour with billed import:
+   * `covered` false leaves it out, `unpriced` names the hours without a price (none: no series at all).
+   */
+  dynamic: { covered: boolean; unpriced: number[] };
+}
+
+/**
+ * Every group priced on the same hourly energy, cheapest first. `own` supplies the user's prices per group;
+ * `series` (aligned with the energy's buckets) the location's prices for the dynamic group.
+ */
 export async function compareGroups(
   energy: FineEnergy,
   tz: string,
   own: Partial<Record<TariffGroup, Tariff>>,
-): Promise<GroupCost[]> {
+  series?: readonly (number | null)[],
+): Promise<GroupComparison> {
   const out: GroupCost[] = [];
+  let dynamic: GroupComparison['dynamic'] = { covered: false, unpriced: [] };
   for (const group of TARIFF_GROUPS) {
+    if (isDynamicGroup(group) && !series) continue;
     const t = own[group];
     const prices = t ? pricesOf(t) : REFERENCE_PRICES[group];
-    const months = await priceHours(energy, tz, {
+    const priced = await priceHours(energy, tz, {
       group,
       operator: t?.operator ?? null,
       schedule: t?.schedule ?? null,
       ...(t?.clockBasis ? { clockBasis: t.clockBasis } : {}),
       prices,
+      ...(series ? { series } : {}),
     });
+    if (isDynamicGroup(group)) {
+      dynamic = { covered: priced.unpriced.length === 0, unpriced: priced.unpriced };
+      if (!dynamic.covered) continue;
+    }
+    const months = priced.months;
     const zones = new Map<Zone, ZoneCost>();
     for (const m of months)
       for (const z of m.zones) {
@@ -340,5 +435,5 @@ export async function compareGroups(
       prices,
     });
   }
-  return out.sort((a, b) => a.cost - b.cost);
+  return { groups: out.sort((a, b) => a.cost - b.cost), dynamic };
 }

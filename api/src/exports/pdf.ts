@@ -55,7 +55,7 @@ export async function writePdfReport(
       : null;
   const energy = await energySeries(store, ctx, range, interval);
   const hourly = await hourlyBilledEnergy(store, ctx, range);
-  const tariffs = await compareGroups(hourly, ctx.tz, {});
+  const tariffs = (await compareGroups(hourly, ctx.tz, {})).groups;
   const voltage = await store.series({
     deviceKey: ctx.deviceKey,
     params: PHASE_VOLTAGES,

@@ -43,6 +43,7 @@ for (const engine of ENGINES) {
     let account: Account;
     let home: number;
     let tariffId: number;
+    let deviceId: number;
 
     const putLocation = (settlement?: unknown) =>
       as(t.app, account, {
@@ -88,6 +89,7 @@ for (const engine of ENGINES) {
         payload: { mac: key.match(/../g)!.join(':'), name: 'grid', typeCode: 16, locationId: home },
       });
       expect(claimed.statusCode).toBe(201);
+      deviceId = claimed.json().id;
       const billing = await as(t.app, account, {
         method: 'PUT',
         url: `/api/devices/${claimed.json().id}`,
@@ -199,6 +201,64 @@ for (const engine of ENGINES) {
         [4, 1, 1, 0, 3],
         [0, 5, 3, 2, 0],
       ]);
+    });
+
+    it('prices a dynamic tariff at each hour’s market price plus its own, and names the hours without one', async () => {
+      const dynamic = await as(t.app, account, {
+        method: 'POST',
+        url: `/api/locations/${home}/tariffs`,
+        payload: { name: 'Spot', group: 'dynamic', zone1Price: 0.1, fixedPrice: 5, validFrom: '2026-01-01' },
+      });
+      expect(dynamic.statusCode).toBe(201);
+      const range = `deviceId=${deviceId}&from=${iso(MAY)}&to=${iso(JULY)}`;
+      const stats = () =>
+        as(t.app, account, { method: 'GET', url: `/api/tariffs/${dynamic.json().id}/stats?${range}` });
+      const compare = () => as(t.app, account, { method: 'GET', url: `/api/tariffs/compare?${range}` });
+
+      // The series prices only the exporting hours: every importing hour is named, none is priced at zero.
+      const unpricedStats = close((await stats()).json());
+      expect(unpricedStats.unpriced).toEqual(IMPORTING.map(iso));
+      expect(unpricedStats.total).toEqual({ energy: 0, cost: 10 });
+      const uncovered = (await compare()).json();
+      expect(uncovered.dynamic).toEqual({ covered: false, unpriced: IMPORTING.map(iso) });
+      expect(uncovered.groups.map((g: { group: string }) => g.group)).not.toContain('dynamic');
+      expect(uncovered.groups).toHaveLength(6);
+
+      // Prices for the importing hours: 0.30 at night on 16 May, 0.20 on 10 June.
+      const put = await as(t.app, account, {
+        method: 'PUT',
+        url: `/api/locations/${home}/prices`,
+        payload: { prices: IMPORTING.map((s, k) => ({ start: iso(s), price: k < 2 ? 0.3 : 0.2 })) },
+      });
+      expect(put.statusCode).toBe(200);
+      try {
+        const priced = close((await stats()).json());
+        expect(priced.unpriced).toEqual([]);
+        // May: 2 kWh × (0.30 + 0.10) + 5 fixed; June: 10 kWh × (0.20 + 0.10) + 5 fixed.
+        expect(
+          priced.months.map((m: { month: string; cost: number }) => [m.month, m.energy, m.cost]),
+        ).toEqual([
+          ['2026-05', 2, 5.8],
+          ['2026-06', 10, 8],
+        ]);
+        expect(priced.total).toEqual({ energy: 12, cost: 13.8 });
+        const covered = close((await compare()).json());
+        expect(covered.dynamic).toEqual({ covered: true, unpriced: [] });
+        const spot = covered.groups.find((g: { group: string }) => g.group === 'dynamic');
+        // The user's own dynamic tariff prices the group: 0.8 + 3.0 of energy, 2 × 5 fixed.
+        expect(spot).toMatchObject({ energy: 12, cost: 13.8 });
+        expect(covered.groups).toHaveLength(7);
+      } finally {
+        const del = await as(t.app, account, {
+          method: 'DELETE',
+          url: `/api/locations/${home}/prices?from=${iso(IMPORTING[0]!)}&to=${iso(IMPORTING[1]! + H)}`,
+        });
+        expect(del.statusCode).toBe(204);
+        await as(t.app, account, {
+          method: 'DELETE',
+          url: `/api/locations/${home}/prices?from=${iso(JUNE)}&to=${iso(JULY)}`,
+        });
+      }
     });
   });
 }

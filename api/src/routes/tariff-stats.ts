@@ -3,7 +3,10 @@
  * tariff, and every group priced on the same hourly energy, cheapest first.
  */
 import {
+  HOUR_MS,
   IdParamsSchema,
+  isDynamicGroup,
+  ROLLUP_STEP_MS,
   type Tariff,
   TariffComparisonSchema,
   type TariffGroup,
@@ -11,7 +14,8 @@ import {
   TariffStatsSchema,
 } from '@kilowatch/core';
 import { deviceContext, parseRange } from '../analytics/context.ts';
-import { compareGroups, hourlyBilledEnergy, priceHours, pricesOf } from '../analytics/tariffs.ts';
+import type { FineEnergy } from '../analytics/energy.ts';
+import { compareGroups, hourlyBilledEnergy, priceHours, pricesOf, stepPrices } from '../analytics/tariffs.ts';
 import { tidyAnswers } from '../analytics/tidy.ts';
 import { NotFoundError } from '../errors.ts';
 import { errorResponse, request, response, type TypedRoutes } from '../schema.ts';
@@ -21,9 +25,23 @@ const tags = ['tariffs'];
 const security = [{ bearer: [] }];
 const errors = { 400: errorResponse, 401: errorResponse, 404: errorResponse };
 
+const isoOf = (t: number) => new Date(t).toISOString();
+
 const tariffStatsRoutes: TypedRoutes<RouteOptions> = async (app) => {
   app.addHook('onRequest', app.authenticate);
   tidyAnswers(app);
+
+  /**
+   * The location's price series on the energy's buckets; undefined when the location holds no price in the
+   * range (the dynamic group is then left out of a comparison, not priced).
+   */
+  async function seriesFor(locationId: number, energy: FineEnergy): Promise<(number | null)[] | undefined> {
+    const from = energy.t[0];
+    if (from === undefined) return undefined;
+    const step = ROLLUP_STEP_MS[energy.interval];
+    const rows = await app.prices.list(locationId, from - HOUR_MS, energy.t[energy.t.length - 1]! + step);
+    return rows.length === 0 ? undefined : stepPrices(energy.t, step, rows);
+  }
 
   app.get(
     '/tariffs/compare',
@@ -50,7 +68,8 @@ const tariffStatsRoutes: TypedRoutes<RouteOptions> = async (app) => {
           currency = t.currency;
         }
       }
-      const groups = await compareGroups(energy, ctx.tz, own);
+      const series = ctx.device.location ? await seriesFor(ctx.device.location.id, energy) : undefined;
+      const { groups, dynamic } = await compareGroups(energy, ctx.tz, own, series);
       return {
         deviceId: ctx.device.id,
         currency,
@@ -58,6 +77,7 @@ const tariffStatsRoutes: TypedRoutes<RouteOptions> = async (app) => {
         simulated: true as const,
         energy: groups[0]?.energy ?? 0,
         groups,
+        dynamic: { covered: dynamic.covered, unpriced: dynamic.unpriced.map(isoOf) },
       };
     },
   );
@@ -82,7 +102,9 @@ const tariffStatsRoutes: TypedRoutes<RouteOptions> = async (app) => {
       const ctx = await deviceContext(app, req.session.userId, q.deviceId);
       const range = parseRange(q.from, q.to);
       const energy = await hourlyBilledEnergy(app.store, ctx, range);
-      const months = await priceHours(energy, ctx.tz, {
+      const series = isDynamicGroup(tariff.group) ? await seriesFor(tariff.locationId, energy) : undefined;
+      const { months, unpriced } = await priceHours(energy, ctx.tz, {
+        ...(series ? { series } : {}),
         group: tariff.group,
         operator: tariff.operator,
         schedule: tariff.schedule,
@@ -100,6 +122,7 @@ const tariffStatsRoutes: TypedRoutes<RouteOptions> = async (app) => {
         unit: 'kWh' as const,
         simulated: true as const,
         months,
+        unpriced: unpriced.map(isoOf),
         total: {
           energy: months.reduce((s, m) => s + m.energy, 0),
           cost: months.reduce((s, m) => s + m.cost, 0),

@@ -308,6 +308,8 @@ export const TariffStatsSchema = v.object({
       cost: v.number(),
     }),
   ),
+  /** A dynamic tariff's hours with billed import and no price in the series: left out, never priced at zero. */
+  unpriced: v.array(v.string()),
   total: v.object({ energy: v.number(), cost: v.number() }),
 });
 
@@ -327,4 +329,9 @@ export const TariffComparisonSchema = v.object({
       prices: v.object({ zone1: v.number(), zone2: v.number(), zone3: v.number(), fixed: v.number() }),
     }),
   ),
+  /**
+   * The dynamic group is ranked where the location's price series prices every hour with billed import;
+   * otherwise it is left out and `unpriced` names those hours (empty: the location holds no prices).
+   */
+  dynamic: v.object({ covered: v.boolean(), unpriced: v.array(v.string()) }),
 });

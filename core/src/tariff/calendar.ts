@@ -5,8 +5,17 @@
  */
 import { localParts } from '../time.ts';
 
-export const TARIFF_GROUPS = ['G11', 'G12', 'G12as', 'G12n', 'G12r', 'G12w'] as const;
+/**
+ * The Polish household groups, and `dynamic`: one zone, each hour priced at the location's price series
+ * (a market or day-ahead price) plus the tariff's price per kWh (docs/domain.md §Tariffs).
+ */
+export const TARIFF_GROUPS = ['G11', 'G12', 'G12as', 'G12n', 'G12r', 'G12w', 'dynamic'] as const;
 export type TariffGroup = (typeof TARIFF_GROUPS)[number];
+
+/** Whether a group's hours are priced from the location's price series. */
+export function isDynamicGroup(group: TariffGroup): group is 'dynamic' {
+  return group === 'dynamic';
+}
 
 export const DAY_TYPES = ['weekday', 'saturday', 'sunday', 'holiday'] as const;
 export type DayType = (typeof DAY_TYPES)[number];
@@ -44,6 +53,7 @@ const G12_WINDOWS: ZoneWindow[] = [
 /** Default zone hours per group (docs/domain.md §Tariffs). Zone hours are every day unless said. */
 const DEFAULT_SCHEDULES: Record<TariffGroup, ZoneSchedule> = {
   G11: { weekday: [] },
+  dynamic: { weekday: [] },
   G12: { weekday: G12_WINDOWS },
   G12w: { weekday: G12_WINDOWS, saturday: ALL_DAY, sunday: ALL_DAY, holiday: ALL_DAY },
   G12r: {

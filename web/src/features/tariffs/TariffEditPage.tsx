@@ -167,9 +167,11 @@ function TariffForm({ location, tariff }: { location: Location; tariff: Tariff |
             <TextInput
               key={z}
               label={
-                zones.length === 1
-                  ? t('places.tariff.priceAllDay', { currency: values.currency })
-                  : t('places.tariff.zonePrice', { zone: z, currency: values.currency })
+                values.group === 'dynamic'
+                  ? t('places.tariff.priceOnMarket', { currency: values.currency })
+                  : zones.length === 1
+                    ? t('places.tariff.priceAllDay', { currency: values.currency })
+                    : t('places.tariff.zonePrice', { zone: z, currency: values.currency })
               }
               description={zones.length === 1 ? undefined : t(`places.zone.${z}` as MessageId)}
               inputMode="decimal"

@@ -173,6 +173,11 @@ function Comparison({ data }: { data: TariffComparison }) {
       <Text size="sm" c="dimmed" id="comparison-caption" data-testid="comparison-caption">
         {t('places.compare.caption', { energy: formatKwh(data.energy, locale) })}
       </Text>
+      {!data.dynamic.covered && data.dynamic.unpriced.length > 0 && (
+        <Text size="sm" c="dimmed" data-testid="compare-dynamic-uncovered">
+          {t('places.compare.dynamicUncovered', { count: data.dynamic.unpriced.length })}
+        </Text>
+      )}
       <ScrollTable minWidth={560} label={t('places.compare.title')}>
         <Table striped data-testid="comparison-table" aria-describedby="comparison-caption">
           <Table.Thead>
@@ -297,6 +302,11 @@ export default function TariffStatsPage() {
               <Text c="dimmed">{t('common.empty')}</Text>
             ) : (
               <Stack gap="md">
+                {stats.data.unpriced.length > 0 && (
+                  <Alert color="yellow" variant="light" data-testid="stats-unpriced">
+                    <Text size="sm">{t('places.stats.unpriced', { count: stats.data.unpriced.length })}</Text>
+                  </Alert>
+                )}
                 <StatsBars stats={stats.data} />
                 <StatsTable stats={stats.data} />
               </Stack>

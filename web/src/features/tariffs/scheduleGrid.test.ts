@@ -27,10 +27,13 @@ describe('scheduleGrid', () => {
     expect(grid.map((row) => zoneRanges(row, 2))).toEqual(zone2);
   });
 
-  it.each(TARIFF_GROUPS)('%s has every hour in zone 1 or 2 by default', (group) => {
-    const used = zonesUsed(scheduleGrid({ group }));
-    expect(used).toEqual(group === 'G11' ? [1] : [1, 2]);
-  });
+  it.each(TARIFF_GROUPS)(
+    '%s has every hour in zone 1 or 2 by default (one zone for G11 and dynamic)',
+    (group) => {
+      const used = zonesUsed(scheduleGrid({ group }));
+      expect(used).toEqual(group === 'G11' || group === 'dynamic' ? [1] : [1, 2]);
+    },
+  );
 
   it('follows an edited schedule, zone 3 included', () => {
     const grid = scheduleGrid({

@@ -63,6 +63,7 @@ export const placesEn = {
   'places.tariff.validTo': 'Valid to',
   'places.tariff.validToHint': 'Leave empty while the tariff is in force.',
   'places.tariff.priceAllDay': 'Price per kWh, all day ({currency})',
+  'places.tariff.priceOnMarket': "Price per kWh on top of the hour's market price ({currency})",
   'places.tariff.zonePrice': 'Zone {zone} price per kWh ({currency})',
   'places.tariff.fixedPrice': 'Fixed price per month ({currency})',
   'places.tariff.fixedHint': 'Distribution and subscription fees',
@@ -81,6 +82,7 @@ export const placesEn = {
   'places.group.G12n': 'cheaper 01–05 Mon–Sat and all Sunday',
   'places.group.G12r': 'cheaper 13–16 and 22–07',
   'places.group.G12w': 'as G12, plus all weekend and holidays',
+  'places.group.dynamic': 'market price each hour plus this price',
   'places.zone.1': 'Zone 1 (day)',
   'places.zone.2': 'Zone 2 (cheaper)',
   'places.zone.3': 'Zone 3',
@@ -105,9 +107,13 @@ export const placesEn = {
   'places.stats.total': 'Total',
   'places.stats.chart': 'Cost per month by zone',
   'places.stats.noDevices': 'No devices to price.',
+  'places.stats.unpriced':
+    "Hours with import and no market price: {count}. Their energy is left out of the cost; add the location's prices to include it.",
   'places.compare.title': 'All tariff groups on your consumption',
   'places.compare.simulated': 'Simulation — not a basis for claims',
   'places.compare.caption': 'The same {energy} priced through every group, cheapest first.',
+  'places.compare.dynamicUncovered':
+    'The dynamic tariff is not ranked: hours with import and no market price: {count}.',
   'places.compare.cheapest': 'Cheapest',
   'places.compare.extra': 'More than the cheapest',
   // profile
