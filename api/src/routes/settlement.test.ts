@@ -236,7 +236,11 @@ for (const engine of ENGINES) {
         expect(priced.unpriced).toEqual([]);
         // May: 2 kWh × (0.30 + 0.10) + 5 fixed; June: 10 kWh × (0.20 + 0.10) + 5 fixed.
         expect(
-          priced.months.map((m: { month: string; cost: number }) => [m.month, m.energy, m.cost]),
+          priced.months.map((m: { month: string; energy: number; cost: number }) => [
+            m.month,
+            m.energy,
+            m.cost,
+          ]),
         ).toEqual([
           ['2026-05', 2, 5.8],
           ['2026-06', 10, 8],
