@@ -23,6 +23,7 @@ interface Service {
   depends_on?: string[] | Record<string, { condition?: string }>;
   volumes?: (string | { source?: string; target?: string })[];
   profiles?: string[];
+  ports?: unknown[];
 }
 
 // `merge: true` resolves the `<<: *kw-env` merge keys the way compose does.
@@ -107,6 +108,27 @@ describe('compose.yaml', () => {
     const conf = brokerConf();
     expect(conf).toContain('persistence true');
     expect(conf.some((l) => /^autosave_interval \d+$/.test(l))).toBe(true);
+  });
+
+  it("binds meters' client ids to their accounts, and gives the services a listener of their own", () => {
+    const conf = brokerConf();
+    const listeners = new Map<string, string[]>();
+    let current: string[] | null = null;
+    for (const line of conf) {
+      const m = /^listener (\d+)/.exec(line);
+      if (m) {
+        current = [];
+        listeners.set(m[1]!, current);
+      } else current?.push(line);
+    }
+    expect(listeners.get('1883')).toContain('use_username_as_clientid true');
+    expect(listeners.get('1884')).toBeDefined();
+    expect(listeners.get('1884')).not.toContain('use_username_as_clientid true');
+    // The commented TLS listener for meters on the internet binds them too.
+    expect(read('deploy/mosquitto.conf')).toMatch(/^#listener 8883\n#use_username_as_clientid true$/m);
+    for (const [, s] of kilowatch) expect(environment(s).MQTT_URL).toBe('mqtt://mosquitto:1884');
+    const [, broker] = services.find(([, s]) => s.image?.startsWith('eclipse-mosquitto'))!;
+    expect(JSON.stringify(broker.ports ?? [])).not.toContain('1884');
   });
 
   it('mounts a broker configuration that refuses anonymous clients', () => {

@@ -12,6 +12,7 @@ import { type MeterAccessHarness, meterAccessSuite, tryConnect } from '@kilowatc
 import {
   findDynsecPlugin,
   findServerBinary,
+  freePort,
   type MosquittoServer,
   sleep,
   startMosquitto,
@@ -39,6 +40,19 @@ const DEPLOYED_LIMITS = readFileSync(new URL('../../deploy/mosquitto.conf', impo
     ),
   );
 
+/** The settings of deploy/mosquitto.conf's meters' listener (`listener 1883` and the lines below it). */
+const METERS_LISTENER = (() => {
+  const lines = readFileSync(new URL('../../deploy/mosquitto.conf', import.meta.url), 'utf8').split('\n');
+  const start = lines.indexOf('listener 1883');
+  if (start < 0) throw new Error('deploy/mosquitto.conf has no "listener 1883" line');
+  const block: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (line === '' || line.startsWith('#') || line.startsWith('listener ')) break;
+    block.push(line);
+  }
+  return block;
+})();
+
 const ADMIN = { username: 'kw-admin', password: 'admin-secret' };
 const SERVICE = { username: 'kilowatch-test-services', password: 'service-secret' };
 const quiet = { info() {}, warn() {}, error() {} };
@@ -46,6 +60,8 @@ const macOf = (key: string) => key.match(/../g)!.join(':');
 
 describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dynamic security', () => {
   let broker: MosquittoServer;
+  /** The meters' listener, as deploy/mosquitto.conf ships it; the services connect to `broker.url`. */
+  let metersUrl: string;
   let t: TestApp;
   let store: TelemetryStore;
   let access: ManagedMeterAccess;
@@ -58,12 +74,14 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
   const ids = new Map<string, number>();
 
   beforeAll(async () => {
+    const metersPort = await freePort();
     broker = await startMosquitto(mosquittoBin as string, {
       dynsec: { plugin: plugin as string, admin: ADMIN },
       logTopic: true,
-      // The limits deploy/mosquitto.conf ships.
-      extraConfig: DEPLOYED_LIMITS,
+      // The limits deploy/mosquitto.conf ships, and its meters' listener beside the services' one.
+      extraConfig: [...DEPLOYED_LIMITS, `listener ${metersPort} 127.0.0.1`, ...METERS_LISTENER],
     });
+    metersUrl = `mqtt://127.0.0.1:${metersPort}`;
     store = await duckDbStore();
     let app: TestApp | undefined;
     access = await startManagedBroker({
@@ -136,7 +154,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
 
   meterAccessSuite(
     async (): Promise<MeterAccessHarness> => ({
-      url: broker.url,
+      url: metersUrl,
       store,
       service: SERVICE,
       async claim(key) {
@@ -155,7 +173,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     }),
     { a: '6a0000000001', b: '6a0000000002', c: '6a0000000003', d: '6a0000000004' },
     { tasmota: ['6a1100a1b2c3', '6a2200a1b2c3'], shelly: ['6a1100d4e5f6', '6a2200d4e5f6'] },
-    { bindsClientIds: false },
+    { foreignClientId: 'username' },
   );
 
   it('reports the account on the connection route once the broker has it', async () => {
@@ -167,7 +185,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
   it("reports the meter's connection from the broker's log, and ingest's refusal of its payload", async () => {
     const key = '6a00000000d1';
     const creds = await claim(key);
-    const meter = await tryConnect(broker.url, { clientId: 'kw-seen-meter', ...creds });
+    const meter = await tryConnect(metersUrl, { clientId: 'kw-seen-meter', ...creds });
     expect(meter).not.toBeInstanceOf(Error);
     try {
       await until(async () => (await connection(key)).connected === true, 10_000, 'the connection', 50);
@@ -190,6 +208,33 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     await until(async () => (await connection(key)).connected === false, 10_000, 'the disconnection', 50);
   });
 
+  it("another account connecting with a meter's stock client id leaves the meter connected, and its connection state says so", async () => {
+    const key = '6a00000000d5';
+    const creds = await claim(key);
+    const stockId = `DVES_${key.slice(6).toUpperCase()}`;
+    const meter = (await tryConnect(metersUrl, { clientId: stockId, ...creds })) as MqttClient;
+    let closed = false;
+    meter.on('close', () => {
+      closed = true;
+    });
+    await until(async () => (await connection(key)).connected === true, 10_000, 'the connection', 50);
+    const taker = await claimFor(t, other, otherIds, '6a00000000d6', true);
+    if ('conflict' in taker) throw new Error(taker.conflict);
+    const bob = (await tryConnect(metersUrl, { clientId: stockId, clean: false, ...taker })) as MqttClient;
+    expect(bob.connected).toBe(true);
+    try {
+      // The taker's connection and disconnection are logged under his account's name, not the meter's.
+      await bob.endAsync();
+      await sleep(500);
+      expect(closed).toBe(false);
+      expect(meter.connected).toBe(true);
+      expect((await connection(key)).connected).toBe(true);
+    } finally {
+      await meter.endAsync();
+    }
+    await until(async () => (await connection(key)).connected === false, 10_000, 'the disconnection', 50);
+  });
+
   it("the broker's log topic carries lines per connection, none per reading", async () => {
     const key = '6a00000000d2';
     const creds = await claim(key);
@@ -198,7 +243,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     const lines: string[] = [];
     (service as MqttClient).on('message', (topic, payload) => lines.push(`${topic} ${payload}`));
     await (service as MqttClient).subscribeAsync('$SYS/broker/log/#', { qos: 0 });
-    const meter = (await tryConnect(broker.url, { clientId: 'kw-log-meter', ...creds })) as MqttClient;
+    const meter = (await tryConnect(metersUrl, { clientId: 'kw-log-meter', ...creds })) as MqttClient;
     const ts = Math.floor(Date.now() / 1000) * 1000 - 600_000;
     for (let i = 0; i < 200; i++)
       await meter.publishAsync(
@@ -207,18 +252,15 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
         { qos: 1 },
       );
     await meter.endAsync();
-    await until(
-      () => lines.some((l) => l.includes('Client kw-log-meter disconnected')),
-      10_000,
-      'the log',
-      50,
-    );
-    const meterLines = lines.filter((l) => l.includes('kw-log-meter'));
+    // The meters' listener names the connection by its account, not by the id the meter sent.
+    await until(() => lines.some((l) => l.includes(`Client ${key} disconnected`)), 10_000, 'the log', 50);
+    expect(lines.some((l) => l.includes('kw-log-meter'))).toBe(false);
+    const meterLines = lines.filter((l) => l.includes(key));
     expect(meterLines).toEqual([
       expect.stringMatching(
-        /^\$SYS\/broker\/log\/N .*New client connected from .* as kw-log-meter .*u'6a00000000d2'/,
+        /^\$SYS\/broker\/log\/N .*New client connected from .* as 6a00000000d2 .*u'6a00000000d2'/,
       ),
-      expect.stringMatching(/^\$SYS\/broker\/log\/N .*Client kw-log-meter disconnected\.$/),
+      expect.stringMatching(/^\$SYS\/broker\/log\/N .*Client 6a00000000d2 disconnected\.$/),
     ]);
     // A "New connection from" line per connection besides; nothing for the 200 readings.
     expect(lines.length).toBeLessThan(10);
@@ -229,14 +271,14 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     const key = '6a00000000e1';
     const old = await claim(key);
     // The meter worked once under this client id, then its owner rotated the password.
-    const meter = await tryConnect(broker.url, { clientId: `DVES_${key.slice(6).toUpperCase()}`, ...old });
+    const meter = await tryConnect(metersUrl, { clientId: `DVES_${key.slice(6).toUpperCase()}`, ...old });
     expect(meter).not.toBeInstanceOf(Error);
     await until(async () => (await connection(key)).connected === true, 10_000, 'the connection', 50);
     await (meter as MqttClient).endAsync();
     await rotate(key);
     const before = brokerLog.unattributedRefusals();
     expect(
-      await tryConnect(broker.url, { clientId: `DVES_${key.slice(6).toUpperCase()}`, ...old }),
+      await tryConnect(metersUrl, { clientId: `DVES_${key.slice(6).toUpperCase()}`, ...old }),
     ).toBeInstanceOf(Error);
     // Mosquitto 2.0.11 writes `Client <unknown> disconnected, not authorised.`: nothing to put it on.
     // Later releases name the client, and the route says why.
@@ -258,7 +300,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
     expect(DEPLOYED_LIMITS).toContain('max_packet_size 524288');
     const key = '6a00000000f1';
     const creds = await claim(key);
-    const meter = (await tryConnect(broker.url, { clientId: 'kw-big', ...creds })) as MqttClient;
+    const meter = (await tryConnect(metersUrl, { clientId: 'kw-big', ...creds })) as MqttClient;
     const socket = (meter as unknown as { stream: import('node:net').Socket }).stream;
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     // PUBLISH, QoS 0, announcing 100 MB (remaining length as MQTT's variable-length integer), then 1 MB
@@ -311,11 +353,11 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       await broker.start();
       await until(() => access.pending() === 0, 20_000, 'the changes to reach the broker', 50);
       expect((await connection(late)).account).toEqual({ state: 'ok' });
-      const meter = await tryConnect(broker.url, { clientId: 'kw-late', ...lateCreds });
+      const meter = await tryConnect(metersUrl, { clientId: 'kw-late', ...lateCreds });
       expect(meter).not.toBeInstanceOf(Error);
       await (meter as MqttClient).endAsync();
-      expect(await tryConnect(broker.url, { clientId: 'kw-late-old', ...before })).toBeInstanceOf(Error);
-      const rotated = await tryConnect(broker.url, { clientId: 'kw-late-new', ...fresh });
+      expect(await tryConnect(metersUrl, { clientId: 'kw-late-old', ...before })).toBeInstanceOf(Error);
+      const rotated = await tryConnect(metersUrl, { clientId: 'kw-late-new', ...fresh });
       expect(rotated).not.toBeInstanceOf(Error);
       await (rotated as MqttClient).endAsync();
     } finally {
@@ -384,7 +426,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       expect((await control.run('getClient', { username: 'someone-else' })).data?.client).toBeTruthy();
       expect((await connection(old)).account).toMatchObject({ state: 'rotate' });
       expect(
-        await tryConnect(broker.url, {
+        await tryConnect(metersUrl, {
           clientId: 'kw-orphan',
           username: '6a00000000c2',
           password: 'orphan-password',
@@ -394,7 +436,7 @@ describe.skipIf(!plugin)('meter accounts through the API and Mosquitto with dyna
       // The owner rotates: the new password works and the account is in step.
       const fresh = await rotate(old);
       expect((await connection(old)).account).toEqual({ state: 'ok' });
-      const meter = await tryConnect(broker.url, { clientId: 'kw-reconciled', ...fresh });
+      const meter = await tryConnect(metersUrl, { clientId: 'kw-reconciled', ...fresh });
       expect(meter).not.toBeInstanceOf(Error);
       await (meter as MqttClient).endAsync();
       // Nothing left to do.

@@ -112,7 +112,7 @@ describe.each(engines())('meter accounts through the API and the embedded broker
       tasmota: [`${prefix}1100a1b2c3`, `${prefix}2200a1b2c3`],
       shelly: [`${prefix}1100d4e5f6`, `${prefix}2200d4e5f6`],
     },
-    { bindsClientIds: true },
+    { foreignClientId: 'refused' },
   );
 
   it('a device claimed before meters had accounts says so on its connection until its password is rotated', async () => {

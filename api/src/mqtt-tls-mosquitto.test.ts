@@ -141,9 +141,10 @@ describe.skipIf(!plugin || !openssl)(
       return { username: res.json().mqtt.username as string, password: res.json().mqtt.password as string };
     };
 
-    it('the shipped block is a TLS listener with a certificate, a key and TLS 1.2 at least', () => {
+    it('the shipped block is a TLS listener binding client ids to usernames, with a certificate, a key and TLS 1.2 at least', () => {
       expect(tlsListener).toEqual([
         expect.stringMatching(/^listener \d+ 127\.0\.0\.1$/),
+        'use_username_as_clientid true',
         `certfile ${certs.certFile}`,
         `keyfile ${certs.keyFile}`,
         'tls_version tlsv1.2',

@@ -79,7 +79,7 @@ describe('embedded broker: meter credentials and topic access', () => {
     },
     { a: '0a0000000001', b: '0b0000000002', c: '0c0000000003', d: '0d0000000004' },
     { tasmota: ['1e0000a1b2c3', '2e0000a1b2c3'], shelly: ['1f0000d4e5f6', '2f0000d4e5f6'] },
-    { bindsClientIds: true },
+    { foreignClientId: 'refused' },
   );
 
   it("records a device's connection and why the broker last refused it", async () => {
