@@ -48,7 +48,7 @@ export const MESSAGES = {
   unauthorized: 'Your session has ended. Please sign in again.',
   alreadyClaimed: 'This meter is already registered.',
   stockTopicTaken:
-    "Another account's meter already uses this meter's stock MQTT topic (tasmota_ and the MAC's last 6 hex digits). Set the device's Topic (Tasmota) or MQTT prefix to its device key, the MAC as 12 lowercase hex digits, and add it again with stockTopics: false.",
+    "Another account's meter already uses this meter's stock MQTT topic (tasmota_ and the MAC's last 6 hex digits). Set the device's Topic and MqttClient (Tasmota) or MQTT prefix to its device key, the MAC as 12 lowercase hex digits, and add it again with stockTopics: false.",
   invalidMac: 'Enter a valid MAC address.',
   invalidRole: 'Choose a role: grid, production, storage or consumer.',
   gridTaken: 'This location already has a grid meter. Give that one another role first.',

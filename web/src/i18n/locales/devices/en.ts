@@ -22,7 +22,7 @@ export const devicesEn = {
   'add.mac': 'MAC address',
   'add.macHint': '12 hexadecimal digits, as printed on the meter (e.g. 24:6f:28:aa:bb:cc)',
   'add.stockTaken':
-    "Another account's meter already uses this meter's stock MQTT topic (tasmota_{suffix}). Set the meter's Topic (Tasmota: Configuration → MQTT → Topic) or its MQTT prefix to {key}, then tick the box below and add it again.",
+    "Another account's meter already uses this meter's stock MQTT topic (tasmota_{suffix}). Set the meter's Topic and Client (Tasmota: Configuration → MQTT → Topic and Client, or the commands Topic {key} and MqttClient {key}) or its MQTT prefix to {key}, then tick the box below and add it again.",
   'add.ownTopic': 'My meter publishes under its device key {key}, not its stock topic',
   'add.location': 'Location',
   'add.claim': 'Claim meter',

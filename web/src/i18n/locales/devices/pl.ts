@@ -24,7 +24,7 @@ export const devicesPl: Record<keyof typeof devicesEn, string> = {
   'add.mac': 'Adres MAC',
   'add.macHint': '12 cyfr szesnastkowych, jak na tabliczce licznika (np. 24:6f:28:aa:bb:cc)',
   'add.stockTaken':
-    'Licznik innego konta używa już standardowego tematu MQTT tego licznika (tasmota_{suffix}). Ustaw w liczniku Topic (Tasmota: Konfiguracja → MQTT → Topic) lub prefiks MQTT na {key}, zaznacz pole poniżej i dodaj go ponownie.',
+    'Licznik innego konta używa już standardowego tematu MQTT tego licznika (tasmota_{suffix}). Ustaw w liczniku Topic i Client (Tasmota: Konfiguracja → MQTT → Topic i Client albo polecenia Topic {key} i MqttClient {key}) lub prefiks MQTT na {key}, zaznacz pole poniżej i dodaj go ponownie.',
   'add.ownTopic': 'Mój licznik publikuje pod swoim kluczem {key}, nie pod standardowym tematem',
   'add.location': 'Lokalizacja',
   'add.claim': 'Przypisz licznik',

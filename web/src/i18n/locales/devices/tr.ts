@@ -24,7 +24,7 @@ export const devicesTr: Record<keyof typeof devicesEn, string> = {
   'add.mac': 'MAC adresi',
   'add.macHint': 'Sayacın üzerinde yazan 12 onaltılık basamak (ör. 24:6f:28:aa:bb:cc)',
   'add.stockTaken':
-    'Başka bir hesabın sayacı bu sayacın standart MQTT konusunu (tasmota_{suffix}) zaten kullanıyor. Sayacın Topic ayarını (Tasmota: Yapılandırma → MQTT → Topic) veya MQTT önekini {key} yapın, ardından aşağıdaki kutuyu işaretleyip yeniden ekleyin.',
+    'Başka bir hesabın sayacı bu sayacın standart MQTT konusunu (tasmota_{suffix}) zaten kullanıyor. Sayacın Topic ve Client ayarlarını (Tasmota: Yapılandırma → MQTT → Topic ve Client ya da Topic {key} ve MqttClient {key} komutları) veya MQTT önekini {key} yapın, ardından aşağıdaki kutuyu işaretleyip yeniden ekleyin.',
   'add.ownTopic': 'Sayacım standart konusu yerine cihaz anahtarı {key} altında yayın yapıyor',
   'add.location': 'Konum',
   'add.claim': 'Sayacı sahiplen',
