@@ -80,6 +80,8 @@ export function setNavigator(n: Navigator): void {
 
 export interface RequestOptions<T> {
   body?: unknown | (() => unknown);
+  /** A text body sent as it is, with this content type, instead of JSON (a CSV upload). */
+  text?: { body: string; contentType: string };
   query?: Record<string, string | number | undefined | null>;
   schema?: v.GenericSchema<unknown, T>;
   signal?: AbortSignal;
@@ -257,7 +259,10 @@ async function send(
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (opts.auth !== false && token) headers.Authorization = `Bearer ${token}`;
   let body: string | undefined;
-  if (opts.body !== undefined) {
+  if (opts.text !== undefined) {
+    headers['Content-Type'] = opts.text.contentType;
+    body = opts.text.body;
+  } else if (opts.body !== undefined) {
     headers['Content-Type'] = 'application/json';
     body = JSON.stringify(typeof opts.body === 'function' ? (opts.body as () => unknown)() : opts.body);
   }

@@ -1,4 +1,4 @@
-import type { Location } from '@kilowatch/core';
+import { type Location, SETTLEMENT_SCHEMES, type SettlementScheme } from '@kilowatch/core';
 import { Button, Card, Group, Select, Stack, TextInput, Title } from '@mantine/core';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { type FormEvent, useMemo, useState } from 'react';
@@ -6,9 +6,10 @@ import { useLocation } from '../../api/locations/get-location.ts';
 import { useTariffs } from '../../api/locations/get-tariffs.ts';
 import { useSaveLocation } from '../../api/locations/save-location.ts';
 import { displayTimeZone } from '../../auth/session.ts';
-import { useT } from '../../i18n/i18n.ts';
+import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { formatDay } from '../../lib/time.ts';
+import { DateField } from '../../ranges/DateField.tsx';
 import { type FieldError, timeZoneOptions } from '../../shared/forms/fields.ts';
 import { ErrorState, RoutePending } from '../../shared/ui/RouteStates.tsx';
 import { type LocationField, type LocationValues, locationRequest, validateLocation } from './forms.ts';
@@ -25,6 +26,9 @@ function valuesOf(l: Location | undefined): LocationValues {
     city: l?.city ?? '',
     timezone: l?.timezone ?? displayTimeZone(),
     tariffId: l?.tariffId ? String(l.tariffId) : null,
+    settlementScheme: l?.settlement.scheme ?? 'none',
+    installedKw: l?.settlement.installedKw != null ? String(l.settlement.installedKw) : '',
+    settlementSince: l?.settlement.since ?? '',
   };
 }
 
@@ -55,7 +59,16 @@ function LocationForm({ location }: { location: Location | undefined }) {
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    setTouched({ name: true, code: true, address: true, city: true, timezone: true, tariffId: true });
+    setTouched({
+      name: true,
+      code: true,
+      address: true,
+      city: true,
+      timezone: true,
+      tariffId: true,
+      installedKw: true,
+      settlementSince: true,
+    });
     if (Object.keys(errors).length) {
       notify({ color: 'red', message: t('msg.saveFailed') });
       return;
@@ -118,6 +131,45 @@ function LocationForm({ location }: { location: Location | undefined }) {
           disabled={!id}
           data-testid="location-tariff"
         />
+        <Select
+          label={t('places.settlement.scheme')}
+          description={t(`places.settlement.scheme.${values.settlementScheme}.hint` as MessageId)}
+          data={SETTLEMENT_SCHEMES.map((s) => ({
+            value: s,
+            label: t(`places.settlement.scheme.${s}` as MessageId),
+          }))}
+          value={values.settlementScheme}
+          onChange={(v) => v && set('settlementScheme', v as SettlementScheme)}
+          allowDeselect={false}
+          data-testid="location-settlement-scheme"
+        />
+        {values.settlementScheme !== 'none' && (
+          <Group grow align="flex-start" wrap="wrap">
+            {values.settlementScheme === 'net-metering' && (
+              <TextInput
+                label={t('places.settlement.installedKw')}
+                inputMode="decimal"
+                value={values.installedKw}
+                onChange={(e) => set('installedKw', e.currentTarget.value)}
+                onBlur={blur('installedKw')}
+                error={err('installedKw')}
+                required
+                miw={180}
+                data-testid="location-installed-kw"
+              />
+            )}
+            <DateField
+              label={t('places.settlement.since')}
+              value={values.settlementSince}
+              onChange={(d) => set('settlementSince', d)}
+              onBlur={blur('settlementSince')}
+              error={err('settlementSince')}
+              withAsterisk
+              miw={180}
+              testId="location-settlement-since"
+            />
+          </Group>
+        )}
         <Group justify="flex-end">
           <Button variant="default" component={Link} to={id ? `/location/view/${id}` : '/location/index'}>
             {t('common.cancel')}

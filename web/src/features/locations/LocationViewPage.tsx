@@ -27,6 +27,7 @@ import { ErrorState, RoutePending } from '../../shared/ui/RouteStates.tsx';
 import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
 import { EnergyCard } from './EnergyCard.tsx';
 import { tariffLabel } from './LocationsPage.tsx';
+import { PricesCard, SettlementCard } from './SettlementCard.tsx';
 
 function Field({ label, value }: { label: string; value: string }) {
   return (
@@ -272,7 +273,9 @@ export default function LocationViewPage() {
       </Group>
       <Details location={location.data} tariffs={tariffs.data} />
       <LocationEnergy location={location.data} />
+      <SettlementCard location={location.data} />
       <Tariffs location={location.data} />
+      <PricesCard location={location.data} />
       <Devices locationId={location.data.id} />
     </Stack>
   );

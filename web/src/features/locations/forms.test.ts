@@ -9,6 +9,9 @@ const location: LocationValues = {
   city: 'Gdańsk',
   timezone: 'Europe/Warsaw',
   tariffId: '4',
+  settlementScheme: 'none',
+  installedKw: '',
+  settlementSince: '',
 };
 
 describe('validateLocation', () => {
@@ -23,6 +26,26 @@ describe('validateLocation', () => {
     { change: { city: 'c'.repeat(101) }, field: 'city', id: 'places.val.tooLong' },
     { change: { timezone: null }, field: 'timezone', id: 'val.timezone' },
     { change: { timezone: 'Mars/Olympus' }, field: 'timezone', id: 'val.timezone' },
+    {
+      change: { settlementScheme: 'net-metering', installedKw: '', settlementSince: '2024-01-01' },
+      field: 'installedKw',
+      id: 'val.required',
+    },
+    {
+      change: { settlementScheme: 'net-metering', installedKw: '60', settlementSince: '2024-01-01' },
+      field: 'installedKw',
+      id: 'places.val.installedKw',
+    },
+    {
+      change: { settlementScheme: 'net-metering', installedKw: 'x', settlementSince: '2024-01-01' },
+      field: 'installedKw',
+      id: 'places.val.installedKw',
+    },
+    {
+      change: { settlementScheme: 'net-billing', settlementSince: '' },
+      field: 'settlementSince',
+      id: 'val.required',
+    },
   ] as const)('$field: $id', ({ change, field, id }) => {
     const errors = validateLocation({ ...location, ...change });
     expect(Object.keys(errors)).toEqual([field]);
@@ -37,8 +60,29 @@ describe('validateLocation', () => {
       city: 'Gdańsk',
       timezone: 'Europe/Warsaw',
       tariffId: 4,
+      settlement: { scheme: 'none', installedKw: null, since: null },
     });
     expect(locationRequest({ ...location, tariffId: null }).tariffId).toBeNull();
+  });
+
+  it('sends the settlement: installed power only for net-metering, read with a decimal comma', () => {
+    const metering = {
+      ...location,
+      settlementScheme: 'net-metering',
+      installedKw: '8,5',
+      settlementSince: '2021-06-01',
+    } as const;
+    expect(validateLocation(metering)).toEqual({});
+    expect(locationRequest(metering).settlement).toEqual({
+      scheme: 'net-metering',
+      installedKw: 8.5,
+      since: '2021-06-01',
+    });
+    expect(locationRequest({ ...metering, settlementScheme: 'net-billing' }).settlement).toEqual({
+      scheme: 'net-billing',
+      installedKw: null,
+      since: '2021-06-01',
+    });
   });
 });
 

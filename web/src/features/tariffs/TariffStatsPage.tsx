@@ -27,9 +27,9 @@ import { displayTimeZone } from '../../auth/session.ts';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { formatMonth } from '../../lib/time.ts';
 import { DateField } from '../../ranges/DateField.tsx';
+import { formatKwh, formatMoney } from '../../shared/format/amounts.ts';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
-import { formatKwh, formatMoney } from './format.ts';
 import { ZONE_NAMES } from './ScheduleGrid.tsx';
 import {
   costBars,

@@ -1,4 +1,4 @@
-/** Number formats of the tariff screens, in the interface language. */
+/** Money and energy amounts of the tariff and settlement screens, in the interface language. */
 export function formatMoney(value: number, currency: string, locale: string): string {
   try {
     return new Intl.NumberFormat(locale, { style: 'currency', currency, maximumFractionDigits: 2 }).format(

@@ -106,6 +106,39 @@ export const placesEn = {
   'places.stats.fixed': 'Fixed',
   'places.stats.total': 'Total',
   'places.stats.chart': 'Cost per month by zone',
+  'places.settlement.title': 'Prosumer settlement',
+  'places.settlement.scheme': 'Prosumer settlement',
+  'places.settlement.scheme.none': 'None',
+  'places.settlement.scheme.net-metering': 'Net-metering (opusty)',
+  'places.settlement.scheme.net-billing': 'Net-billing (deposit)',
+  'places.settlement.scheme.none.hint': 'No solar settlement: export is not credited.',
+  'places.settlement.scheme.net-metering.hint':
+    'Exported kWh banked at 0.8 (up to 10 kW) or 0.7 and drawn within 12 months.',
+  'places.settlement.scheme.net-billing.hint':
+    'Each exported hour valued at its market price; the deposit pays the energy part of later bills.',
+  'places.settlement.installedKw': 'Installed power (kW)',
+  'places.settlement.since': 'Settled from',
+  'places.settlement.period': 'Billing period',
+  'places.settlement.col.credited': 'Credited',
+  'places.settlement.col.used': 'Used',
+  'places.settlement.col.payable': 'To pay',
+  'places.settlement.col.left': 'Left',
+  'places.settlement.col.expiring': 'Expiring next period',
+  'places.settlement.meteringCaption':
+    'This year so far: {ratio}% of the exported energy is banked and drawn against import within {months} months. Simulated, not a bill.',
+  'places.settlement.billingCaption':
+    'This year so far: each exported hour at its market price, credited to a deposit valid {months} months. Simulated, not a bill.',
+  'places.settlement.unpriced':
+    'Exported hours without a market price: {count}. They are credited nothing; upload the prices to include them.',
+  'places.prices.title': 'Market prices',
+  'places.prices.upload': 'Upload CSV',
+  'places.prices.hint':
+    'Rows of start,price per kWh (hourly or quarter-hourly, e.g. the RCE from PSE). A start sent again replaces its price.',
+  'places.prices.held': 'Prices in the last 30 days: {count}, the newest for {latest}.',
+  'places.prices.none': 'No prices in the last 30 days.',
+  'places.prices.stored': 'Stored {stored} prices; the location holds {held}.',
+  'places.prices.moreErrors': '… and {count} more rows.',
+  'places.val.installedKw': 'Enter the installed power in kW (above 0, at most 50).',
   'places.stats.noDevices': 'No devices to price.',
   'places.stats.unpriced':
     "Hours with import and no market price: {count}. Their energy is left out of the cost; add the location's prices to include it.",

@@ -106,6 +106,39 @@ export const placesPl: Record<keyof typeof placesEn, string> = {
   'places.stats.fixed': 'Opłata stała',
   'places.stats.total': 'Razem',
   'places.stats.chart': 'Koszt w miesiącach według stref',
+  'places.settlement.title': 'Rozliczenie prosumenckie',
+  'places.settlement.scheme': 'Rozliczenie prosumenckie',
+  'places.settlement.scheme.none': 'Brak',
+  'places.settlement.scheme.net-metering': 'Net-metering (opusty)',
+  'places.settlement.scheme.net-billing': 'Net-billing (depozyt)',
+  'places.settlement.scheme.none.hint': 'Bez rozliczenia: oddana energia nie jest zaliczana.',
+  'places.settlement.scheme.net-metering.hint':
+    'Oddane kWh zaliczane w 0,8 (do 10 kW) lub 0,7 i odbierane w ciągu 12 miesięcy.',
+  'places.settlement.scheme.net-billing.hint':
+    'Każda godzina oddania wyceniona po cenie rynkowej; depozyt pokrywa część energetyczną kolejnych rachunków.',
+  'places.settlement.installedKw': 'Moc zainstalowana (kW)',
+  'places.settlement.since': 'Rozliczane od',
+  'places.settlement.period': 'Okres rozliczeniowy',
+  'places.settlement.col.credited': 'Zaliczono',
+  'places.settlement.col.used': 'Wykorzystano',
+  'places.settlement.col.payable': 'Do zapłaty',
+  'places.settlement.col.left': 'Pozostało',
+  'places.settlement.col.expiring': 'Wygasa w następnym okresie',
+  'places.settlement.meteringCaption':
+    'Ten rok do dziś: {ratio}% oddanej energii jest zaliczane i odbierane w ciągu {months} miesięcy. Symulacja, nie rachunek.',
+  'places.settlement.billingCaption':
+    'Ten rok do dziś: każda godzina oddania po cenie rynkowej, na depozyt ważny {months} miesięcy. Symulacja, nie rachunek.',
+  'places.settlement.unpriced':
+    'Godziny oddania bez ceny rynkowej: {count}. Nic za nie nie zaliczono; dodaj ceny, by je wliczyć.',
+  'places.prices.title': 'Ceny rynkowe',
+  'places.prices.upload': 'Wgraj CSV',
+  'places.prices.hint':
+    'Wiersze start,cena za kWh (godzinowe lub kwadransowe, np. RCE z PSE). Ponownie wysłany start zastępuje swoją cenę.',
+  'places.prices.held': 'Ceny z ostatnich 30 dni: {count}, najnowsza na {latest}.',
+  'places.prices.none': 'Brak cen z ostatnich 30 dni.',
+  'places.prices.stored': 'Zapisano ceny: {stored}; lokalizacja ma ich {held}.',
+  'places.prices.moreErrors': '… i jeszcze {count} wierszy.',
+  'places.val.installedKw': 'Podaj moc zainstalowaną w kW (powyżej 0, najwyżej 50).',
   'places.stats.noDevices': 'Brak urządzeń do wyceny.',
   'places.stats.unpriced':
     'Godziny z poborem bez ceny rynkowej: {count}. Ich energia nie wchodzi do kosztu; dodaj ceny lokalizacji, by ją wliczyć.',

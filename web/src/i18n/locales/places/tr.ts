@@ -106,6 +106,39 @@ export const placesTr: Record<keyof typeof placesEn, string> = {
   'places.stats.fixed': 'Sabit ücret',
   'places.stats.total': 'Toplam',
   'places.stats.chart': 'Bölgelere göre aylık maliyet',
+  'places.settlement.title': 'Prosumer mahsuplaşması',
+  'places.settlement.scheme': 'Prosumer mahsuplaşması',
+  'places.settlement.scheme.none': 'Yok',
+  'places.settlement.scheme.net-metering': 'Net-metering (opusty)',
+  'places.settlement.scheme.net-billing': 'Net-billing (depozito)',
+  'places.settlement.scheme.none.hint': 'Mahsuplaşma yok: verilen enerji hesaba katılmaz.',
+  'places.settlement.scheme.net-metering.hint':
+    "Verilen kWh 0,8 (10 kW'a kadar) veya 0,7 oranında biriktirilir, 12 ay içinde kullanılır.",
+  'places.settlement.scheme.net-billing.hint':
+    'Verilen her saat piyasa fiyatıyla değerlenir; depozito sonraki faturaların enerji kısmını öder.',
+  'places.settlement.installedKw': 'Kurulu güç (kW)',
+  'places.settlement.since': 'Mahsuplaşma başlangıcı',
+  'places.settlement.period': 'Fatura dönemi',
+  'places.settlement.col.credited': 'Alacak',
+  'places.settlement.col.used': 'Kullanılan',
+  'places.settlement.col.payable': 'Ödenecek',
+  'places.settlement.col.left': 'Kalan',
+  'places.settlement.col.expiring': 'Sonraki dönemde sona erecek',
+  'places.settlement.meteringCaption':
+    "Bu yıl şimdiye kadar: verilen enerjinin %{ratio}'i biriktirilir ve {months} ay içinde tüketimden düşülür. Simülasyon, fatura değil.",
+  'places.settlement.billingCaption':
+    'Bu yıl şimdiye kadar: verilen her saat piyasa fiyatıyla, {months} ay geçerli bir depozitoya. Simülasyon, fatura değil.',
+  'places.settlement.unpriced':
+    'Piyasa fiyatı olmayan verme saatleri: {count}. Bunlara alacak yazılmadı; katmak için fiyatları yükleyin.',
+  'places.prices.title': 'Piyasa fiyatları',
+  'places.prices.upload': 'CSV yükle',
+  'places.prices.hint':
+    "Başlangıç,kWh fiyatı satırları (saatlik veya çeyrek saatlik, örn. PSE'nin RCE'si). Yeniden gönderilen başlangıç fiyatını değiştirir.",
+  'places.prices.held': 'Son 30 gündeki fiyatlar: {count}, en yenisi {latest} için.',
+  'places.prices.none': 'Son 30 günde fiyat yok.',
+  'places.prices.stored': '{stored} fiyat kaydedildi; konumda {held} fiyat var.',
+  'places.prices.moreErrors': '… ve {count} satır daha.',
+  'places.val.installedKw': "Kurulu gücü kW olarak girin (0'dan büyük, en fazla 50).",
   'places.stats.noDevices': 'Fiyatlandırılacak cihaz yok.',
   'places.stats.unpriced':
     'Piyasa fiyatı olmayan tüketim saatleri: {count}. Bu enerji maliyete katılmadı; katmak için konumun fiyatlarını ekleyin.',
