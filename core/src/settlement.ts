@@ -55,6 +55,33 @@ export function addLocalMonthsKeepingTime(ts: number, months: number, tz: string
 }
 
 /**
+ * Each step's price from the series: the mean of the prices starting within it (quarter-hour prices for an
+ * hourly step), else the price of the hour it lies in (an hourly price for a quarter step); null without.
+ */
+export function stepPrices(
+  stepStarts: readonly number[],
+  stepMs: number,
+  prices: readonly PriceRow[],
+): (number | null)[] {
+  const out = new Array<number | null>(stepStarts.length).fill(null);
+  let j = 0;
+  for (let i = 0; i < stepStarts.length; i++) {
+    const t = stepStarts[i]!;
+    // The latest price starting at most an hour before the step.
+    while (j < prices.length && prices[j]!.start < t) j++;
+    let sum = 0;
+    let n = 0;
+    for (let k = j; k < prices.length && prices[k]!.start < t + stepMs; k++) {
+      sum += prices[k]!.price;
+      n++;
+    }
+    if (n > 0) out[i] = sum / n;
+    else if (j > 0 && prices[j - 1]!.start > t - HOUR_MS) out[i] = prices[j - 1]!.price;
+  }
+  return out;
+}
+
+/**
  * Each hour's price for net-billing: from `hourlyFrom` on, the mean of the prices starting in the hour (a
  * quarter-hour series) or the hourly price it lies in; before it, the mean of every price starting in the
  * hour's local month (RCEm, or the one monthly row uploaded for it). Null where the series has none.
@@ -65,7 +92,7 @@ export function settlementPrices(
   hourlyFrom: number,
   tz: string,
 ): (number | null)[] {
-  const out = new Array<number | null>(hours.length).fill(null);
+  const out = stepPrices(hours, HOUR_MS, prices);
   const monthMeans = new Map<number, number | null>();
   const monthMean = (monthStart: number): number | null => {
     let mean = monthMeans.get(monthStart);
@@ -83,19 +110,7 @@ export function settlementPrices(
   };
   for (let i = 0; i < hours.length; i++) {
     const t = hours[i]!;
-    if (t < hourlyFrom) {
-      out[i] = monthMean(startOfLocalMonth(t, tz));
-      continue;
-    }
-    const j = lowerBound(prices, t);
-    let sum = 0;
-    let n = 0;
-    for (let k = j; k < prices.length && prices[k]!.start < t + HOUR_MS; k++) {
-      sum += prices[k]!.price;
-      n++;
-    }
-    if (n > 0) out[i] = sum / n;
-    else if (j > 0 && prices[j - 1]!.start > t - HOUR_MS) out[i] = prices[j - 1]!.price;
+    if (t < hourlyFrom) out[i] = monthMean(startOfLocalMonth(t, tz));
   }
   return out;
 }

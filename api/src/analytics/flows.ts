@@ -17,13 +17,14 @@ import {
   flowSeries,
   type PriceRow,
   ROLLUP_STEP_MS,
+  stepPrices,
   type Tariff,
 } from '@kilowatch/core';
 import type { RollupInterval, TelemetryStore } from '@kilowatch/tsdb';
 import type { DeviceRecord } from '../plugins/app/devices-repository.ts';
 import { type Range, rangeTooLong } from './context.ts';
 import { deviceCounters, type FineEnergy, fineEnergy } from './energy.ts';
-import { bucketCost, pricesOf, stepPrices, UNPRICED_NAMED, zonedBuckets } from './tariffs.ts';
+import { bucketCost, pricesOf, UNPRICED_NAMED, zonedBuckets } from './tariffs.ts';
 
 /** Steps of one answer (a year of quarters is 35,040; five years of hours 43,824). */
 export const MAX_FLOW_STEPS = 100_000;

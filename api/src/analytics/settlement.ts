@@ -14,6 +14,7 @@ import {
   type SettlementRules,
   settle,
   settlementPrices,
+  stepPrices,
   type Tariff,
   zonedTimeToUtc,
 } from '@kilowatch/core';
@@ -22,7 +23,7 @@ import type { DeviceRecord } from '../plugins/app/devices-repository.ts';
 import { type Range, rangeTooLong } from './context.ts';
 import { deviceCounters, fineEnergy } from './energy.ts';
 import { MAX_FLOW_STEPS } from './flows.ts';
-import { bucketCost, pricesOf, stepPrices, zonedBuckets } from './tariffs.ts';
+import { bucketCost, pricesOf, zonedBuckets } from './tariffs.ts';
 
 /** Billing periods of one answer. */
 const MAX_PERIODS = 600;

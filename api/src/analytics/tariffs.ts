@@ -15,7 +15,6 @@ import {
   isDynamicGroup,
   localDateString,
   nextTurn,
-  type PriceRow,
   startOfLocalDay,
   startOfLocalMonth,
   TARIFF_GROUPS,
@@ -184,33 +183,6 @@ export function bucketCost(
 
 /** Unpriced buckets named in one answer. */
 export const UNPRICED_NAMED = 1_000;
-
-/**
- * Each step's price from the series: the mean of the prices starting within it (quarter-hour prices for an
- * hourly step), else the price of the hour it lies in (an hourly price for a quarter step); null without.
- */
-export function stepPrices(
-  stepStarts: readonly number[],
-  stepMs: number,
-  prices: readonly PriceRow[],
-): (number | null)[] {
-  const out = new Array<number | null>(stepStarts.length).fill(null);
-  let j = 0;
-  for (let i = 0; i < stepStarts.length; i++) {
-    const t = stepStarts[i]!;
-    // The latest price starting at most an hour before the step.
-    while (j < prices.length && prices[j]!.start < t) j++;
-    let sum = 0;
-    let n = 0;
-    for (let k = j; k < prices.length && prices[k]!.start < t + stepMs; k++) {
-      sum += prices[k]!.price;
-      n++;
-    }
-    if (n > 0) out[i] = sum / n;
-    else if (j > 0 && prices[j - 1]!.start > t - HOUR_MS) out[i] = prices[j - 1]!.price;
-  }
-  return out;
-}
 
 /** Hours priced between two turns of the event loop (a few ms of zone and calendar lookups). */
 const HOURS_PER_TURN = 2048;

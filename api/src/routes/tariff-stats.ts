@@ -7,6 +7,7 @@ import {
   IdParamsSchema,
   isDynamicGroup,
   ROLLUP_STEP_MS,
+  stepPrices,
   type Tariff,
   TariffComparisonSchema,
   type TariffGroup,
@@ -15,7 +16,7 @@ import {
 } from '@kilowatch/core';
 import { deviceContext, parseRange } from '../analytics/context.ts';
 import type { FineEnergy } from '../analytics/energy.ts';
-import { compareGroups, hourlyBilledEnergy, priceHours, pricesOf, stepPrices } from '../analytics/tariffs.ts';
+import { compareGroups, hourlyBilledEnergy, priceHours, pricesOf } from '../analytics/tariffs.ts';
 import { tidyAnswers } from '../analytics/tidy.ts';
 import { NotFoundError } from '../errors.ts';
 import { errorResponse, request, response, type TypedRoutes } from '../schema.ts';
