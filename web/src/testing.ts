@@ -203,6 +203,14 @@ export async function startApi(opts: {
 export async function seriousViolations(page: Page): Promise<string[]> {
   // Evaluated through the debugging protocol: the API's Content-Security-Policy forbids inline scripts.
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axe.source);
+  // A popover fading out is half transparent: axe would measure its text against the page behind it.
+  // Two frames let a just-started transition begin, then every finite animation is waited out.
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  await page.waitForFunction(() =>
+    document
+      .getAnimations()
+      .every((a) => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity),
+  );
   const result = await page.evaluate(() =>
     (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }),
   );
