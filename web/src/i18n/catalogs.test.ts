@@ -1,3 +1,4 @@
+import { MESSAGES } from '@kilowatch/core';
 import { compileMessage } from '@lingui/message-utils/compileMessage';
 import { describe, expect, it } from 'vitest';
 import { en } from './locales/en.ts';
@@ -46,5 +47,13 @@ describe.each(Object.entries(catalogs))('%s catalogue', (lang, catalog) => {
     expect(message.trim()).not.toBe('');
     expect(placeholders(message)).toEqual(placeholders(en[id as keyof typeof en]));
     expect(() => compileMessage(message)).not.toThrow();
+  });
+});
+
+describe('server messages', () => {
+  // The client finds a server message's translation by its English text (translateServerMessage).
+  it('are every one in the English catalogue, word for word', () => {
+    const english = new Set<string>(Object.values(en));
+    expect(Object.entries(MESSAGES).filter(([, text]) => !english.has(text))).toEqual([]);
   });
 });

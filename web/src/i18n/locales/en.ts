@@ -4,6 +4,7 @@ import { devicesEn } from './devices/en.ts';
 import { exportEn } from './export/en.ts';
 import { placesEn } from './places/en.ts';
 import { profileEn } from './profile/en.ts';
+import { serverEn } from './server/en.ts';
 
 /** Messages of the shell, sign-in, dashboard and device screens; screen areas keep their own files. */
 const base = {
@@ -277,6 +278,14 @@ const base = {
   'page.profile': 'User profile',
 } as const;
 
-export const en = { ...base, ...analyticsEn, ...placesEn, ...exportEn, ...devicesEn, ...profileEn } as const;
+export const en = {
+  ...base,
+  ...analyticsEn,
+  ...placesEn,
+  ...exportEn,
+  ...devicesEn,
+  ...profileEn,
+  ...serverEn,
+} as const;
 
 export type MessageId = keyof typeof en;

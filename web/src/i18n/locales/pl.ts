@@ -6,12 +6,14 @@ import type { MessageId } from './en.ts';
 import { exportPl } from './export/pl.ts';
 import { placesPl } from './places/pl.ts';
 import { profilePl } from './profile/pl.ts';
+import { serverPl } from './server/pl.ts';
 
 export const pl: Record<MessageId, string> = {
   ...analyticsPl,
   ...placesPl,
   ...exportPl,
   ...devicesPl,
+  ...serverPl,
   ...profilePl,
   'msg.loginSuccess': 'Zalogowano pomyślnie!',
   'msg.loginFailed': 'Spróbuj ponownie!',

@@ -6,12 +6,14 @@ import type { MessageId } from './en.ts';
 import { exportTr } from './export/tr.ts';
 import { placesTr } from './places/tr.ts';
 import { profileTr } from './profile/tr.ts';
+import { serverTr } from './server/tr.ts';
 
 export const tr: Record<MessageId, string> = {
   ...analyticsTr,
   ...placesTr,
   ...exportTr,
   ...devicesTr,
+  ...serverTr,
   ...profileTr,
   'msg.loginSuccess': 'Başarıyla giriş yaptınız!',
   'msg.loginFailed': 'Tekrar deneyin!',
