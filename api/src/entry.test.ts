@@ -71,6 +71,42 @@ describe('the server entry', () => {
     expect(await s.exited).toBe(0);
   }, 180_000);
 
+  it('says it is ready again, last, once the demo history is written', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'kw-entry-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const s = start({
+      PORT: String(port),
+      KW_MQTT_PORT: String(await freePort()),
+      KW_DATA_DIR: dataDir,
+      KW_DEMO: 'on',
+      KW_DEMO_HISTORY_DAYS: '1',
+      LOG_LEVEL: 'info',
+    });
+    children.push(s.child);
+    const ready = `Kilowatch is ready at http://127.0.0.1:${port}`;
+    const lines = () =>
+      s
+        .output()
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l !== '');
+    const deadline = Date.now() + 150_000;
+    while (lines().filter((l) => l.startsWith(ready)).length < 2) {
+      if (s.child.exitCode !== null) throw new Error(`exited: ${s.output()}`);
+      if (Date.now() > deadline) throw new Error(`no second ready line: ${s.output()}`);
+      await sleep(200);
+    }
+    const all = lines();
+    const first = all.findIndex((l) => l.startsWith(ready));
+    // The first says the history is still being written; the last line is the ready line without it.
+    expect(all[first]).toContain('being written');
+    expect(all.slice(first + 1).some((l) => l.includes('demo history written'))).toBe(true);
+    expect(all.at(-1)).toBe(`${ready}: open it and choose "Try the demo" to sign in.`);
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+  }, 180_000);
+
   it('stops with the configuration error, before anything starts, on a wrong PORT', async () => {
     const s = start({ PORT: 'eighty' });
     children.push(s.child);

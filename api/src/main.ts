@@ -164,8 +164,17 @@ async function main(): Promise<void> {
   // that is not ready says so after it (its check may wait on a remote server). (pino writes JSON lines
   // asynchronously, so in that form the ready line may come a line or two early; the text form is written
   // in order.)
-  if (config.role !== 'ingest')
-    process.stdout.write(`${logFormat === 'pretty' ? '\n' : ''}${welcomeLine()}\n`);
+  if (config.role !== 'ingest') {
+    const writeWelcome = () =>
+      process.stdout.write(`${logFormat === 'pretty' ? '\n' : ''}${welcomeLine()}\n`);
+    writeWelcome();
+    // The demo history's lines follow the ready line for minutes; once it is written, the ready line (now
+    // without its "being written" remark) is the last line again.
+    if (demoHistory.state === 'writing')
+      void demoHistory.finished.then((written) => {
+        if (written && !stopping) writeWelcome();
+      });
+  }
   void store.health().then(
     (h) => {
       if (!h.ok) http.log.error(`the telemetry store is not ready: ${h.detail}`);

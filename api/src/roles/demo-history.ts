@@ -20,6 +20,11 @@ export type DemoHistoryState = 'none' | 'writing' | 'recent' | 'done' | 'failed'
 
 export class DemoHistory {
   state: DemoHistoryState = 'none';
+  private finish: (written: boolean) => void = () => {};
+  /** Settles when a write started by `start` ends: `true` once the whole history is written. */
+  readonly finished: Promise<boolean> = new Promise((resolve) => {
+    this.finish = resolve;
+  });
 
   constructor(
     private readonly dataDir: string,
@@ -49,9 +54,11 @@ export class DemoHistory {
     void this.write(store, log).then(
       () => {
         this.state = 'done';
+        this.finish(true);
       },
       (err: unknown) => {
         this.state = 'failed';
+        this.finish(false);
         // Cut short by a shutdown: expected, not an error.
         if (stopping())
           log.info('demo history interrupted by the shutdown; it is written again at the next start');
