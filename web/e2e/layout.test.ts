@@ -272,7 +272,7 @@ describe.skipIf(skip !== null)('layout at 390 px and chart axes', () => {
       await expectWhole(`billing period (${lang})`);
       await shot(`layout-device-390-${lang}`);
 
-      // Signed out: the sign-in page.
+      // Signed out: the sign-in page and every view of it (sign up, forgot, the mailed reset link).
       await page.evaluate(() => {
         localStorage.removeItem('kw.token');
         sessionStorage.clear();
@@ -280,6 +280,17 @@ describe.skipIf(skip !== null)('layout at 390 px and chart axes', () => {
       await page.goto(`${api.url}/sign-in`);
       await page.getByTestId('demo').waitFor();
       await expectWhole(`/sign-in (${lang})`);
+      for (const route of [
+        '/sign-in?view=sign-up',
+        '/sign-in?view=forgot',
+        '/reset-password?token=a-token-from-the-mail',
+        '/sign-in-fox',
+      ]) {
+        await page.goto(`${api.url}${route}`);
+        await page.locator('form').first().waitFor();
+        await settled();
+        await expectWhole(`${route} (${lang})`);
+      }
     });
 
   for (const [lang, width] of [
