@@ -163,6 +163,22 @@ describe.skipIf(skip !== null)('places screens against the embedded API', () => 
       'Expiring next period',
     ]);
     expect(await seriousViolations(page)).toEqual([]);
+
+    // Settled since 2021: an earlier year is chosen, and its billing periods are asked for and shown.
+    const years = card.getByTestId('settlement-year');
+    const thisYear = Number(await years.inputValue());
+    const asked = page.waitForResponse((r) => r.url().includes(`/api/locations/${home.id}/settlement`));
+    await years.click();
+    await page.getByRole('option', { name: String(thisYear - 1), exact: true }).click();
+    const url = new URL((await asked).url());
+    // That year in Warsaw: from its new year's midnight (CET, 23:00 UTC the day before) to the next one's.
+    expect(url.searchParams.get('from')).toBe(`${thisYear - 2}-12-31T23:00:00.000Z`);
+    expect(url.searchParams.get('to')).toBe(`${thisYear - 1}-12-31T23:00:00.000Z`);
+    await table
+      .locator('tbody tr')
+      .last()
+      .filter({ hasText: `12/31/${thisYear - 1}` })
+      .waitFor();
   });
 
   it('uploads market prices as CSV: a bad row is named and nothing is stored, a good file is stored', async () => {

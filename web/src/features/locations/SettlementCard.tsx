@@ -1,9 +1,9 @@
 /**
- * The location's prosumer settlement this year so far, per billing period (docs/api.md §Prosumer
- * settlement), and its price series: how many prices it holds lately, and a CSV upload of more.
+ * The location's prosumer settlement per billing period of the chosen year, this year's so far by default
+ * (docs/api.md §Prosumer settlement), and its price series: how many prices it holds lately, and a CSV upload of more.
  */
-import { type Location, localDateString, type SettlementAnswer } from '@kilowatch/core';
-import { Alert, Button, Card, FileButton, Group, Stack, Table, Text, Title } from '@mantine/core';
+import { type Location, localDateString, type SettlementAnswer, startOfLocalYear } from '@kilowatch/core';
+import { Alert, Button, Card, FileButton, Group, Select, Stack, Table, Text, Title } from '@mantine/core';
 import { useMemo, useState } from 'react';
 import { ApiError } from '../../api/client.ts';
 import { usePrices, useUploadPrices } from '../../api/locations/prices.ts';
@@ -11,7 +11,6 @@ import { useSettlement } from '../../api/locations/settlement.ts';
 import { type MessageId, translateServerMessage, useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { formatDay } from '../../lib/time.ts';
-import { periodRange } from '../../shared/flows/periods.ts';
 import { formatKwh, formatMoney } from '../../shared/format/amounts.ts';
 import { ErrorState } from '../../shared/ui/RouteStates.tsx';
 import { ScrollTable } from '../../shared/ui/ScrollTable.tsx';
@@ -59,19 +58,41 @@ function SettlementTable({ answer }: { answer: SettlementAnswer }) {
 export function SettlementCard({ location }: { location: Location }) {
   const { t } = useT();
   const scheme = location.settlement.scheme;
+  const tz = location.timezone;
+  const thisYear = Number(localDateString(Date.now(), tz).slice(0, 4));
+  // Every year since the settlement began, newest first; a start in the future offers this year alone.
+  const since = location.settlement.since;
+  const firstYear = Math.min(thisYear, since ? Number(since.slice(0, 4)) : thisYear);
+  const years = Array.from({ length: thisYear - firstYear + 1 }, (_, i) => String(thisYear - i));
+  const [chosen, setChosen] = useState<string | null>(null);
+  const year = chosen !== null && years.includes(chosen) ? Number(chosen) : thisYear;
   const range = useMemo(() => {
-    const r = periodRange('year', Date.now(), location.timezone);
-    return { from: r.from, to: r.to };
-  }, [location.timezone]);
+    const from = startOfLocalYear(Date.UTC(year, 6, 1), tz);
+    const to = year === thisYear ? Date.now() : startOfLocalYear(Date.UTC(year + 1, 6, 1), tz);
+    return { from, to };
+  }, [year, thisYear, tz]);
   const settlement = useSettlement(String(location.id), range, scheme !== 'none');
   if (scheme === 'none') return null;
   const answer = settlement.data;
   return (
     <Card withBorder data-testid="location-settlement">
       <Stack gap="sm">
-        <Title order={2} fz="h4">
-          {t('places.settlement.title')} · {t(`places.settlement.scheme.${scheme}` as MessageId)}
-        </Title>
+        <Group justify="space-between" align="flex-end" wrap="wrap" gap="sm">
+          <Title order={2} fz="h4">
+            {t('places.settlement.title')} · {t(`places.settlement.scheme.${scheme}` as MessageId)}
+          </Title>
+          {years.length > 1 && (
+            <Select
+              label={t('places.settlement.year')}
+              data={years}
+              value={String(year)}
+              onChange={setChosen}
+              allowDeselect={false}
+              w={110}
+              data-testid="settlement-year"
+            />
+          )}
+        </Group>
         {settlement.isPending ? (
           <Text c="dimmed">{t('common.loading')}</Text>
         ) : settlement.isError ? (

@@ -118,6 +118,7 @@ export const placesEn = {
     'Each exported hour valued at its market price; the deposit pays the energy part of later bills.',
   'places.settlement.installedKw': 'Installed power (kW)',
   'places.settlement.since': 'Settled from',
+  'places.settlement.year': 'Year',
   'places.settlement.period': 'Billing period',
   'places.settlement.col.credited': 'Credited',
   'places.settlement.col.used': 'Used',

@@ -118,6 +118,7 @@ export const placesPl: Record<keyof typeof placesEn, string> = {
     'Każda godzina oddania wyceniona po cenie rynkowej; depozyt pokrywa część energetyczną kolejnych rachunków.',
   'places.settlement.installedKw': 'Moc zainstalowana (kW)',
   'places.settlement.since': 'Rozliczane od',
+  'places.settlement.year': 'Rok',
   'places.settlement.period': 'Okres rozliczeniowy',
   'places.settlement.col.credited': 'Zaliczono',
   'places.settlement.col.used': 'Wykorzystano',

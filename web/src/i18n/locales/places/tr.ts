@@ -118,6 +118,7 @@ export const placesTr: Record<keyof typeof placesEn, string> = {
     'Verilen her saat piyasa fiyatıyla değerlenir; depozito sonraki faturaların enerji kısmını öder.',
   'places.settlement.installedKw': 'Kurulu güç (kW)',
   'places.settlement.since': 'Mahsuplaşma başlangıcı',
+  'places.settlement.year': 'Yıl',
   'places.settlement.period': 'Fatura dönemi',
   'places.settlement.col.credited': 'Alacak',
   'places.settlement.col.used': 'Kullanılan',
