@@ -17,6 +17,7 @@ export * from './config.ts';
 export * from './devices.ts';
 export * from './energy.ts';
 export * from './flows.ts';
+export * from './import/index.ts';
 export * from './mqtt.ts';
 export * from './params.ts';
 export * from './readings.ts';
