@@ -155,15 +155,16 @@ describe.skipIf(skip !== null)('the everyday screens, finished', () => {
     }
   }
 
-  async function deleteOnScreen(device: ApiDevice) {
+  async function deleteOnScreen(device: ApiDevice, lang: 'en' | 'pl' = 'en') {
+    const m = CATALOGUES[lang];
     await page.goto(`${api.url}${detailsPathFor(device.id, device.typeCode, device.phases ?? 3)}`);
-    await page.getByRole('button', { name: en['details.deleteDevice'] }).click();
+    await page.getByRole('button', { name: m['details.deleteDevice'] }).click();
     const listed = page.waitForResponse(
       (r) => new URL(r.url()).pathname === '/api/devices' && r.request().method() === 'GET',
     );
-    await page.getByRole('dialog').getByRole('button', { name: en['common.delete'], exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: m['common.delete'], exact: true }).click();
     await page.waitForURL(/\/dashboard$/);
-    await page.getByText(en['msg.deleted']).first().waitFor();
+    await page.getByText(m['msg.deleted']).first().waitFor();
     // The device list fetched again after the delete: by then a stray request for the deleted device
     // would have sent the page to /404.
     await listed;
@@ -173,7 +174,9 @@ describe.skipIf(skip !== null)('the everyday screens, finished', () => {
     expect(left.map((d) => d.id)).not.toContain(device.id);
   }
 
-  it('deleting a demo device or a claimed one lands on the dashboard', { timeout: 120_000 }, async () => {
+  it('deleting a demo device or a claimed one lands on the dashboard (en, pl)', {
+    timeout: 120_000,
+  }, async () => {
     await signInDemo();
     const demoDevices = (await call<ApiDevice[]>('GET', '/devices')).body;
     const demo = demoDevices.find((d) => d.typeCode === DEVICE_TYPES.threePhase.code) ?? demoDevices[0]!;
@@ -183,19 +186,21 @@ describe.skipIf(skip !== null)('the everyday screens, finished', () => {
     const account = await register('delete');
     await signIn(account.email, account.password);
     const claimed = await claim('Doomed meter');
-    await deleteOnScreen(claimed);
+    await switchLanguage('pl');
+    await deleteOnScreen(claimed, 'pl');
   });
 
-  for (const viewport of [
-    { width: 1280, height: 900 },
-    { width: 390, height: 844 },
-  ])
-    it(`keeps toasts off a form's actions and lets them close while hovered (${viewport.width} px)`, {
+  for (const [viewport, lang] of [
+    [{ width: 1280, height: 900 }, 'en'],
+    [{ width: 390, height: 844 }, 'pl'],
+  ] as const)
+    it(`keeps toasts off a form's actions and lets them close while hovered (${viewport.width} px, ${lang})`, {
       timeout: 90_000,
     }, async () => {
       await page.setViewportSize(viewport);
       try {
         await signInDemo();
+        if (lang !== 'en') await switchLanguage(lang);
         const device = (await call<ApiDevice[]>('GET', '/devices')).body[0]!;
         await page.goto(`${api.url}/edit-device/${device.id}`);
         await page.getByTestId('edit-device-form').waitFor();
@@ -204,7 +209,9 @@ describe.skipIf(skip !== null)('the everyday screens, finished', () => {
         const save = page.getByTestId('edit-save');
         await save.scrollIntoViewIfNeeded();
         await save.click();
-        const toast = page.locator('.mantine-Notification-root').filter({ hasText: en['msg.saveFailed'] });
+        const toast = page
+          .locator('.mantine-Notification-root')
+          .filter({ hasText: CATALOGUES[lang]['msg.saveFailed'] });
         await toast.first().waitFor();
         await page.waitForTimeout(400); // the toast's entry transition
         const toastBox = (await toast.first().boundingBox())!;
@@ -225,7 +232,7 @@ describe.skipIf(skip !== null)('the everyday screens, finished', () => {
       }
     });
 
-  it('shows seconds in the chart table where readings are closer than a minute', {
+  it('shows seconds in the chart table where readings are closer than a minute (en, pl)', {
     timeout: 90_000,
   }, async () => {
     await forgetSession();
@@ -251,6 +258,17 @@ describe.skipIf(skip !== null)('the everyday screens, finished', () => {
     const expected = [...times].reverse().map((ts) => formatInstant(ts, tz ?? 'UTC', 'en', 'second'));
     expect(shown).toEqual(expected);
     expect(new Set(shown).size).toBe(times.length);
+
+    // In Polish: the same six times, written as Polish writes them.
+    await switchLanguage('pl');
+    await page.getByText(pl['details.view.table'], { exact: true }).first().click();
+    const polish = [...times].reverse().map((ts) => formatInstant(ts, tz ?? 'UTC', 'pl', 'second'));
+    await chart
+      .getByTestId('table-time')
+      .filter({ hasText: polish[0]! })
+      .first()
+      .waitFor({ timeout: 30_000 });
+    expect(await chart.getByTestId('table-time').allTextContents()).toEqual(polish);
   });
 
   it('keeps an unremembered session in its tab only, a remembered one across tabs', {
