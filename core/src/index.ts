@@ -14,6 +14,7 @@ export * from './api/settlement.ts';
 export * from './api/telemetry.ts';
 export * from './buckets/index.ts';
 export * from './config.ts';
+export * from './detectors/index.ts';
 export * from './devices.ts';
 export * from './energy.ts';
 export * from './flows.ts';
