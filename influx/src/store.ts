@@ -3,8 +3,18 @@
  * `/ping`), so one adapter serves InfluxDB 1.x, 2.x (v1 compatibility + DBRP) and 3.x.
  */
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_TIMEZONE, isStoredParam, isValidTimeZone, type Reading } from '@kilowatch/core';
 import {
+  calendarBuckets,
+  counterBucketStart,
+  DEFAULT_TIMEZONE,
+  fixedBucketStart,
+  HOUR_MS,
+  isStoredParam,
+  isValidTimeZone,
+  type Reading,
+} from '@kilowatch/core';
+import {
+  type DeleteReadingsQuery,
   type LatestValues,
   MAX_DEVICE_KEY_LENGTH,
   MAX_STORED_TS,
@@ -24,7 +34,16 @@ import { type ClientStats, InfluxClient, type InfluxClientOptions, type RetryOpt
 import { DayRollupReader, type DayRollups } from './dayRollupReader.ts';
 import { encodeLine, ident, literal } from './lineProtocol.ts';
 import { type DirtyRange, RollupMaintainer } from './refresh.ts';
-import { deviceWhere, fieldList, READINGS, type Row, rowsOf, toRawRows } from './schema.ts';
+import {
+  deviceWhere,
+  fieldList,
+  READINGS,
+  ROLLUP_DAY,
+  ROLLUP_MEASUREMENT,
+  type Row,
+  rowsOf,
+  toRawRows,
+} from './schema.ts';
 
 export interface InfluxStoreOptions {
   /** Base URL of the server (`INFLUX_URL`), e.g. http://127.0.0.1:8086. */
@@ -301,6 +320,39 @@ export async function createInfluxStore(options: InfluxStoreOptions): Promise<In
       // Every measurement at once: readings, rollups and dirty markers. `DELETE WHERE <tag>` (not DROP
       // SERIES) because 2.x's v1 endpoint serves it too; 1.x also drops the emptied series from the index.
       await client.query(`DELETE WHERE ${ident('device')} = ${literal(deviceKey)}`);
+    },
+
+    async deleteReadings(query: DeleteReadingsQuery): Promise<void> {
+      open();
+      const { deviceKey, from, to } = query;
+      checkRange(deviceKey, from, to);
+      if (from === to) return;
+      // The rollup points of every bucket the range touches are emptied, not only rewritten: a rewrite
+      // replaces the fields it writes, and a quarter whose readings are all gone would keep its old point.
+      // Each lies inside what the refresh of the marker below recomputes (refresh.ts `recompute`: from the
+      // hour whose (start, end] holds `from`, to the hour after the next reading after the range).
+      const rFrom = counterBucketStart(from, HOUR_MS);
+      const rTo = fixedBucketStart(to - 1, HOUR_MS) + HOUR_MS;
+      const statements = [
+        `DELETE FROM ${READINGS} WHERE ${deviceWhere(deviceKey, from, to)}`,
+        ...Object.values(ROLLUP_MEASUREMENT).map(
+          (m) => `DELETE FROM ${ident(m)} WHERE ${deviceWhere(deviceKey, rFrom, rTo)}`,
+        ),
+        ...dayZones.map((tz) => {
+          const days = calendarBuckets(rFrom, rTo, 'day', tz);
+          const first = days.starts[0] ?? rFrom;
+          return `DELETE FROM ${ident(ROLLUP_DAY)} WHERE ${deviceWhere(deviceKey, first, days.end)} AND ${ident('tz')} = ${literal(tz)}`;
+        }),
+      ];
+      await client.query(statements.join('; '));
+      // A dirty marker as a late write leaves one: the next refresh recomputes the range from what is left.
+      const ts = rollups.nextMarkerTs();
+      rollups.beginWrite(ts);
+      try {
+        await client.write(rollups.markerLine(deviceKey, { from, to: to - 1 }, ts));
+      } finally {
+        rollups.endWrite(ts);
+      }
     },
 
     async devices(): Promise<string[]> {

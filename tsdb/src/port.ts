@@ -34,6 +34,13 @@ export interface RawQuery {
   limit: number;
 }
 
+/** The readings `deleteReadings` removes: one device's, in [from, to). */
+export interface DeleteReadingsQuery {
+  deviceKey: string;
+  from: number;
+  to: number;
+}
+
 export interface RawRow {
   ts: number;
   values: Record<string, number>;
@@ -261,6 +268,14 @@ export interface TelemetryStore {
 
   /** Deletes every reading and rollup of a device. */
   deleteDevice(deviceKey: string): Promise<void>;
+
+  /**
+   * Deletes a device's readings with `from <= ts < to` (an import undone). Resolves once the deletion is
+   * committed; the newest values no longer show a deleted reading at once, and the rollups of the range
+   * are recomputed by the next `refreshRollups`, as after a late write (until then they may still count
+   * the deleted readings). An empty range deletes nothing.
+   */
+  deleteReadings(query: DeleteReadingsQuery): Promise<void>;
 
   /** Device keys that have data (used by the demo and health views). */
   devices(): Promise<string[]>;

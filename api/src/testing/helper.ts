@@ -51,6 +51,7 @@ export function noTelemetryStore(): TelemetryStore {
     latest: fail,
     refreshRollups: fail,
     deleteDevice: fail,
+    deleteReadings: fail,
     devices: fail,
     health: async () => ({ ok: true, engine: 'duckdb' }),
     close: async () => {},

@@ -141,4 +141,65 @@ export function writeCases(ctx: Conformance): void {
     });
     expectClose(k.energy.eai1, [1]);
   });
+
+  it('deletes the readings of one device in [from, to); the rest, the newest values and the rollups follow', async () => {
+    const dev = newKey();
+    const other = newKey();
+    // A counter and a gauge every 15 minutes for 6 hours: the counter gains 1 each quarter.
+    const readings = (key: string): Reading[] =>
+      Array.from({ length: 25 }, (_, i) => ({
+        deviceKey: key,
+        ts: T0 + i * 15 * MINUTE_MS,
+        values: { eai1: 100 + i, vave1: 230 + (i % 3) },
+      }));
+    await ctx.store.write(readings(dev));
+    await ctx.store.write(readings(other));
+    await refresh();
+    const hourly = async (key: string) =>
+      (
+        await ctx.store.energy({
+          deviceKey: key,
+          counters: ['eai1'],
+          from: T0,
+          to: T0 + 6 * HOUR_MS,
+          interval: '1h',
+        })
+      ).energy.eai1;
+    expectClose(await hourly(dev), [4, 4, 4, 4, 4, 4]);
+    // Hours 2 and 3 (the readings of 02:00 to 03:45): their energy lands in the hour after the gap.
+    await ctx.store.deleteReadings({ deviceKey: dev, from: T0 + 2 * HOUR_MS, to: T0 + 4 * HOUR_MS });
+    // An empty range deletes nothing.
+    await ctx.store.deleteReadings({ deviceKey: dev, from: T0, to: T0 });
+    await refresh();
+    const left = (await ctx.store.readRaw({ deviceKey: dev, from: T0, to: T0 + DAY, limit: 100 })).items;
+    expect(left.map((r) => (r.ts - T0) / (15 * MINUTE_MS))).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+    ]);
+    // (start, end]: hour 1 lost its step at 02:00; 01:45 → 04:00 is one step of 9, closing the quarter
+    // 03:45–04:00, so hour 3 holds it and hour 2 is a gap.
+    expectClose(await hourly(dev), [4, 3, null, 9, 4, 4]);
+    const s = await ctx.store.series({
+      deviceKey: dev,
+      params: ['vave1'],
+      from: T0,
+      to: T0 + 6 * HOUR_MS,
+      interval: '1h',
+      stats: ['avg'],
+    });
+    expect(s.series.vave1!.avg![2]).toBeNull();
+    expect(s.series.vave1!.avg![3]).toBeNull();
+    expectClose(await hourly(other), [4, 4, 4, 4, 4, 4]);
+    // The newest readings go: the newest values are those of what is left.
+    await ctx.store.deleteReadings({ deviceKey: dev, from: T0 + 5 * HOUR_MS, to: T0 + DAY });
+    expect(await ctx.store.latest(dev)).toEqual({
+      ts: T0 + 5 * HOUR_MS - 15 * MINUTE_MS,
+      values: { eai1: 119, vave1: 230 + (19 % 3) },
+    });
+    // Everything: no readings, no rollups.
+    await ctx.store.deleteReadings({ deviceKey: dev, from: T0 - DAY, to: T0 + DAY });
+    await refresh();
+    expect(await ctx.store.latest(dev)).toBeNull();
+    expect(await hourly(dev)).toEqual([null, null, null, null, null, null]);
+    expect((await ctx.store.latest(other))?.ts).toBe(T0 + 6 * HOUR_MS);
+  });
 }

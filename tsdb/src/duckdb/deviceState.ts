@@ -135,6 +135,12 @@ export class DeviceState {
     };
   }
 
+  /** Forgets a device's newest values (they are read again after some of its readings were deleted). */
+  resetLatest(id: number): void {
+    this.latestOf.delete(id);
+    this.latestChanged = true;
+  }
+
   /** A deleted device. */
   forget(id: number): void {
     this.newest.delete(id);

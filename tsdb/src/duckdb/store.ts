@@ -17,6 +17,8 @@ import type { CounterRules } from '@kilowatch/core';
 import { isMemorySize, memorySizeBytes } from '@kilowatch/core';
 import { type ColumnBatch, checkBatch, columnize } from '../columns.ts';
 import {
+  checkTimeRange,
+  type DeleteReadingsQuery,
   type EnergyQuery,
   type EnergyResult,
   type LatestValues,
@@ -25,6 +27,7 @@ import {
   type RawRow,
   type Reading,
   type RollupRunResult,
+  rejectedQuery,
   type SeriesQuery,
   type SeriesResult,
   StoreError,
@@ -366,6 +369,15 @@ export class DuckDbStore implements TelemetryStore {
   deleteDevice(deviceKey: string): Promise<void> {
     this.db.assertOpen();
     return this.db.lock.run(() => this.writer.deleteDevice(deviceKey));
+  }
+
+  /** A device's readings in [from, to); its rollups follow at the next refresh (writer.ts). */
+  deleteReadings(query: DeleteReadingsQuery): Promise<void> {
+    this.db.assertOpen();
+    checkTimeRange(query.from, query.to);
+    if (typeof query.deviceKey !== 'string' || query.deviceKey.length === 0)
+      throw rejectedQuery('deviceKey is required');
+    return this.db.lock.run(() => this.writer.deleteReadings(query.deviceKey, query.from, query.to));
   }
 
   /** Devices with readings: those DuckDB holds, and those of the batches journaled during a checkpoint. */

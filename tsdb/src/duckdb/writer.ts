@@ -13,12 +13,13 @@
  *
  * The caller's batch is only read, never changed.
  */
+import { counterBucketStart, fixedBucketStart } from '@kilowatch/core';
 import type { ColumnBatch } from '../columns.ts';
-import { StoreError } from '../port.ts';
-import type { Db } from './db.ts';
+import { ROLLUP_STEP_MS, StoreError } from '../port.ts';
+import { type Db, readRows } from './db.ts';
 import { type DeviceState, dirtyMarkSql, stateRowsSql } from './deviceState.ts';
 import { DeviceRegistry } from './devices.ts';
-import { q, STORED } from './schema.ts';
+import { q, READING_COLUMNS, STORED } from './schema.ts';
 import { appendLatest, LV, LV_DDL, StagingTables } from './staging.ts';
 
 export class WritePath {
@@ -166,6 +167,63 @@ export class WritePath {
   /** Closes the staging tables' appenders (the store is closing; called with the write lock held). */
   close(): void {
     this.staging.release();
+  }
+
+  /**
+   * Removes a device's readings in [from, to) and marks its rollups dirty from `from` (called with the
+   * write lock held): the next refresh rebuilds them from what is left, as after a late write. The newest
+   * values (and the device's newest timestamp) are read again from what is left when a deleted reading
+   * held one of them.
+   */
+  async deleteReadings(deviceKey: string, from: number, to: number): Promise<void> {
+    const { db, state } = this;
+    const dev = this.devices.idOf(deviceKey);
+    if (dev === undefined || from >= to) return;
+    const latest = state.latest(dev);
+    const touchesLatest =
+      (state.newest.get(dev) ?? Number.NEGATIVE_INFINITY) >= from ||
+      latest?.ts.some((t) => t >= from && t < to) === true;
+    await db.exec('BEGIN TRANSACTION');
+    try {
+      // The rollup rows of every bucket a deleted reading lies in go too: the refresh rebuilds those that
+      // still hold readings, and one past the device's newest reading left would otherwise stay.
+      const start = counterBucketStart(from, ROLLUP_STEP_MS['15m']);
+      const sql = [
+        `DELETE FROM readings WHERE device = ${dev} AND ts >= ${from} AND ts < ${to}`,
+        ...(['15m', '30m', '1h'] as const).map(
+          (iv) =>
+            `DELETE FROM rollup_${iv} WHERE device = ${dev} AND bucket >= ${fixedBucketStart(start, ROLLUP_STEP_MS[iv])} AND bucket < ${to}`,
+        ),
+        `DELETE FROM counter_events WHERE device = ${dev} AND at_ts > ${start} AND at_ts < ${to}`,
+      ];
+      if (state.stateRow.has(dev)) sql.push(dirtyMarkSql([[dev, from]]));
+      sql.push('COMMIT');
+      await db.exec(sql.join(';\n'));
+    } catch (e) {
+      await db.rollback();
+      throw new StoreError(`delete failed: ${(e as Error).message}`, 'unavailable', { cause: e });
+    }
+    if (state.stateRow.has(dev)) state.markDirty(dev, from);
+    if (!touchesLatest) return;
+    const rows = await readRows(
+      db.w,
+      `SELECT param, max(ts)::DOUBLE, arg_max(v, ts) FROM (UNPIVOT (SELECT ${READING_COLUMNS} FROM readings WHERE device = ${dev})
+        ON ${STORED.map(q).join(', ')} INTO NAME param VALUE v) GROUP BY param`,
+    );
+    state.resetLatest(dev);
+    const col = new Map<string, number>(STORED.map((n, i) => [n, i]));
+    let newest = Number.NEGATIVE_INFINITY;
+    for (const [param, ts, v] of rows) {
+      const c = col.get(param as string);
+      if (c !== undefined) state.putLatest(dev, c, ts as number, v as number);
+      newest = Math.max(newest, ts as number);
+    }
+    if (Number.isFinite(newest)) state.newest.set(dev, newest);
+    else state.newest.delete(dev);
+    state.latestChanged = true;
+    await this.snapshotLatest();
+    if (!Number.isFinite(newest) && state.stateRow.has(dev))
+      await db.exec(`UPDATE rollup_state SET newest = NULL WHERE device = ${dev}`);
   }
 
   /** Removes a device's readings, rollups and state (called with the write lock held). */
