@@ -20,6 +20,7 @@ import { ApiError, UnavailableError, ValidationError } from './errors.ts';
 import { registerGrafana } from './grafana.ts';
 import type { LiveSource } from './hub/live-source.ts';
 import { type LiveServicesOptions, registerLiveServices } from './hub/services.ts';
+import importsPlugin from './imports/service.ts';
 import authPlugin from './plugins/app/auth.ts';
 import configPlugin from './plugins/app/config.ts';
 import demoWorkspacesPlugin from './plugins/app/demo-workspaces.ts';
@@ -170,6 +171,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(authPlugin);
   await app.register(repositoriesPlugin);
   await app.register(quotasPlugin);
+  await app.register(importsPlugin);
   await app.register(meterAccessPlugin, { meterAccess: options.meterAccess });
   await app.register(metricsPlugin, { extra: options.metricsText });
   await registerLiveServices(app, options.live, options.liveServices);

@@ -73,6 +73,8 @@ export interface AppConfig {
   exportUserBytes: number;
   /** Bytes of export files all users together may keep (`KW_EXPORT_TOTAL_BYTES`). */
   exportTotalBytes: number;
+  /** Bytes of one history-import file at most (`KW_IMPORT_MAX_BYTES`; imports/service.ts). */
+  importMaxBytes: number;
   /** Heavy reads answered at once (`KW_HEAVY_READS`; plugins/app/heavy-reads.ts). */
   heavyReads: number;
   /** Heavy reads waiting for their turn; more are answered 503 (`KW_HEAVY_QUEUE`). */
@@ -129,6 +131,7 @@ export function defaultConfig(): AppConfig {
     mqttPublic: { port: 1883, tls: false },
     exportUserBytes: 1024 ** 3,
     exportTotalBytes: 10 * 1024 ** 3,
+    importMaxBytes: 256 * 1024 ** 2,
     heavyReads: 4,
     heavyQueue: 32,
     heavyPerUser: 8,

@@ -208,6 +208,7 @@ export const ENVIRONMENT = v.object({
   KW_WEB_DIST: v.optional(text('a directory'), './web/dist'),
   KW_EXPORT_USER_BYTES: v.optional(byteSize(), '1G'),
   KW_EXPORT_TOTAL_BYTES: v.optional(byteSize(), '10G'),
+  KW_IMPORT_MAX_BYTES: v.optional(byteSize(), '256M'),
   KW_HEAVY_READS: v.optional(whole(1, 1000, ' of requests'), '4'),
   KW_HEAVY_QUEUE: v.optional(whole(0, 100_000, ' of requests'), '32'),
   KW_HEAVY_PER_USER: v.optional(whole(1, 100_000, ' of requests'), '8'),
@@ -373,6 +374,8 @@ export interface ServerSettings {
   exportUserBytes: number;
   /** Bytes of export files all users together may keep. */
   exportTotalBytes: number;
+  /** Bytes of one history-import file at most. */
+  importMaxBytes: number;
   /** Heavy reads (long telemetry ranges, analytics) answered at once. */
   heavyReads: number;
   /** Heavy reads waiting for their turn; more are answered 503. */
@@ -566,6 +569,7 @@ export function settingsFromEnv(env: Record<string, string | undefined>, hostnam
     logFormat: e.KW_LOG_FORMAT,
     exportUserBytes: e.KW_EXPORT_USER_BYTES,
     exportTotalBytes: e.KW_EXPORT_TOTAL_BYTES,
+    importMaxBytes: e.KW_IMPORT_MAX_BYTES,
     heavyReads: e.KW_HEAVY_READS,
     heavyQueue: e.KW_HEAVY_QUEUE,
     heavyPerUser: e.KW_HEAVY_PER_USER,

@@ -7,6 +7,7 @@ export * from './api/common.ts';
 export * from './api/devices.ts';
 export * from './api/exports.ts';
 export * from './api/flows.ts';
+export * from './api/imports.ts';
 export * from './api/locations.ts';
 export * from './api/messages.ts';
 export * from './api/prices.ts';

@@ -314,6 +314,48 @@ alter table locations add column settlement_kw double precision;
 alter table locations add column settlement_since text
 `,
   },
+  {
+    version: 430,
+    name: 'history imports: one job per file, its counts, first errors and what it inserted (for undo)',
+    sql: `
+create table history_imports (
+  id integer generated always as identity primary key,
+  user_id integer not null references users(id) on delete cascade,
+  device_id integer not null references devices(id) on delete cascade,
+  device_key text not null,
+  format text not null,
+  state text not null check (state in ('running', 'done', 'failed', 'undoing', 'undone')),
+  bytes_read bigint not null default 0,
+  rows_read bigint not null default 0,
+  accepted bigint not null default 0,
+  duplicates bigint not null default 0,
+  rejected bigint not null default 0,
+  conflicts bigint not null default 0,
+  range_from bigint,
+  range_to bigint,
+  errors jsonb not null default '[]',
+  conflict_list jsonb not null default '[]',
+  inserted jsonb not null default '[]',
+  undo_refused text,
+  failure text,
+  started_at bigint not null,
+  finished_at bigint,
+  undone_at bigint,
+  updated_at bigint not null
+);
+create index history_imports_device on history_imports(device_id, id);
+-- One import (or undo) at a time per account, whichever process takes it.
+create unique index history_imports_one_running on history_imports(user_id) where state in ('running', 'undoing');
+create table history_import_errors (
+  import_id integer not null references history_imports(id) on delete cascade,
+  n integer not null,
+  line integer not null,
+  col text,
+  reason text not null,
+  primary key (import_id, n)
+)
+`,
+  },
 ];
 
 /**

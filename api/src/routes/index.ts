@@ -13,6 +13,7 @@ import exportRoutes from './exports.ts';
 import flowRoutes from './flows.ts';
 import healthRoutes from './health.ts';
 import heatmapRoutes from './heatmap.ts';
+import importRoutes from './imports.ts';
 import locationRoutes from './locations.ts';
 import notificationRoutes from './notifications.ts';
 import type { RouteOptions } from './options.ts';
@@ -42,4 +43,5 @@ export const apiRoutes: readonly FastifyPluginAsync<RouteOptions>[] = [
   tariffStatsRoutes,
   notificationRoutes,
   exportRoutes,
+  importRoutes,
 ];
