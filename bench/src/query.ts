@@ -273,6 +273,8 @@ export default async function query(args: string[]): Promise<object> {
     const id = b.deviceIds[0]!;
     const range = `from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`;
     const day = `from=${new Date(to - 86_400_000).toISOString()}&to=${new Date(to).toISOString()}`;
+    // Flows are asked for at most the last year (the API's flows range limit), whatever --days holds.
+    const flowsRange = `from=${new Date(Math.max(from, to - 365 * 86_400_000)).toISOString()}&to=${new Date(to).toISOString()}`;
     const cmp = await b.app.inject({
       method: 'POST',
       url: '/api/comparisons',
@@ -312,16 +314,20 @@ export default async function query(args: string[]): Promise<object> {
       yearChart1h: `/api/devices/${id}/series?params=vave1,vave2,vave3&interval=1h&${range}`,
       yearlyHeatmap: `/api/devices/${id}/heatmap?param=eai&kind=yearly&${range}`,
       dayRawChart: `/api/devices/${id}/series?params=vave1,vave2,vave3&interval=raw&${day}`,
+      // The same two answers sized to a 1,600-pixel plot (`points`, docs/api.md §Answers sized to the screen).
+      yearChart1hPoints: `/api/devices/${id}/series?params=vave1,vave2,vave3&interval=1h&points=1600&${range}`,
       comparison4: `/api/comparisons/${comparisonId}/data?interval=1h&${range}`,
+      comparison4Points: `/api/comparisons/${comparisonId}/data?interval=1h&points=1600&${range}`,
+      comparison4BandsPoints: `/api/comparisons/${comparisonId}/data?interval=1h&stats=avg,min,max&points=1600&${range}`,
       // As the analytics screen asks it: no interval, so the API picks the finest with ≤ 2,000 points.
       comparison4Auto: `/api/comparisons/${comparisonId}/data?${range}`,
       // The analytics consumption table: 4 devices' import, export and balance per local day for the year
       // (balance netted per hour across phases, then summed into days).
       consumption4: `/api/analytics/consumption?deviceIds=${b.deviceIds.slice(0, 4).join(',')}&interval=1d&${range}`,
-      // A location's energy flows, 5 devices, over the year: per local day as the Energy view asks for a
+      // A location's energy flows, 5 devices, over the (last) year: per local day as the Energy view asks for a
       // month (allocated per hour), and per 15 minutes (allocated per quarter; 35,040 intervals).
-      flows5Days: `/api/locations/${flowsLocationId}/flows?interval=1d&${range}`,
-      flows5Quarters: `/api/locations/${flowsLocationId}/flows?interval=15m&${range}`,
+      flows5Days: `/api/locations/${flowsLocationId}/flows?interval=1d&${flowsRange}`,
+      flows5Quarters: `/api/locations/${flowsLocationId}/flows?interval=15m&${flowsRange}`,
     };
     // Answers that take no `source`: timed from the rollups only.
     const rollupOnly = new Set(['flows5Days', 'flows5Quarters']);

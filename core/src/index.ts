@@ -1,4 +1,5 @@
 export * from './alerts.ts';
+export * from './analytics/downsample.ts';
 export * from './analytics/heatmap.ts';
 export * from './analytics/interval.ts';
 export * from './analytics/quality.ts';

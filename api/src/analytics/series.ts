@@ -1,7 +1,9 @@
 /**
  * Chart series (docs/api.md §Telemetry): the interval is the one asked for, or the finest that keeps ≤ 2,000
  * points; past 100,000 points per series the answer is "Data range is too long.". The store answers from
- * the coarsest rollup that gives the resolution (raw only for short ranges), columnar and unreshaped.
+ * the coarsest rollup that gives the resolution (raw only for short ranges), columnar and unreshaped. With
+ * `points`, an answer of more rows than that is reduced to the screen after the store answered
+ * (`reduceSeries`: exact extremes per pixel column, gaps kept).
  */
 import {
   type ChartInterval,
@@ -9,6 +11,8 @@ import {
   isQueryableParam,
   isRangeTooLong,
   MESSAGES,
+  type Reduction,
+  reduceSeries,
 } from '@kilowatch/core';
 import {
   type QuerySource,
@@ -25,6 +29,15 @@ export interface SeriesRequest extends Range {
   params: readonly string[];
   interval?: ChartInterval;
   stats?: readonly Stat[];
+  /** The most points the client draws per series (its plot width in device pixels). */
+  points?: number;
+}
+
+/** A store's series answer, reduced to the screen when `points` asked it (`reduced` then says so). */
+export type SeriesAnswer = SeriesResult & { reduced?: Reduction };
+
+function toScreen(result: SeriesResult, points: number | undefined): SeriesAnswer {
+  return points === undefined ? result : reduceSeries(result, points);
 }
 
 export function checkParams(
@@ -62,8 +75,8 @@ export async function seriesFor(
   ctx: DeviceContext,
   req: SeriesRequest,
   source?: QuerySource,
-): Promise<SeriesResult> {
-  return store.series(seriesQuery(ctx, req, source));
+): Promise<SeriesAnswer> {
+  return toScreen(await store.series(seriesQuery(ctx, req, source)), req.points);
 }
 
 /** Several devices' series (a comparison's members), read together where the store can. */
@@ -71,9 +84,10 @@ export async function seriesForMany(
   store: TelemetryStore,
   members: readonly { ctx: DeviceContext; req: SeriesRequest }[],
   source?: QuerySource,
-): Promise<SeriesResult[]> {
-  return seriesOfMany(
+): Promise<SeriesAnswer[]> {
+  const results = await seriesOfMany(
     store,
     members.map((m) => seriesQuery(m.ctx, m.req, source)),
   );
+  return results.map((r, i) => toScreen(r, members[i]!.req.points));
 }

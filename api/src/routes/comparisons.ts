@@ -174,7 +174,13 @@ const comparisonRoutes: TypedRoutes<RouteOptions> = async (app) => {
         app.store,
         members.map(({ m, d }) => ({
           ctx: contextOf(d),
-          req: { ...range, params: [m.param], interval, stats: q.stats ?? (['avg'] as const) },
+          req: {
+            ...range,
+            params: [m.param],
+            interval,
+            stats: q.stats ?? (['avg'] as const),
+            ...(q.points !== undefined ? { points: q.points } : {}),
+          },
         })),
         q.source,
       );

@@ -46,6 +46,7 @@ const seriesRoutes: TypedRoutes<RouteOptions> = async (app) => {
           params: q.params,
           ...(q.interval ? { interval: q.interval } : {}),
           ...(q.stats ? { stats: q.stats } : {}),
+          ...(q.points !== undefined ? { points: q.points } : {}),
         },
         q.source,
       );

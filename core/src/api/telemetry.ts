@@ -4,6 +4,7 @@
  * arrive as text; lists are comma-separated.
  */
 import * as v from 'valibot';
+import { MAX_POINTS, MIN_POINTS, POINTS_OUT_OF_RANGE } from '../analytics/downsample.ts';
 import { ENERGY_INTERVALS, SERIES_INTERVALS } from '../buckets/intervals.ts';
 import { TARIFF_GROUPS } from '../tariff/calendar.ts';
 import { IdSchema, idText, isIdText } from './common.ts';
@@ -69,12 +70,27 @@ const StatListSchema = v.pipe(
   v.transform((list) => [...new Set(list)] as (typeof STATS)[number][]),
 );
 
+/**
+ * `points`: how many points a series may hold, the client's plot width in device pixels; a longer answer
+ * comes back reduced to about that many (`reduceSeries`, docs/api.md §Telemetry).
+ */
+export const PointsSchema = v.optional(
+  v.pipe(
+    v.string(POINTS_OUT_OF_RANGE),
+    v.regex(/^[0-9]{1,6}$/, POINTS_OUT_OF_RANGE),
+    v.transform(Number),
+    v.minValue(MIN_POINTS, POINTS_OUT_OF_RANGE),
+    v.maxValue(MAX_POINTS, POINTS_OUT_OF_RANGE),
+  ),
+);
+
 export const SeriesQuerySchema = v.object({
   params: ParamListSchema,
   from: RangeInstantSchema,
   to: RangeInstantSchema,
   interval: v.optional(v.picklist(SERIES_INTERVALS, 'Choose raw, 15m, 30m, 1h or 1d.')),
   stats: v.optional(StatListSchema),
+  points: PointsSchema,
   source: SourceSchema,
 });
 export type SeriesQueryInput = v.InferOutput<typeof SeriesQuerySchema>;
@@ -127,6 +143,7 @@ export const ComparisonDataQuerySchema = v.object({
   interval: v.optional(v.picklist(SERIES_INTERVALS, 'Choose raw, 15m, 30m, 1h or 1d.')),
   /** `avg` by default; `avg,min,max` adds each bucket's band (long ranges). */
   stats: v.optional(StatListSchema),
+  points: PointsSchema,
   source: SourceSchema,
 });
 
@@ -148,6 +165,8 @@ export const SeriesBlockSchema = v.object({
     v.string(),
     v.object({ avg: v.optional(NumCol), min: v.optional(NumCol), max: v.optional(NumCol) }),
   ),
+  /** Present only when `points` reduced the answer: the points asked for and the rows the full answer held. */
+  reduced: v.optional(v.object({ points: v.number(), from: v.number() })),
 });
 export type SeriesBlock = v.InferOutput<typeof SeriesBlockSchema>;
 

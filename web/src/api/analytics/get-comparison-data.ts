@@ -11,6 +11,8 @@ export interface ComparisonDataQuery {
   to: number;
   /** Also each bucket's min and max (bands on long ranges). */
   bands?: boolean;
+  /** The most points the chart draws (its plot width in device pixels, `plotPoints`). */
+  points?: number;
 }
 
 export function getComparisonData(
@@ -23,6 +25,7 @@ export function getComparisonData(
       from: new Date(q.from).toISOString(),
       to: new Date(q.to).toISOString(),
       stats: q.bands ? 'avg,min,max' : undefined,
+      points: q.points,
     },
     schema: ComparisonDataSchema,
     signal,

@@ -11,6 +11,8 @@ export interface SeriesQuery {
   to: number;
   interval?: SeriesInterval;
   stats?: readonly ('avg' | 'min' | 'max')[];
+  /** The most points the chart draws (its plot width in device pixels, `plotPoints`). */
+  points?: number;
   /** The range ends now: live hub readings are appended to the cached answer. */
   live?: boolean;
 }
@@ -23,6 +25,7 @@ export function getSeries(id: string, q: SeriesQuery, signal?: AbortSignal): Pro
       to: new Date(q.to).toISOString(),
       interval: q.interval,
       stats: q.stats?.join(','),
+      points: q.points,
     },
     schema: SeriesBlockSchema,
     signal,
@@ -38,6 +41,7 @@ export const seriesQueryOptions = (id: string, q: SeriesQuery) =>
     staleTime: 30_000,
   });
 
-export function useSeries(id: string, q: SeriesQuery) {
-  return useQuery(seriesQueryOptions(id, q));
+/** `enabled: false` holds the request back (until the chart's width is known). */
+export function useSeries(id: string, q: SeriesQuery, enabled = true) {
+  return useQuery({ ...seriesQueryOptions(id, q), enabled });
 }

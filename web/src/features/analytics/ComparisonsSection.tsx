@@ -23,6 +23,7 @@ import {
 } from '../../api/analytics/comparisons.ts';
 import { useComparisonData } from '../../api/analytics/get-comparison-data.ts';
 import { displayTimeZone } from '../../auth/session.ts';
+import { usePlotPoints } from '../../charts/plotPoints.ts';
 import { useT } from '../../i18n/i18n.ts';
 import { notify } from '../../lib/notify.ts';
 import { useLongRange } from '../../ranges/RangeControl.tsx';
@@ -41,13 +42,27 @@ function ComparisonView({ comparison }: { comparison: Comparison }) {
   // A saved change of the switch shows the saved view.
   useEffect(() => setGrouped(comparison.grouped), [comparison.grouped]);
   const version = JSON.stringify(comparison.members);
-  const query = useMemo(() => (range ? { ...range, bands: wantsBands(range) } : null), [range]);
+  // The card's width (a chart is at most that wide) sizes the answer to the screen.
+  const plot = usePlotPoints<HTMLDivElement>();
+  const { measured, points } = plot;
+  const query = useMemo(
+    () =>
+      range && measured
+        ? {
+            ...range,
+            bands: wantsBands(range),
+            // Ranges of a week or less keep every bucket, as the device page's charts do.
+            ...(points !== undefined && wantsBands(range) ? { points } : {}),
+          }
+        : null,
+    [range, measured, points],
+  );
   const data = useComparisonData(comparison.id, query, version);
   // Another range's data is never shown as this one's: a cue stands in while it loads.
   const loading = data.isFetching && (data.isPending || data.isPlaceholderData);
 
   return (
-    <Card withBorder padding="sm" data-testid="comparison-view">
+    <Card ref={plot.ref} withBorder padding="sm" data-testid="comparison-view">
       <Group justify="space-between" mb="sm" wrap="wrap">
         <Title order={2} fz="md" data-testid="comparison-title">
           {comparison.name}

@@ -21,6 +21,7 @@ import { useLatest } from '../../api/telemetry/get-latest.ts';
 import { useSeries } from '../../api/telemetry/get-series.ts';
 import { displayTimeZone } from '../../auth/session.ts';
 import { formatValue } from '../../charts/options.ts';
+import { usePlotPoints } from '../../charts/plotPoints.ts';
 import { useLiveDevices } from '../../hub/live.tsx';
 import { type MessageId, useT } from '../../i18n/i18n.ts';
 import { dayjs, formatInstant } from '../../lib/time.ts';
@@ -34,6 +35,7 @@ import {
   rangeFor,
   seriesInterval,
   type TimeRange,
+  wantsBands,
 } from '../../ranges/ranges.ts';
 import { deviceTypeName, paramName } from '../../shared/devices/paramNames.ts';
 import { StatusBadge } from '../../shared/devices/StatusBadge.tsx';
@@ -286,14 +288,25 @@ function Charts(props: {
 }) {
   const limits = useLimits(props.deviceId);
   const params = useMemo(() => [...new Set(props.groups.flatMap((g) => g.params))], [props.groups]);
-  const series = useSeries(props.deviceId, {
-    params,
-    from: props.range.from,
-    to: props.range.to,
-    interval: seriesInterval(props.range, props.interval),
-    stats: ['avg', 'min', 'max'],
-    live: props.live,
-  });
+  // The charts' width (the grid's: a chart is at most that wide) sizes the answer to the screen; the
+  // table shows every bucket, and so do ranges of a week or less (their buckets, of a minute or more, are
+  // close to the screen's count already).
+  const plot = usePlotPoints<HTMLDivElement>();
+  const series = useSeries(
+    props.deviceId,
+    {
+      params,
+      from: props.range.from,
+      to: props.range.to,
+      interval: seriesInterval(props.range, props.interval),
+      stats: ['avg', 'min', 'max'],
+      ...(plot.points !== undefined && !props.table && wantsBands(props.range)
+        ? { points: plot.points }
+        : {}),
+      live: props.live,
+    },
+    plot.measured,
+  );
   // Another range's data is never shown as this one's: each chart shows its loading cue meanwhile.
   const loading = series.isPending || series.isPlaceholderData;
   const limitLines = useMemo(
@@ -304,7 +317,7 @@ function Charts(props: {
     [limits.data],
   );
   return (
-    <SimpleGrid cols={{ base: 1, lg: props.groups.length > 1 ? 2 : 1 }}>
+    <SimpleGrid ref={plot.ref} cols={{ base: 1, lg: props.groups.length > 1 ? 2 : 1 }}>
       {props.groups.map((g, i) => (
         // An odd chart out takes the whole row rather than half of it beside nothing.
         <div
