@@ -1,7 +1,9 @@
 /**
  * The alert evaluator: every committed live reading goes through core's notification state machine with
- * the device's settings and location zone; silence is evaluated on a timer. State lives in memory per
- * device, rebuilt lazily. Events are stored as notifications and pushed through the hub.
+ * the device's settings and location zone, and through the phase detectors (overload, imbalance: their
+ * episodes live in the same state); silence and offline meters are evaluated on a timer. State lives in
+ * memory per device, rebuilt lazily. Events are stored as notifications, pushed through the hub and POSTed
+ * to the account's webhook (webhooks.ts).
  *
  * With an external broker, each API process subscribes to `$share/kilowatch-alerts/kilowatch/live/+`
  * (an MQTT 5 shared subscription), so every reading is evaluated by exactly one process. The broker hands
@@ -20,6 +22,7 @@ import {
   type AlertState,
   DEFAULT_ALERT_OPTIONS,
   DEFAULT_TIMEZONE,
+  evaluateOffline,
   evaluateReading,
   evaluateSilence,
   initialAlertState,
@@ -34,6 +37,12 @@ import type { HubRelay } from '../hub/hub.ts';
 import type { LiveSource } from '../hub/live-source.ts';
 import { type NotificationRow, notificationSettingsFromRow } from '../plugins/app/devices-repository.ts';
 import { createNotificationsRepository } from './notifications-repository.ts';
+import {
+  createWebhookSender,
+  createWebhooksRepository,
+  type WebhookOptions,
+  type WebhookStats,
+} from './webhooks.ts';
 
 /** Shared-subscription topic for alert evaluation across API processes on an external broker. */
 export const ALERTS_SHARED_TOPIC = '$share/kilowatch-alerts/kilowatch/live/+';
@@ -41,8 +50,10 @@ export const ALERTS_SHARED_TOPIC = '$share/kilowatch-alerts/kilowatch/live/+';
 export interface AlertsOptions {
   /** Readings to evaluate: the embedded bus, or the shared subscription on an external broker. */
   alertSource?: LiveSource;
-  /** How often silent devices are checked (ms). */
+  /** How often silent devices are checked (ms); the offline-meter check runs on the same timer. */
   silenceCheckMs?: number;
+  /** The notification webhooks' delivery (timeouts, retries, bounds). */
+  webhooks?: WebhookOptions;
   /** How long a device's settings are trusted before being read again (ms). */
   settingsTtlMs?: number;
   /** Several processes evaluate one device's readings: its state is kept in the metadata store. */
@@ -99,6 +110,11 @@ interface MeterAlerts {
 declare module 'fastify' {
   interface FastifyInstance {
     notifications: ReturnType<typeof createNotificationsRepository>;
+    webhooks: ReturnType<typeof createWebhooksRepository> & {
+      /** Whether loopback targets are allowed (tests only). */
+      allowLoopback: boolean;
+      stats(): WebhookStats;
+    };
     alerts: {
       /**
        * Evaluates one committed reading (the live source calls this; tests may too); one older than
@@ -107,6 +123,11 @@ declare module 'fastify' {
       evaluate(reading: Reading): Promise<void>;
       /** Evaluates the passing of time for every known device. */
       checkSilence(now?: number): Promise<void>;
+      /**
+       * The offline-meter check (`meter-offline`) of every claimed device whose settings have it on, by
+       * its latest reading time; the timer runs it with the silence check.
+       */
+      checkOffline(now?: number): Promise<void>;
       /**
        * The device's settings, zone or owner changed (or it was claimed, or deleted): they are read again
        * at its next reading, in this process and the others.
@@ -122,6 +143,14 @@ export default fp(
   async (app: FastifyInstance, opts: AlertsOptions) => {
     const repo = createNotificationsRepository(app.sql);
     app.decorate('notifications', repo);
+    const webhookOptions = opts.webhooks ?? {};
+    const sender = createWebhookSender(webhookOptions, app.log);
+    const webhooks = createWebhooksRepository(app.sql);
+    app.decorate('webhooks', {
+      ...webhooks,
+      allowLoopback: webhookOptions.allowLoopback === true,
+      stats: () => sender.stats(),
+    });
     const ttl = opts.settingsTtlMs ?? 60_000;
     const shared = opts.sharedState === true;
     const alertOptions = opts.alertOptions ?? DEFAULT_ALERT_OPTIONS;
@@ -165,7 +194,8 @@ export default fp(
         NotificationRow & { id: number; user_id: number; timezone: string | null }
       >(
         `select d.id, d.user_id, l.timezone, n.enabled, n.voltage_drop, n.voltage_rise, n.total_consumption,
-           n.disable_at_night, n.interval_minutes, n.mute_all
+           n.disable_at_night, n.interval_minutes, n.mute_all, n.fuse_a, n.overload_share, n.overload_seconds, n.imbalance_share, n.offline,
+           n.offline_factor
          from devices d join notification_settings n on n.device_id = d.id
          left join locations l on l.id = d.location_id where d.device_key = $1 order by d.id`,
         [deviceKey],
@@ -231,21 +261,25 @@ export default fp(
     }
 
     function push(d: DeviceAlerts, id: number, kind: string, ev: AlertEvent): void {
-      app.hub.publishToUser(
-        d.userId,
-        {
-          type: 'notification',
-          id,
-          deviceId: d.deviceId,
-          kind,
-          message: ev.message,
-          at: ev.at,
-          phase: ev.phase ?? null,
-          value: ev.value,
-          threshold: ev.threshold,
-        },
-        `notification:${id}`,
-      );
+      const message = {
+        type: 'notification' as const,
+        id,
+        deviceId: d.deviceId,
+        kind,
+        message: ev.message,
+        at: ev.at,
+        phase: ev.phase ?? null,
+        value: ev.value,
+        threshold: ev.threshold,
+      };
+      app.hub.publishToUser(d.userId, message, `notification:${id}`);
+      // The account's webhook, when it has one: the same message, signed.
+      webhooks
+        .get(d.userId)
+        .then((hook) => {
+          if (hook) sender.enqueue(hook.url, hook.secret, JSON.stringify(message));
+        })
+        .catch((err) => app.log.warn({ err }, 'webhooks: reading the account webhook failed'));
     }
 
     const detailOf = (ev: AlertEvent) => ({ phase: ev.phase, value: ev.value, threshold: ev.threshold });
@@ -389,6 +423,34 @@ export default fp(
       }
     }
 
+    /** Devices whose settings have the offline check on, by device key. */
+    async function offlineKeys(): Promise<string[]> {
+      const { rows } = await app.sql.query<{ device_key: string }>(
+        `select distinct d.device_key from devices d join notification_settings n on n.device_id = d.id
+         where n.offline order by d.device_key`,
+      );
+      return rows.map((r) => r.device_key);
+    }
+
+    async function checkOffline(now = app.clock.now()): Promise<void> {
+      for (const deviceKey of await offlineKeys()) {
+        const m = await load(deviceKey);
+        if (!m) continue;
+        // The latest stored reading (as GET /devices/:id/connection's lastReadingAt; not ingest's
+        // lastSeen, which a connection alone moves): newer than the state's when this process did not
+        // evaluate the device's last readings (another one did, or it started since).
+        const lastSeen = (await app.store.latest(deviceKey))?.ts ?? null;
+        for (const d of m.devices) {
+          if (!d.settings.offline) continue;
+          const run = d.queue.then(() =>
+            advance(d, (state) => evaluateOffline(state, lastSeen, now, d.settings, d.tz)),
+          );
+          d.queue = run.catch(() => {});
+          await run;
+        }
+      }
+    }
+
     function forget(deviceKey: string): void {
       const cached = devices.get(deviceKey);
       if (cached) cached.loadedAt = Number.NEGATIVE_INFINITY;
@@ -405,6 +467,7 @@ export default fp(
     app.decorate('alerts', {
       evaluate,
       checkSilence,
+      checkOffline,
       reload,
       stats: () => ({
         evaluated,
@@ -423,10 +486,12 @@ export default fp(
     });
     const timer = setInterval(() => {
       checkSilence().catch((err) => app.log.warn({ err }, 'alerts: silence check failed'));
+      checkOffline().catch((err) => app.log.warn({ err }, 'alerts: offline check failed'));
     }, opts.silenceCheckMs ?? 60_000);
     timer.unref();
     app.addHook('onClose', async () => {
       clearInterval(timer);
+      sender.stop();
       unsubscribe?.();
       offRelay?.();
     });

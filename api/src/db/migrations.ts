@@ -356,6 +356,25 @@ create table history_import_errors (
 )
 `,
   },
+  {
+    version: 440,
+    name: 'detector alerts (phase overload and imbalance, offline meter) and account webhooks',
+    sql: `
+alter table notification_settings add column fuse_a double precision;
+alter table notification_settings add column overload_share double precision not null default 0.9;
+alter table notification_settings add column overload_seconds integer not null default 60;
+alter table notification_settings add column imbalance_share double precision default 0.5;
+alter table notification_settings add column offline boolean not null default false;
+alter table notification_settings add column offline_factor double precision not null default 5;
+create table webhooks (
+  user_id integer primary key references users(id) on delete cascade,
+  url text not null,
+  secret text not null,
+  secret_created_at bigint not null,
+  updated_at bigint not null
+)
+`,
+  },
 ];
 
 /**

@@ -63,6 +63,11 @@ function toDevice(d: DeviceRecord, live: LiveStatus): Device {
   };
 }
 
+/** The fields of a request body that were sent (an optional field left out is undefined, not a value). */
+function definedFields<T extends object>(body: T): Partial<T> {
+  return Object.fromEntries(Object.entries(body).filter(([, x]) => x !== undefined)) as Partial<T>;
+}
+
 /** Lookback windows for the counter value at an instant: near first, so a busy meter costs one page. */
 const LOOKBACK_MS = [3_600_000, 86_400_000, 31 * 86_400_000];
 
@@ -376,9 +381,12 @@ const deviceRoutes: TypedRoutes<RouteOptions> = async (app) => {
     },
     async (req) => {
       const { id } = req.params;
-      const body = req.body;
       const d = await devices.get(req.session.userId, id);
-      if (!d || !(await devices.setNotifications(req.session.userId, id, body))) throw new NotFoundError();
+      const stored = d ? await devices.notifications(req.session.userId, id) : null;
+      if (!d || !stored) throw new NotFoundError();
+      // The detector fields are optional: one a client does not send keeps its stored value.
+      const body = { ...stored, ...definedFields(req.body) };
+      if (!(await devices.setNotifications(req.session.userId, id, body))) throw new NotFoundError();
       // Muting takes effect at the next reading, in every API process.
       app.alerts.reload(d.deviceKey);
       return body;

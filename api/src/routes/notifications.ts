@@ -1,6 +1,17 @@
-/** Alert history (docs/api.md §Exports and notifications): newest first, paged by cursor; mark one or all read. */
-import { IdParamsSchema, NotificationsPageSchema, NotificationsQuerySchema } from '@kilowatch/core';
-import { NotFoundError } from '../errors.ts';
+/**
+ * Alert history (docs/api.md §Exports and notifications): newest first, paged by cursor; mark one or all
+ * read. And the account's notification webhook (its address; the signing secret shown once).
+ */
+import {
+  IdParamsSchema,
+  MESSAGES,
+  NotificationsPageSchema,
+  NotificationsQuerySchema,
+  WebhookRequestSchema,
+  WebhookSchema,
+} from '@kilowatch/core';
+import { isLoopbackUrl, type WebhookRecord } from '../alerts/webhooks.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
 import { errorResponse, noContent, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
@@ -58,6 +69,57 @@ const notificationRoutes: TypedRoutes<RouteOptions> = async (app) => {
       const { id } = req.params;
       if (!(await app.notifications.markRead(req.session.userId, id))) throw new NotFoundError();
       return reply.code(204).send();
+    },
+  );
+
+  const publicWebhook = (r: WebhookRecord | null, secret?: string) => ({
+    url: r?.url ?? null,
+    ...(secret !== undefined ? { secret } : {}),
+    secretCreatedAt: r ? new Date(r.secretCreatedAt).toISOString() : null,
+  });
+
+  app.get(
+    '/account/webhook',
+    {
+      schema: {
+        summary: "The account's notification webhook (never its secret)",
+        tags,
+        security,
+        response: { 200: response(WebhookSchema), 401: errorResponse },
+      },
+    },
+    async (req) => publicWebhook(await app.webhooks.get(req.session.userId)),
+  );
+
+  app.put(
+    '/account/webhook',
+    {
+      schema: {
+        summary:
+          'Set (or, with url null, remove) the notification webhook; a new secret is in this answer only',
+        tags,
+        security,
+        body: request(WebhookRequestSchema),
+        response: { 200: response(WebhookSchema), 400: errorResponse, 401: errorResponse },
+      },
+    },
+    async (req) => {
+      const { userId } = req.session;
+      const { url, rotateSecret } = req.body;
+      if (url === null) {
+        await app.webhooks.remove(userId);
+        return publicWebhook(null);
+      }
+      if (isLoopbackUrl(url) && !app.webhooks.allowLoopback) {
+        throw new ValidationError({ url: [MESSAGES.saveFailed] });
+      }
+      const { record, newSecret } = await app.webhooks.set(
+        userId,
+        url,
+        rotateSecret === true,
+        app.clock.now(),
+      );
+      return publicWebhook(record, newSecret ? record.secret : undefined);
     },
   );
 };

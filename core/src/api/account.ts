@@ -145,3 +145,41 @@ export type CreateApiKeyRequest = v.InferInput<typeof CreateApiKeyRequestSchema>
 /** The answer to a new key: the only time the key itself is shown (only its hash is stored). */
 export const CreatedApiKeySchema = v.object({ id: IdSchema, name: v.string(), key: v.string() });
 export type CreatedApiKey = v.InferOutput<typeof CreatedApiKeySchema>;
+
+/**
+ * The account's notification webhook (docs/api.md §Exports and notifications): every notification is POSTed
+ * to `url` as JSON, signed with the secret (`X-Kilowatch-Signature: sha256=<hex HMAC-SHA256 of the body>`).
+ */
+export const WEBHOOK_URL_MAX = 2000;
+
+export const WebhookSchema = v.object({
+  /** null: no webhook. */
+  url: v.nullable(v.string()),
+  /** The signing secret: only in the answer that created or rotated it. */
+  secret: v.optional(v.string()),
+  /** ISO 8601: when the secret was made, or null without a webhook. */
+  secretCreatedAt: v.nullable(v.string()),
+});
+export type Webhook = v.InferOutput<typeof WebhookSchema>;
+
+export const WebhookRequestSchema = v.object({
+  /** An http(s) address, or null to remove the webhook (and its secret). */
+  url: v.nullable(
+    v.pipe(
+      v.string(MESSAGES.saveFailed),
+      v.trim(),
+      v.maxLength(WEBHOOK_URL_MAX, MESSAGES.saveFailed),
+      v.check((u) => {
+        try {
+          const p = new URL(u).protocol;
+          return p === 'http:' || p === 'https:';
+        } catch {
+          return false;
+        }
+      }, MESSAGES.saveFailed),
+    ),
+  ),
+  /** A new secret (the old one stops signing at once). */
+  rotateSecret: v.optional(v.boolean(MESSAGES.fieldEmpty)),
+});
+export type WebhookRequest = v.InferInput<typeof WebhookRequestSchema>;

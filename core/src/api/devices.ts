@@ -110,6 +110,20 @@ export const NotificationSettingsSchema = v.object({
   /** Minimum minutes between two alerts of the same kind. */
   interval: v.pipe(numberIn(1, 10_080), v.integer(MESSAGES.validNumber)),
   muteAll: v.boolean(MESSAGES.fieldEmpty),
+  // The detector alerts (docs/api.md §Exports and notifications). Optional: a request without one keeps
+  // the stored value; answers carry them all.
+  /** Fuse rating per phase, A; null = no overload check. */
+  fuseA: v.optional(v.nullable(numberIn(1, 1000))),
+  /** Share of the fuse rating that is an overload (default 0.9). */
+  overloadShare: v.optional(numberIn(0.1, 2)),
+  /** Seconds an overload or imbalance must hold (default 60). */
+  overloadSeconds: v.optional(v.pipe(numberIn(10, 3600), v.integer(MESSAGES.validNumber))),
+  /** (max − min) / mean of the phase currents above this share is an imbalance (default 0.5); null = off. */
+  imbalanceShare: v.optional(v.nullable(numberIn(0.05, 3))),
+  /** Alert on a meter silent for `offlineFactor` × its usual interval (default off). */
+  offline: v.optional(v.boolean(MESSAGES.fieldEmpty)),
+  /** Usual intervals of silence that make a meter offline (default 5; never sooner than 5 minutes). */
+  offlineFactor: v.optional(numberIn(2, 1000)),
 });
 export type NotificationSettings = v.InferOutput<typeof NotificationSettingsSchema>;
 

@@ -1,5 +1,6 @@
 /** Claimed devices with their settings, limits and meter-value offsets, scoped to the owning user. */
 import {
+  DEFAULT_DETECTOR_ALERT_SETTINGS,
   DEFAULT_LIMITS,
   DEFAULT_NOTIFICATION_SETTINGS,
   DEVICE_TYPES,
@@ -182,9 +183,19 @@ export interface NotificationRow {
   disable_at_night: boolean;
   interval_minutes: number;
   mute_all: boolean;
+  /** The detector alerts' columns (migration 440); a query that does not select them gets the defaults. */
+  fuse_a?: number | null;
+  overload_share?: number;
+  overload_seconds?: number;
+  imbalance_share?: number | null;
+  offline?: boolean;
+  offline_factor?: number;
 }
 
 export function notificationSettingsFromRow(r: NotificationRow): NotificationSettings {
+  const d = DEFAULT_DETECTOR_ALERT_SETTINGS;
+  const orNull = (x: number | null | undefined, fallback: number | null) =>
+    x === undefined ? fallback : x === null ? null : Number(x);
   return {
     enabled: r.enabled,
     voltageDrop: Number(r.voltage_drop),
@@ -193,7 +204,26 @@ export function notificationSettingsFromRow(r: NotificationRow): NotificationSet
     disableAtNight: r.disable_at_night,
     interval: Number(r.interval_minutes),
     muteAll: r.mute_all,
+    fuseA: orNull(r.fuse_a, d.fuseA),
+    overloadShare: Number(r.overload_share ?? d.overloadShare),
+    overloadSeconds: Number(r.overload_seconds ?? d.overloadSeconds),
+    imbalanceShare: orNull(r.imbalance_share, d.imbalanceShare),
+    offline: r.offline ?? d.offline,
+    offlineFactor: Number(r.offline_factor ?? d.offlineFactor),
   };
+}
+
+/** The detector alerts' settings as SQL parameters: fuse_a, overload_share, overload_seconds, imbalance_share, offline, offline_factor. */
+export function detectorValues(n: NotificationSettings): unknown[] {
+  const d = DEFAULT_DETECTOR_ALERT_SETTINGS;
+  return [
+    n.fuseA === undefined ? d.fuseA : n.fuseA,
+    n.overloadShare ?? d.overloadShare,
+    n.overloadSeconds ?? d.overloadSeconds,
+    n.imbalanceShare === undefined ? d.imbalanceShare : n.imbalanceShare,
+    n.offline ?? d.offline,
+    n.offlineFactor ?? d.offlineFactor,
+  ];
 }
 
 /** Notification settings as SQL parameters, in the column order of notificationSettingsFromRow. */
@@ -414,12 +444,14 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
       return r ? notificationSettingsFromRow(r) : null;
     },
 
+    /** Stores every field of `n`; a detector field it lacks is stored as its default (merge first). */
     async setNotifications(userId: number, id: number, n: NotificationSettings): Promise<boolean> {
       const r = await sql.query(
         `update notification_settings set enabled = $3, voltage_drop = $4, voltage_rise = $5, total_consumption = $6,
-           disable_at_night = $7, interval_minutes = $8, mute_all = $9
+           disable_at_night = $7, interval_minutes = $8, mute_all = $9, fuse_a = $10, overload_share = $11,
+           overload_seconds = $12, imbalance_share = $13, offline = $14, offline_factor = $15
          where device_id = (select id from devices where user_id = $1 and id = $2)`,
-        [userId, id, ...notificationValues(n)],
+        [userId, id, ...notificationValues(n), ...detectorValues(n)],
       );
       return r.rowCount > 0;
     },

@@ -102,6 +102,27 @@ export default fp(
             ),
           );
         }
+        const hooks = app.hasDecorator('webhooks') ? app.webhooks.stats() : null;
+        if (hooks) {
+          lines.push(
+            '# HELP kilowatch_webhook_deliveries_total Notification webhook deliveries by result (dropped: the queue was full).',
+            '# TYPE kilowatch_webhook_deliveries_total counter',
+            `kilowatch_webhook_deliveries_total{result="delivered"} ${hooks.delivered}`,
+            `kilowatch_webhook_deliveries_total{result="failed"} ${hooks.failed}`,
+            `kilowatch_webhook_deliveries_total{result="dropped"} ${hooks.dropped}`,
+            ...gauge(
+              'kilowatch_webhook_retries_total',
+              'Notification webhook attempts retried.',
+              hooks.retries,
+              'counter',
+            ),
+            ...gauge(
+              'kilowatch_webhook_pending',
+              'Notification webhook deliveries waiting or in flight in this process.',
+              hooks.pending,
+            ),
+          );
+        }
         const pool = app.sql.poolStats();
         if (pool) {
           lines.push(
