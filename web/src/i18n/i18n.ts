@@ -91,7 +91,8 @@ export interface AlertLike {
 export function alertMessage(n: AlertLike): string {
   const id = `alerts.msg.${n.kind}`;
   if (!(id in en) || n.value === null || n.value === undefined) return n.message;
-  if (n.kind.startsWith('voltage') && (n.phase === null || n.phase === undefined)) return n.message;
+  const perPhase = n.kind.startsWith('voltage') || n.kind === 'phase-overload';
+  if (perPhase && (n.phase === null || n.phase === undefined)) return n.message;
   const format = new Intl.NumberFormat(i18n.locale || 'en', { maximumFractionDigits: 1 });
   return i18n._({
     id,

@@ -67,6 +67,39 @@ describe('alertMessage', () => {
     expect(alertMessage(drop)).toBe(drop.message);
   });
 
+  it('phrases the detector alerts as the server does, and in Polish', async () => {
+    const overload = {
+      kind: 'phase-overload',
+      message: 'Overload on phase 1: 24 A (above 22.5 A)',
+      phase: 1,
+      value: 24,
+      threshold: 22.5,
+    };
+    const imbalance = {
+      kind: 'phase-imbalance',
+      message: 'Phase imbalance: 168 % (above 50 %)',
+      value: 168,
+      threshold: 50,
+    };
+    const offline = {
+      kind: 'meter-offline',
+      message: 'No reading for 10 min (offline after 5 min)',
+      value: 10,
+      threshold: 5,
+    };
+    for (const n of [overload, imbalance, offline]) {
+      expect(alertMessage(n)).toBe(n.message);
+      expect(kindTitleId(n.kind)).toBe(`alerts.kind.${n.kind}`);
+    }
+    await activateLanguage('pl');
+    try {
+      expect(alertMessage(overload)).toBe('Przeciążenie fazy 1: 24 A (powyżej 22,5 A)');
+      expect(alertMessage(offline)).toBe('Brak odczytu od 10 min (offline po 5 min)');
+    } finally {
+      await activateLanguage('en');
+    }
+  });
+
   it("keeps the server's message when the notification does not say what it measured", async () => {
     await activateLanguage('pl');
     try {
