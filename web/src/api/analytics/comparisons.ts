@@ -49,7 +49,9 @@ export function useDeleteComparison() {
     ...retryShed,
     mutationFn: (id: number) => deleteComparison(id),
     onSuccess: (_done, id) => {
-      // Never ask for the data of a comparison that no longer exists.
+      // Never ask for the data of a comparison that no longer exists: its view leaves the list at once
+      // (a view still shown would ask again for the data removed under it, e.g. when its width changes).
+      qc.setQueryData<Comparison[]>(['comparisons'], (list) => list?.filter((c) => c.id !== id));
       qc.removeQueries({ queryKey: ['comparisons', id] });
       return qc.invalidateQueries({ queryKey: ['comparisons'], exact: true });
     },
