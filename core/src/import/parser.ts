@@ -30,8 +30,12 @@ import {
   type RowSink,
 } from './types.ts';
 
-/** Default number of recent stamps remembered for duplicates and conflicts. */
-export const DEFAULT_DEDUP_WINDOW = 200_000;
+/**
+ * Default number of recent stamps remembered for duplicates and conflicts within the file: a week of
+ * 1-minute rows. Each holds its row's values (a three-phase meter's ~20), so 200,000 held ~300 MB; a
+ * duplicate further back is still caught against the store, which keeps what it has.
+ */
+export const DEFAULT_DEDUP_WINDOW = 10_080;
 /** Readings held back at most, when a file's stamps do not run forward. */
 const MAX_PENDING = 10_000;
 

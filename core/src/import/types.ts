@@ -119,8 +119,8 @@ interface CommonOptions {
   /** Text encoding of byte chunks (default utf-8; windows-1250 for older Polish portals). */
   encoding?: string;
   /**
-   * How many of the most recent stamps are remembered to drop duplicates and find conflicts (default
-   * 200,000, a few months of quarter-hours): the memory an import holds stays bounded.
+   * How many of the most recent stamps are remembered to drop duplicates and find conflicts within the
+   * file (default 10,080, a week of minutes): the memory an import holds stays bounded.
    */
   dedupWindow?: number;
 }
