@@ -48,12 +48,14 @@ export function useDeleteComparison() {
   return useMutation({
     ...retryShed,
     mutationFn: (id: number) => deleteComparison(id),
-    onSuccess: (_done, id) => {
-      // Never ask for the data of a comparison that no longer exists: its view leaves the list at once
-      // (a view still shown would ask again for the data removed under it, e.g. when its width changes).
+    onSuccess: async (_done, id) => {
+      // Never ask for the data of a comparison that no longer exists: its view leaves the list at once,
+      // and its cached data goes only once the list is fetched again (a query removed under a view still
+      // shown is asked for again at its next render).
+      await qc.cancelQueries({ queryKey: ['comparisons', id] });
       qc.setQueryData<Comparison[]>(['comparisons'], (list) => list?.filter((c) => c.id !== id));
+      await qc.invalidateQueries({ queryKey: ['comparisons'], exact: true });
       qc.removeQueries({ queryKey: ['comparisons', id] });
-      return qc.invalidateQueries({ queryKey: ['comparisons'], exact: true });
     },
   });
 }
