@@ -106,6 +106,25 @@ function unguard(cell: string): string {
  * where a parameter was not reported. Several exports one after another (several devices) are read too:
  * each header row sets the columns of the rows after it.
  */
+
+/**
+ * The CSV record a line completes, or null: while a quoted cell runs on, after a broken record (reported
+ * as a row error), and for an empty one (counted as skipped).
+ */
+function nextRecord(records: CsvRecordReader, l: TextLine, sink: RowSink): CsvRecord | null {
+  const r = records.take(l);
+  if (r === 'open') return null;
+  if ('reason' in r) {
+    sink.error({ line: r.line, reason: r.reason });
+    return null;
+  }
+  if (r.cells.every((c) => c.trim() === '')) {
+    sink.skip();
+    return null;
+  }
+  return r;
+}
+
 export class KilowatchDecoder implements Decoder {
   private readonly records = new CsvRecordReader(',');
   private readonly utc: StampParser = stampParser('iso') as StampParser;
@@ -119,16 +138,8 @@ export class KilowatchDecoder implements Decoder {
   ) {}
 
   line(l: TextLine, sink: RowSink): void {
-    const r = this.records.take(l);
-    if (r === 'open') return;
-    if ('reason' in r) {
-      sink.error({ line: r.line, reason: r.reason });
-      return;
-    }
-    if (r.cells.every((c) => c.trim() === '')) {
-      sink.skip();
-      return;
-    }
+    const r = nextRecord(this.records, l, sink);
+    if (!r) return;
     const first = r.cells[0]!.trim();
     if (first === 'Time (UTC)') return;
     if (first === 'timestamp_utc') {
@@ -267,16 +278,8 @@ export class CsvDecoder implements Decoder {
   }
 
   line(l: TextLine, sink: RowSink): void {
-    const r = this.records.take(l);
-    if (r === 'open') return;
-    if ('reason' in r) {
-      sink.error({ line: r.line, reason: r.reason });
-      return;
-    }
-    if (r.cells.every((c) => c.trim() === '')) {
-      sink.skip();
-      return;
-    }
+    const r = nextRecord(this.records, l, sink);
+    if (!r) return;
     if (!this.columns) {
       this.columns = this.resolve(
         r.cells.map((c) => c.trim()),
