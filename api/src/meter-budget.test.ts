@@ -3,31 +3,22 @@
  * embedded broker checking the meter's account, ingest attached), its refused messages show on the
  * device's connection state while its stored readings stay as they were.
  */
-import {
-  DEFAULT_METER_LIMITS,
-  type EmbeddedBroker,
-  type IngestRuntime,
-  startEmbeddedBroker,
-  startIngest,
-} from '@kilowatch/ingest';
+import { DEFAULT_METER_LIMITS } from '@kilowatch/ingest';
 import { tryConnect } from '@kilowatch/ingest/conformance';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseMeterAuth } from './mqtt-auth.ts';
 import { type EmbeddedMeterParts, embeddedMeterAccess } from './plugins/app/meter-access.ts';
+import { type EmbeddedMeters, startEmbeddedMeters } from './testing/embedded-meters.ts';
 import { as, buildTestApp, duckDbStore, engines, signUp, type TestApp } from './testing/helper.ts';
 
-const SERVICE = { username: 'kilowatch-test-api', password: 'service-secret' };
-const quiet = { info() {}, warn() {}, error() {} };
 /** The ingest's clock: the meter's readings are stamped around it, whatever the machine's date. */
 const NOW = Date.parse('2026-11-03T12:00:00Z');
 
 describe.each(engines())('a meter past its write budget on %s', (engine) => {
   let t: TestApp;
   let store: TelemetryStore;
-  let broker: EmbeddedBroker;
-  let runtime: IngestRuntime;
+  let meters: EmbeddedMeters;
   const parts: EmbeddedMeterParts = {};
 
   beforeAll(async () => {
@@ -37,26 +28,16 @@ describe.each(engines())('a meter past its write budget on %s', (engine) => {
       meterAccess: embeddedMeterAccess(parts),
       config: { mqttPublic: { port: 1883, tls: false } },
     });
-    broker = await startEmbeddedBroker({
-      port: 0,
-      auth: databaseMeterAuth(() => t.app.devices),
-      services: [SERVICE],
-    });
-    runtime = await startIngest({
+    meters = await startEmbeddedMeters({
+      devices: () => t.app.devices,
       store,
-      broker,
-      rollupIntervalMs: 0,
-      logger: quiet,
-      decodeThread: false,
-      meterLimits: { ...DEFAULT_METER_LIMITS, readingsPerSecond: 1, readingsBurst: 200 },
+      parts,
       now: () => NOW,
+      meterLimits: { ...DEFAULT_METER_LIMITS, readingsPerSecond: 1, readingsBurst: 200 },
     });
-    parts.broker = broker;
-    parts.runtime = runtime;
   });
   afterAll(async () => {
-    await runtime?.stop();
-    await broker?.close();
+    await meters?.stop();
     await t?.close();
     await store?.close();
   });
@@ -71,7 +52,7 @@ describe.each(engines())('a meter past its write budget on %s', (engine) => {
     });
     expect(res.statusCode).toBe(201);
     const { id, mqtt } = res.json();
-    const meter = (await tryConnect(broker.url, {
+    const meter = (await tryConnect(meters.broker.url, {
       clientId: `kw-flood-${key}`,
       username: mqtt.username,
       password: mqtt.password,
@@ -97,7 +78,9 @@ describe.each(engines())('a meter past its write budget on %s', (engine) => {
         /^rate-limited: this meter wrote more than 1 readings a second \(200 at once\)/,
       ),
     });
-    expect(runtime.metricsText()).toMatch(/^kilowatch_ingest_messages_refused_total\{reason="rate"\} 3$/m);
+    expect(meters.runtime.metricsText()).toMatch(
+      /^kilowatch_ingest_messages_refused_total\{reason="rate"\} 3$/m,
+    );
     const raw = await store.readRaw({ deviceKey: key, from: NOW - 600_000, to: NOW, limit: 1000 });
     expect(raw.items).toHaveLength(200);
   });

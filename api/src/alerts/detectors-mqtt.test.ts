@@ -7,27 +7,18 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  DEFAULT_METER_LIMITS,
-  type EmbeddedBroker,
-  type IngestRuntime,
-  startEmbeddedBroker,
-  startIngest,
-} from '@kilowatch/ingest';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalLiveSource } from '../hub/live-source.ts';
-import { databaseMeterAuth } from '../mqtt-auth.ts';
 import { type EmbeddedMeterParts, embeddedMeterAccess } from '../plugins/app/meter-access.ts';
+import { type EmbeddedMeters, startEmbeddedMeters } from '../testing/embedded-meters.ts';
 import { ENGINES } from '../testing/engines.ts';
 import { type Account, as, buildTestApp, signUp, type TestApp } from '../testing/helper.ts';
 
 /** 12:00 in Europe/Warsaw (CEST): outside the night silence. */
 const NOON = Date.parse('2026-06-10T10:00:00Z');
 const SETTLE_MS = 15_000;
-const SERVICE = { username: 'kilowatch-test-api', password: 'service-secret' };
-const quiet = { info() {}, warn() {}, error() {} };
 
 const SETTINGS = {
   enabled: true,
@@ -60,8 +51,7 @@ for (const engine of ENGINES) {
     let t: TestApp;
     let store: TelemetryStore;
     let stop: () => Promise<void>;
-    let broker: EmbeddedBroker;
-    let runtime: IngestRuntime;
+    let meters: EmbeddedMeters;
     let account: Account;
     let home: number;
     let server: Server;
@@ -91,7 +81,7 @@ for (const engine of ENGINES) {
       });
       expect(put.statusCode).toBe(200);
       const key = mac.replaceAll(':', '');
-      const client = await mqtt.connectAsync(broker.url, {
+      const client = await mqtt.connectAsync(meters.broker.url, {
         clientId: `kw-detectors-${key}`,
         username: body.mqtt.username,
         password: body.mqtt.password,
@@ -160,23 +150,8 @@ for (const engine of ENGINES) {
           },
         },
       });
-      broker = await startEmbeddedBroker({
-        port: 0,
-        auth: databaseMeterAuth(() => t.app.devices),
-        services: [SERVICE],
-      });
-      runtime = await startIngest({
-        store,
-        broker,
-        rollupIntervalMs: 0,
-        logger: quiet,
-        decodeThread: false,
-        meterLimits: DEFAULT_METER_LIMITS,
-        now: () => NOON,
-      });
-      parts.broker = broker;
-      parts.runtime = runtime;
-      runtime.bus.onReading((r) => live.publish(r));
+      meters = await startEmbeddedMeters({ devices: () => t.app.devices, store, parts, now: () => NOON });
+      meters.runtime.bus.onReading((r) => live.publish(r));
 
       // The webhook's receiver: each notification's first delivery answered 500, the next 200.
       server = createServer((req: IncomingMessage, res) => {
@@ -214,8 +189,7 @@ for (const engine of ENGINES) {
 
     afterAll(async () => {
       for (const c of clients) await c.endAsync().catch(() => {});
-      await runtime?.stop();
-      await broker?.close();
+      await meters?.stop();
       await t?.close();
       await stop?.();
       await new Promise((r) => server?.close(r));

@@ -5,19 +5,12 @@
  * sub-meter) publish their counters for four hours of a June day in Europe/Warsaw with their device
  * credentials; the flows answer, hour by hour and for the day, is what the counters give by hand.
  */
-import {
-  DEFAULT_METER_LIMITS,
-  type EmbeddedBroker,
-  type IngestRuntime,
-  startEmbeddedBroker,
-  startIngest,
-} from '@kilowatch/ingest';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { iso } from '../analytics/testing.ts';
-import { databaseMeterAuth } from '../mqtt-auth.ts';
 import { type EmbeddedMeterParts, embeddedMeterAccess } from '../plugins/app/meter-access.ts';
+import { type EmbeddedMeters, startEmbeddedMeters } from '../testing/embedded-meters.ts';
 import { ENGINES } from '../testing/engines.ts';
 import { type Account, as, buildTestApp, signUp, type TestApp } from '../testing/helper.ts';
 
@@ -36,8 +29,6 @@ const TO = FROM + HOURS * H;
 const NOW = Date.parse('2026-06-11T07:00:00Z');
 /** How long the stored readings and their rollups may take to show in the API's answers. */
 const SETTLE_MS = 15_000;
-const SERVICE = { username: 'kilowatch-test-api', password: 'service-secret' };
-const quiet = { info() {}, warn() {}, error() {} };
 
 /**
  * Each meter's energy per hour (kWh), 10:00–14:00. Grid: import I, export E; PV: production P (its
@@ -80,8 +71,7 @@ for (const engine of ENGINES) {
     let t: TestApp;
     let store: TelemetryStore;
     let stop: () => Promise<void>;
-    let broker: EmbeddedBroker;
-    let runtime: IngestRuntime;
+    let embedded: EmbeddedMeters;
     let account: Account;
     let home: number;
     const parts: EmbeddedMeterParts = {};
@@ -108,7 +98,7 @@ for (const engine of ENGINES) {
 
     /** Connects as the meter does: its own account, a client id of its own. */
     async function connect(key: string, username: string, password: string): Promise<MqttClient> {
-      const client = await mqtt.connectAsync(broker.url, {
+      const client = await mqtt.connectAsync(embedded.broker.url, {
         clientId: `kw-flows-${key}`,
         username,
         password,
@@ -129,23 +119,14 @@ for (const engine of ENGINES) {
         meterAccess: embeddedMeterAccess(parts),
         config: { mqttPublic: { port: 1883, tls: false } },
       });
-      broker = await startEmbeddedBroker({
-        port: 0,
-        auth: databaseMeterAuth(() => t.app.devices),
-        services: [SERVICE],
-      });
-      runtime = await startIngest({
+      embedded = await startEmbeddedMeters({
+        devices: () => t.app.devices,
         store,
-        broker,
+        parts,
+        now: () => NOW,
         // The scheduler refreshes the rollups the flows are read from, as in a deployment (there every 10 s).
         rollupIntervalMs: 50,
-        logger: quiet,
-        decodeThread: false,
-        meterLimits: DEFAULT_METER_LIMITS,
-        now: () => NOW,
       });
-      parts.broker = broker;
-      parts.runtime = runtime;
       account = await signUp(t.app);
       const created = await as(t.app, account, {
         method: 'POST',
@@ -224,7 +205,7 @@ for (const engine of ENGINES) {
         });
       }
       // Nothing was refused on the way.
-      expect(runtime.deadLetters()).toEqual([]);
+      expect(embedded.runtime.deadLetters()).toEqual([]);
       for (const id of Object.values(ids)) {
         const conn = await as(t.app, account, { method: 'GET', url: `/api/devices/${id}/connection` });
         expect(conn.json()).toMatchObject({ connected: true, lastReadingAt: TO });
@@ -234,8 +215,7 @@ for (const engine of ENGINES) {
 
     afterAll(async () => {
       for (const m of meters) await m.endAsync().catch(() => {});
-      await runtime?.stop();
-      await broker?.close();
+      await embedded?.stop();
       await t?.close();
       await stop?.();
     });
