@@ -90,22 +90,25 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     ownMeter = claimed;
     return claimed;
   }
-  /** Resolves when the page's hub socket has sent a subscribe naming the device (15 s at most). */
+  /**
+   * Resolves when the hub has told the page's socket that its subscribe naming the device is in force
+   * (`{type:"subscribed"}`; 15 s at most): from then on every reading of the device reaches the page.
+   */
   function hubSubscribed(deviceId: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         page.off('websocket', onSocket);
-        reject(new Error(`the page never subscribed to device ${deviceId} on the hub`));
+        reject(new Error(`the hub never confirmed the page's subscription to device ${deviceId}`));
       }, 15_000);
       const onSocket = (ws: WebSocket) => {
-        ws.on('framesent', (f) => {
+        ws.on('framereceived', (f) => {
           let m: { type?: unknown; deviceIds?: unknown };
           try {
             m = JSON.parse(String(f.payload)) as typeof m;
           } catch {
             return;
           }
-          if (m.type !== 'subscribe' || !Array.isArray(m.deviceIds) || !m.deviceIds.includes(deviceId))
+          if (m.type !== 'subscribed' || !Array.isArray(m.deviceIds) || !m.deviceIds.includes(deviceId))
             return;
           clearTimeout(timer);
           page.off('websocket', onSocket);
@@ -376,7 +379,7 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
       .getByTestId('hub-status')
       .and(page.locator('[data-state=connected]'))
       .waitFor({ timeout: 15_000 });
-    // The 5 s run from a reading sent once the page has asked the hub for the device.
+    // The 5 s run from a reading sent once the hub has confirmed the page's subscription.
     await subscribed;
     const key = deviceKeyFromMac(d.mac);
     expect(key).not.toBeNull();

@@ -112,8 +112,14 @@ describe('dashboard hub over a real WebSocket', () => {
     const a = await connect(alice.token);
     const b = await connect(bob.token);
     await subscribe(a, [aliceMeter.id]);
-    // Bob asks for Alice's device too: ignored.
+    // Bob asks for Alice's device too: ignored, and the answer names only his own.
     await subscribe(b, [bobMeter.id, aliceMeter.id]);
+    expect(a.messages.filter((m) => m.type === 'subscribed')).toEqual([
+      { type: 'subscribed', deviceIds: [aliceMeter.id] },
+    ]);
+    expect(b.messages.filter((m) => m.type === 'subscribed')).toEqual([
+      { type: 'subscribed', deviceIds: [bobMeter.id] },
+    ]);
     live.publish({ deviceKey: aliceMeter.deviceKey, ts: 1000, values: { vave1: 231 } });
     live.publish({ deviceKey: bobMeter.deviceKey, ts: 2000, values: { vave1: 229 } });
     const got = await a.next((m) => m.type === 'reading');

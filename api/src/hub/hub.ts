@@ -42,6 +42,8 @@ export type HubMessage =
     }
   | { type: 'export'; id: number; status: string; progress: number }
   | { type: 'pong' }
+  /** Answers a subscribe once it is in force: the devices named that the user owns (others are left out). */
+  | { type: 'subscribed'; deviceIds: number[] }
   | { type: 'error'; message: string };
 
 /** What one API process hands the others over the broker (`startHubRelay` in relay.ts). */
@@ -577,7 +579,10 @@ export default fp(
       }
       // Only the user's own devices: anything else is ignored, never revealed.
       return devicesOf(c.userId, ids).then((own) => {
-        for (const id of ids) if (own.has(id)) c.subscribed.add(id);
+        const honoured = ids.filter((id) => own.has(id));
+        for (const id of honoured) c.subscribed.add(id);
+        if (!c.shed && c.socket.readyState === c.socket.OPEN)
+          c.socket.send(JSON.stringify({ type: 'subscribed', deviceIds: honoured }));
       });
     }
   },

@@ -35,6 +35,7 @@ export const HubMessageSchema = v.variant('type', [
     progress: v.optional(v.number()),
   }),
   v.object({ type: v.literal('pong') }),
+  v.object({ type: v.literal('subscribed'), deviceIds: v.array(v.union([v.string(), v.number()])) }),
 ]);
 export type HubMessage = v.InferOutput<typeof HubMessageSchema>;
 
