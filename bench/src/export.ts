@@ -1,19 +1,31 @@
 /**
- * `pnpm bench export [--days 365] [--memory-limit 384MB] [--bulk-memory-limit 192MB|off]`: a year-long CSV of one device's 1-minute readings through the export
- * queue (POST /api/exports, then waiting for the job), with wall time and the process's peak memory.
+ * `pnpm bench export [--days 365] [--engine duckdb|influx] [--memory-limit 384MB] [--bulk-memory-limit 192MB|off]
+ * [--history FILE …]`: a year-long CSV of one device's 1-minute readings through the export queue
+ * (POST /api/exports, then waiting for the job), with wall time and the process's peak memory. With
+ * `--history` (_history.ts) the device's readings and the exported range are a history file's (its first
+ * device, or `--source-device`).
  */
 import { stat } from 'node:fs/promises';
+import { historyArg, planHistory } from './_history.ts';
 import { bulkMemoryLimitArg, memoryLimitArg } from './memory.ts';
 import { arg, benchApp } from './query.ts';
 
 export default async function exportBench(args: string[]): Promise<object> {
-  const days = arg(args, 'days', 365);
-  const from = Date.parse('2025-01-01T00:00:00Z');
+  const i = args.indexOf('--engine');
+  const engine = i >= 0 ? args[i + 1] : 'duckdb';
+  if (engine !== 'duckdb' && engine !== 'influx') throw new Error('--engine is duckdb or influx');
+  const file = historyArg(args);
+  const history = file ? await planHistory(file) : undefined;
   const bulkMemoryLimit = bulkMemoryLimitArg(args);
-  const b = await benchApp(1, days, from, {
+  const b = await benchApp(1, arg(args, 'days', 365), Date.parse('2025-01-01T00:00:00Z'), {
+    engine,
     memoryLimit: memoryLimitArg(args),
     ...(bulkMemoryLimit ? { bulkMemoryLimit } : {}),
+    ...(history ? { history } : {}),
   });
+  const { from, to } = b;
+  const days = +((to - from) / 86_400_000).toFixed(3);
+  const rows = b.history ? b.history.readings : Math.round(days * 1440);
   try {
     if (global.gc) global.gc();
     const baseRss = process.memoryUsage().rss;
@@ -34,7 +46,7 @@ export default async function exportBench(args: string[]): Promise<object> {
         params: 'all',
         format: 'csv',
         from: new Date(from).toISOString(),
-        to: new Date(from + days * 86_400_000).toISOString(),
+        to: new Date(to).toISOString(),
       },
     });
     if (res.statusCode !== 202) throw new Error(`export: ${res.statusCode} ${res.body}`);
@@ -54,10 +66,12 @@ export default async function exportBench(args: string[]): Promise<object> {
     const size = file ? (await stat(file.path)).size : job.size;
     return {
       bench: 'export',
+      engine,
       days,
-      rows: Math.round(days * 1440),
+      ...(b.history ? { history: b.history } : {}),
+      rows,
       seconds: +seconds.toFixed(2),
-      rowsPerSecond: Math.round((days * 1440) / seconds),
+      rowsPerSecond: Math.round(rows / seconds),
       fileMB: +(size / 1e6).toFixed(1),
       peakRssMB: +(peakRss / 1e6).toFixed(1),
       rssGrowthMB: +((peakRss - baseRss) / 1e6).toFixed(1),

@@ -4,12 +4,14 @@
  * (POST /api/devices/:id/imports?format=kilowatch) while a second account reads its own device page's
  * series every 50 ms over HTTP from a worker thread. Reports the import's wall time and rows per second,
  * the process's RSS growth during it, the second account's p50/p95/p99 and any non-200 it got, and
- * whether every day's energy of the imported device equals the source's.
+ * whether every day's energy of the imported device equals the source's. `--keep-file PATH` keeps a copy
+ * of the exported file (a history for `--history` of the query, rollup and export benches).
  */
 import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { copyFile, stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
+import { strArg } from './_args.ts';
 import { bulkMemoryLimitArg, memoryLimitArg } from './memory.ts';
 import { arg, benchApp, percentile } from './query.ts';
 
@@ -76,6 +78,8 @@ export default async function importBench(args: string[]): Promise<object> {
     const file = await b.app.exports.file(1, exportId);
     if (!file) throw new Error('the export wrote no file');
     const fileBytes = (await stat(file.path)).size;
+    const keep = strArg(args, 'keep-file');
+    if (keep) await copyFile(file.path, keep);
     process.stderr.write(
       `exported ${(fileBytes / 1e6).toFixed(1)} MB (${((performance.now() - t0) / 1000).toFixed(1)} s)\n`,
     );

@@ -1,15 +1,15 @@
 /**
  * `pnpm bench query [--engine duckdb|influx] [--devices 20] [--days 365] [--step-min 1] [--runs 100]
- * [--memory-limit 1GB|duckdb]`: analytics answers through the API (HTTP on loopback, the client in a worker
- * thread) over stored history — a one-year chart at 1 h, a yearly heatmap, a one-day raw chart, a comparison
- * of 4 devices (at 1 h, and at the interval the analytics screen gets by not naming one) and the consumption
- * table of 4 devices per day — each timed again with `source=raw` (the same answer from raw readings) — and
- * a location's energy flows over the year per day and per 15 minutes (5 devices, one of each role; rollups
- * only).
+ * [--memory-limit 1GB|duckdb] [--history FILE …]`: analytics answers through the API (HTTP on loopback,
+ * the client in a worker thread) over stored history — a one-year chart at 1 h, a yearly heatmap, a
+ * one-day raw chart, a comparison of 4 devices (at 1 h, and at the interval the analytics screen gets by
+ * not naming one) and the consumption table of 4 devices per day — each timed again with `source=raw` (the
+ * same answer from raw readings) — and a location's energy flows over the year per day and per 15 minutes
+ * (5 devices, one of each role; rollups only).
  *
  * The embedded set is a DuckDB file of 20 meters × a year of 1-minute readings. `--engine influx` starts a
  * throw-away `influxd` on loopback and loads its stated set: 20 meters × a year at 15 minutes unless told
- * otherwise (`--step-min`).
+ * otherwise (`--step-min`). `--history FILE` (_history.ts) loads a history file instead, over its range.
  *
  * Prints p50/p95 per query and the raw/rollup ratio; the floor (an authenticated answer that reads no
  * telemetry); and per query the bare time: the rollup answer's own bytes served by a bare `node:http`
@@ -26,6 +26,14 @@ import type { Reading } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
 import { type InfluxTestServer, startInfluxServer } from '@kilowatch/testkit';
 import { createDuckDbStore, type DuckDbStore, type TelemetryStore } from '@kilowatch/tsdb';
+import {
+  type HistoryPlan,
+  HistoryTally,
+  type HistoryUsed,
+  historyArg,
+  historyDevices,
+  planHistory,
+} from './_history.ts';
 import { memoryLimitArg } from './memory.ts';
 
 export function arg(args: string[], name: string, fallback: number): number {
@@ -84,6 +92,11 @@ export interface BenchApp {
   deviceKeys: string[];
   /** Time the checkpoint after loading took (timing starts after it). */
   settledMs: number;
+  /** The stored range: the one asked for, or the history file's (`from` inclusive, `to` exclusive). */
+  from: number;
+  to: number;
+  /** The history file the readings came from (`--history`), when not the synthetic meters. */
+  history?: HistoryUsed;
   close(): Promise<void>;
 }
 
@@ -96,11 +109,14 @@ export interface BenchAppOptions {
   engine?: 'duckdb' | 'influx';
   /** Minutes between readings (1 by default). */
   stepMin?: number;
+  /** The readings from a history file (`--history`, _history.ts) instead of the synthetic meters. */
+  history?: HistoryPlan;
 }
 
 /**
  * `devices` meters × `days` of readings (1-minute by default) in a DuckDB file or a throw-away InfluxDB,
- * and the API over it with one user.
+ * and the API over it with one user. With `history` the readings and their range (`days` and `from` are
+ * then not used) are a history file's.
  */
 export async function benchApp(
   devices: number,
@@ -108,7 +124,7 @@ export async function benchApp(
   from: number,
   options: BenchAppOptions = {},
 ): Promise<BenchApp> {
-  const { memoryLimit, bulkMemoryLimit, engine = 'duckdb', stepMin = 1 } = options;
+  const { memoryLimit, bulkMemoryLimit, engine = 'duckdb', stepMin = 1, history } = options;
   const dir = await mkdtemp(path.join(tmpdir(), 'kw-bench-'));
   let influx: InfluxTestServer | undefined;
   let store: TelemetryStore;
@@ -158,18 +174,23 @@ export async function benchApp(
   }
   const minutes = Math.round(days * 1440);
   const t0 = performance.now();
+  const tally = history ? new HistoryTally(history) : undefined;
+  const batch = engine === 'influx' ? 10_000 : 50_000;
   // History goes in as a backfill would (the bulk path), a device after another.
-  async function* history() {
+  async function* readings() {
     for (const [i, key] of deviceKeys.entries()) {
-      yield* meterReadings(key, i, from, minutes, engine === 'influx' ? 10_000 : 50_000, stepMin);
+      if (tally) yield* tally.readings(i, key, batch);
+      else yield* meterReadings(key, i, from, minutes, batch, stepMin);
       process.stderr.write(
         `wrote device ${i + 1}/${devices} (${Math.round((performance.now() - t0) / 1000)} s)\n`,
       );
     }
   }
-  if (store.writeBulk) await store.writeBulk(history());
-  else for await (const batch of history()) await store.write(batch);
-  await store.refreshRollups(from + minutes * MINUTE + 3_600_000);
+  if (store.writeBulk) await store.writeBulk(readings());
+  else for await (const b of readings()) await store.write(b);
+  const range = tally ? tally.range() : { from, to: from + minutes * MINUTE };
+  const used = tally?.report();
+  await store.refreshRollups(range.to + 3_600_000);
   process.stderr.write(`rollups ready (${Math.round((performance.now() - t0) / 1000)} s)\n`);
   // Answers are timed over the history as it stays: checkpointed into the file's blocks (the checkpoint
   // the refresh asked for, 7–13 s for 20 meters' year, would otherwise run beside the first queries).
@@ -184,6 +205,8 @@ export async function benchApp(
     deviceIds,
     deviceKeys,
     settledMs,
+    ...range,
+    ...(used ? { history: used } : {}),
     async close() {
       await app.close();
       await store.close();
@@ -258,17 +281,22 @@ export default async function query(args: string[]): Promise<object> {
   const i = args.indexOf('--engine');
   const engine = i >= 0 ? args[i + 1] : 'duckdb';
   if (engine !== 'duckdb' && engine !== 'influx') throw new Error('--engine is duckdb or influx');
-  const devices = Math.max(4, arg(args, 'devices', 20));
-  const days = arg(args, 'days', 365);
+  const file = historyArg(args);
+  const history = file ? await planHistory(file) : undefined;
+  // The flows location takes 5 devices, the comparisons 4.
+  const devices = history
+    ? historyDevices(history, args.includes('--devices') ? arg(args, 'devices', 20) : undefined, 20, 5)
+    : Math.max(4, arg(args, 'devices', 20));
   const stepMin = arg(args, 'step-min', engine === 'influx' ? 15 : 1);
   const runs = arg(args, 'runs', 100);
-  const from = Date.parse('2025-01-01T00:00:00Z');
-  const to = from + days * 86_400_000;
-  const b = await benchApp(devices, days, from, {
+  const b = await benchApp(devices, arg(args, 'days', 365), Date.parse('2025-01-01T00:00:00Z'), {
     engine,
     stepMin,
     memoryLimit: engine === 'duckdb' ? memoryLimitArg(args) : undefined,
+    ...(history ? { history } : {}),
   });
+  const { from, to } = b;
+  const days = (to - from) / 86_400_000;
   try {
     const id = b.deviceIds[0]!;
     const range = `from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`;
@@ -367,8 +395,9 @@ export default async function query(args: string[]): Promise<object> {
       engine,
       devices,
       days,
-      stepMin,
-      readingsPerDevice: Math.round((days * 1440) / stepMin),
+      ...(b.history
+        ? { history: b.history, readingsPerDevice: Math.round(b.history.readings / devices) }
+        : { stepMin, readingsPerDevice: Math.round((days * 1440) / stepMin) }),
       runs,
       checkpointMs: b.settledMs,
       memoryLimit: engine === 'duckdb' ? await (b.store as DuckDbStore).memoryLimit() : null,

@@ -1,6 +1,6 @@
 /**
  * `pnpm bench rollup [--devices 20] [--days 365] [--reps 7] [--engine duckdb|influx|all]
- *   [--influx-devices 20] [--influx-days 365] [--influx-step-min 15]`
+ *   [--influx-devices 20] [--influx-days 365] [--influx-step-min 15] [--history FILE …]`
  *
  * Loads N devices × D days of 1-minute three-phase readings into a DuckDB file in a temp dir (through
  * the store's own write path, in bulk batches), brings the rollups up to date, then answers the same
@@ -9,14 +9,28 @@
  *   (b) daily energy of every device over the whole range (`eai` all phases, `1d`, Europe/Warsaw).
  * Reports load time and rate, rollup refresh time, p50/p95 per query and source, and the ratios.
  * The InfluxDB case (a smaller stated set) runs with `--engine influx` or `--engine all`.
+ * `--history FILE` (_history.ts) loads a history file's readings instead of the generated ones, over
+ * the file's range, on `--devices` bench devices (InfluxDB: `--influx-devices`, else `--devices`): by
+ * default every device of a Kilowatch export of several, else 20; `--days`, `--influx-days` and
+ * `--influx-step-min` do not apply.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DAY_MS, MINUTE_MS, type Reading } from '@kilowatch/core';
+import { DAY_MS, HOUR_MS, MINUTE_MS, type Reading } from '@kilowatch/core';
 import { createInfluxStore } from '@kilowatch/influx';
 import { type InfluxTestServer, startInfluxServer } from '@kilowatch/testkit';
 import { createDuckDbStore, type QuerySource, type TelemetryStore } from '@kilowatch/tsdb';
+import {
+  HISTORY_OPTIONS,
+  type HistoryFile,
+  type HistoryPlan,
+  HistoryTally,
+  type HistoryUsed,
+  historyArg,
+  historyDevices,
+  planHistory,
+} from './_history.ts';
 import { memoryLimitArg } from './memory.ts';
 
 interface Args {
@@ -28,6 +42,11 @@ interface Args {
   influxDays: number;
   influxStepMin: number;
   memoryLimit: string | undefined;
+  /** `--history`: the file the readings come from. */
+  history: HistoryFile | undefined;
+  /** Whether `--devices` / `--influx-devices` were given (with a history file they default to its devices). */
+  devicesGiven: boolean;
+  influxDevicesGiven: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -40,6 +59,9 @@ function parseArgs(argv: string[]): Args {
     influxDays: 365,
     influxStepMin: 15,
     memoryLimit: memoryLimitArg(argv),
+    history: historyArg(argv),
+    devicesGiven: argv.includes('--devices'),
+    influxDevicesGiven: argv.includes('--influx-devices'),
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -56,7 +78,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--influx-devices') a.influxDevices = num();
     else if (k === '--influx-days') a.influxDays = num();
     else if (k === '--influx-step-min') a.influxStepMin = num();
-    else if (k === '--memory-limit') i++;
+    else if (k === '--memory-limit' || (k !== undefined && HISTORY_OPTIONS.includes(k))) i++;
     else if (k === '--engine') {
       if (v !== 'duckdb' && v !== 'influx' && v !== 'all')
         throw new Error('--engine is duckdb, influx or all');
@@ -131,6 +153,8 @@ async function time<T>(fn: () => Promise<T>): Promise<[number, T]> {
 interface CaseResult {
   engine: string;
   dataset: string;
+  /** The history file the readings came from (`--history`). */
+  history?: HistoryUsed;
   readings: number;
   values: number;
   loadSeconds: number;
@@ -152,12 +176,16 @@ async function runCase(
   reps: number,
   /** Ask for the devices of (b) concurrently (both sources), the way a comparison view does. */
   concurrentDevices = false,
+  /** The readings of a history file instead of generated ones (then `days` and `stepMin` do not apply). */
+  history?: HistoryPlan,
 ): Promise<CaseResult> {
   let readings = 0;
   let values = 0;
+  const tally = history ? new HistoryTally(history) : undefined;
   const t0 = performance.now();
   for (let d = 0; d < devices; d++) {
-    for (const batch of generate(d, days, stepMin, 20_000)) {
+    const batches = tally ? tally.readings(d, deviceKey(d), 20_000) : generate(d, days, stepMin, 20_000);
+    for await (const batch of batches) {
       await store.write(batch);
       readings += batch.length;
       for (const r of batch) values += Object.keys(r.values).length;
@@ -166,11 +194,11 @@ async function runCase(
   }
   const loadSeconds = (performance.now() - t0) / 1000;
   log(`${engine}: loaded ${readings} readings in ${loadSeconds.toFixed(1)} s; refreshing rollups`);
-  const [refreshMs] = await time(() => store.refreshRollups(START + days * DAY_MS));
+  const { from, to } = tally ? tally.range() : { from: START, to: START + days * DAY_MS };
+  const used = tally?.report();
+  const [refreshMs] = await time(() => store.refreshRollups(tally ? to + HOUR_MS : to));
   log(`${engine}: rollups refreshed in ${(refreshMs / 1000).toFixed(1)} s`);
 
-  const from = START;
-  const to = START + days * DAY_MS;
   const queries: CaseResult['queries'] = {};
   const measure = async (name: string, q: (source: QuerySource) => Promise<unknown>) => {
     const samples: Record<QuerySource, number[]> = { auto: [], raw: [] };
@@ -214,7 +242,10 @@ async function runCase(
   });
   return {
     engine,
-    dataset: `${devices} devices × ${days} days at ${stepMin}-minute readings`,
+    dataset: used
+      ? `${devices} devices from ${used.file} (${used.format}), ${used.days} days`
+      : `${devices} devices × ${days} days at ${stepMin}-minute readings`,
+    ...(used ? { history: used } : {}),
     readings,
     values,
     loadSeconds: Math.round(loadSeconds * 10) / 10,
@@ -227,6 +258,7 @@ async function runCase(
 
 export default async function rollup(argv: string[]): Promise<object> {
   const args = parseArgs(argv);
+  const history = args.history ? await planHistory(args.history) : undefined;
   const results: (CaseResult | { engine: string; error: string })[] = [];
   if (args.engine === 'duckdb' || args.engine === 'all') {
     const dir = mkdtempSync(join(tmpdir(), 'kilowatch-bench-rollup-'));
@@ -236,7 +268,10 @@ export default async function rollup(argv: string[]): Promise<object> {
         memoryLimit: args.memoryLimit,
       });
       try {
-        results.push(await runCase('duckdb', store, args.devices, args.days, 1, args.reps));
+        const devices = history
+          ? historyDevices(history, args.devicesGiven ? args.devices : undefined, 20)
+          : args.devices;
+        results.push(await runCase('duckdb', store, devices, args.days, 1, args.reps, false, history));
       } finally {
         await store.close();
       }
@@ -245,12 +280,15 @@ export default async function rollup(argv: string[]): Promise<object> {
     }
   }
   if (args.engine === 'influx' || args.engine === 'all') {
-    results.push(await influxCase(args));
+    results.push(await influxCase(args, history));
   }
   return { bench: 'rollup', args, machine: { cpus: (await import('node:os')).cpus().length }, results };
 }
 
-async function influxCase(args: Args): Promise<CaseResult | { engine: string; error: string }> {
+async function influxCase(
+  args: Args,
+  history: HistoryPlan | undefined,
+): Promise<CaseResult | { engine: string; error: string }> {
   let server: InfluxTestServer;
   try {
     server = await startInfluxServer();
@@ -261,14 +299,22 @@ async function influxCase(args: Args): Promise<CaseResult | { engine: string; er
   try {
     const store = await createInfluxStore({ url: server.url, database: server.database });
     try {
+      const devices = history
+        ? historyDevices(
+            history,
+            args.influxDevicesGiven ? args.influxDevices : args.devicesGiven ? args.devices : undefined,
+            20,
+          )
+        : args.influxDevices;
       return await runCase(
         'influxdb',
         store,
-        args.influxDevices,
+        devices,
         args.influxDays,
         args.influxStepMin,
         args.reps,
         true,
+        history,
       );
     } finally {
       await store.close();
