@@ -375,6 +375,23 @@ create table webhooks (
 )
 `,
   },
+  {
+    version: 431,
+    name: 'history imports with onConflict=replace: the choice, and the stored readings each import replaced (for undo)',
+    sql: `
+alter table history_imports add column on_conflict text not null default 'keep';
+alter table history_imports add constraint history_imports_on_conflict check (on_conflict in ('keep', 'replace'));
+-- Every value stored at a time before the import replaced some (vals), and whether the file added a
+-- parameter the time did not have (adds: undo removes the reading before writing it back).
+create table history_import_replaced (
+  import_id integer not null references history_imports(id) on delete cascade,
+  ts bigint not null,
+  vals jsonb not null,
+  adds boolean not null,
+  primary key (import_id, ts)
+)
+`,
+  },
 ];
 
 /**

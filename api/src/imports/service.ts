@@ -3,13 +3,21 @@
  * readings written in batches through the store's bulk path, with an undo. The job's record lives in the
  * metadata store (`history_imports`), so its state survives a restart and every API process sees it.
  *
- * - **Keep what is stored.** Before each batch is written, the stored readings of its time range are
- *   read: a stamp already stored is never written again — equal values count as duplicates, others as
- *   conflicts (the stored reading is kept and the first 100 reported). Only new stamps are written, so
- *   importing the same file twice changes nothing, on either engine, whether it has `writeBulk` or not.
+ * - **Keep what is stored** (`onConflict=keep`). Before each batch is written, the stored readings of its
+ *   time range are read: a stamp already stored is never written again — equal values count as
+ *   duplicates, others as conflicts (the stored reading is kept and the first 100 reported). Only new
+ *   stamps are written (through `writeBulk`, which keeps what is stored), so importing the same file twice
+ *   changes nothing, on either engine, whether it has `writeBulk` or not.
+ * - **Or replace it** (`onConflict=replace`). A conflicting reading is written through `write`, whose
+ *   re-write of a (device, time) replaces the values it carries and keeps the others: the file's
+ *   parameters take the file's values, the stored parameters the file does not have stay. Every value
+ *   stored at that time is recorded first (`history_import_replaced`, at most `MAX_REPLACED` readings per
+ *   import; past that the import goes on, but `undoRefused` is saved before the first replacement that
+ *   is not recorded).
  * - **What it inserted** is recorded as runs of evenly spaced stamps (runs.ts), persisted before each
  *   batch is written: undo removes exactly those stamps (deleteReadings over the stretches where every
- *   stored stamp is one of them), so a reading stored before, or written since, stays.
+ *   stored stamp is one of them), so a reading stored before, or written since, stays. Undo first puts
+ *   the replaced readings back as they were (`restoreReplaced`), then removes the inserted stamps.
  * - **Rollups.** Writes and deletions leave the store's dirty marks, as a meter's late readings do; the
  *   job then runs the store's rollup refresh, which recomputes the marked ranges only, taking turns with
  *   ingest's scheduler under the same `rollups` lock.
@@ -18,13 +26,16 @@
  *   a turn of the event loop for short requests between batches (`nextTurn`).
  */
 import {
+  type HistoryBatch,
   HistoryImportError,
   type HistoryImportOptions,
   HistoryParser,
   type HistoryRowError,
   type ImportFormat,
   type ImportJob,
+  type ImportOnConflict,
   type ImportState,
+  MESSAGES,
   nextTurn,
   type Reading,
 } from '@kilowatch/core';
@@ -32,7 +43,7 @@ import type { RawRow, TelemetryStore } from '@kilowatch/tsdb';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { isUniqueViolation, type Sql } from '../db/sql.ts';
-import { InsertedRuns, MAX_RUNS, type Run, runEnd, runHolds } from './runs.ts';
+import { InsertedRuns, type Run, runEnd, runHolds } from './runs.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,24 +62,18 @@ export const STALE_MS = 2 * 60_000;
 /** How often a running import says it is alive, and stale ones are looked for. */
 const HEARTBEAT_MS = 20_000;
 
-/** User-facing messages of imports (English; the client's catalogue translates them by text). */
-export const IMPORT_MESSAGES = {
-  running: 'An import is already running for this account. Wait until it has finished, then try again.',
-  demoRunning: 'An import is already running in a demo workspace. Try again in a moment.',
-  sharedMeter: 'This simulated meter belongs to the demo: its history cannot be changed.',
-  replaceUnsupported:
-    'onConflict=replace is not supported yet: an import keeps the readings already stored (onConflict=keep).',
-  onConflict: 'onConflict is keep (the default) or replace.',
-  stillRunning: 'The import is still running; it can be undone once it has finished.',
-  alreadyUndone: 'This import has already been undone.',
-  nothingToUndo: 'This import added no readings: there is nothing to undo.',
-  stopped: 'The server stopped while the import ran. Its readings written so far can be undone.',
-  noBody: 'Send the file as the request body (Content-Type text/csv or text/plain).',
-  tooManyRuns: `The import's readings are too irregular to record for undo (more than ${MAX_RUNS} runs of evenly spaced times): it cannot be undone.`,
-} as const;
+/** Replaced readings an import records for its undo at most (~25 bytes plus ~25 per value each). */
+export const MAX_REPLACED = 50_000;
+/** `KW_IMPORT_MAX_BYTES`'s default (api/src/config.ts), the limit `MESSAGES.importTooLarge` names. */
+export const DEFAULT_MAX_BYTES = 256 * 1024 ** 2;
 
+/**
+ * The size limit's message: core's catalogue text for the default limit; another limit is named in the
+ * same sentence (the client translates it by that sentence's fixed part, as it does the default).
+ */
 export function tooLargeMessage(limit: number): string {
-  return `The file is larger than the import limit of ${formatBytes(limit)} (KW_IMPORT_MAX_BYTES).`;
+  if (limit === DEFAULT_MAX_BYTES) return MESSAGES.importTooLarge;
+  return MESSAGES.importTooLarge.replace('256 MiB', formatBytes(limit));
 }
 
 function formatBytes(n: number): string {
@@ -83,6 +88,8 @@ function formatBytes(n: number): string {
 }
 
 export interface Conflict {
+  /** The file's line the value came from (records from before lines were kept have none). */
+  line?: number;
   ts: number;
   param: string;
   stored: number | null;
@@ -95,6 +102,7 @@ interface ImportRow {
   device_id: number;
   device_key: string;
   format: ImportFormat;
+  on_conflict: ImportOnConflict;
   state: ImportState;
   bytes_read: string | number;
   rows_read: string | number;
@@ -124,6 +132,7 @@ function toJob(r: ImportRow): ImportJob {
     id: r.id,
     deviceId: r.device_id,
     format: r.format,
+    onConflict: r.on_conflict,
     state: r.state,
     bytesRead: Number(r.bytes_read),
     rowsRead: Number(r.rows_read),
@@ -151,6 +160,16 @@ export type ImportStop =
   | { kind: 'too-large'; limit: number }
   | { kind: 'format'; problems: readonly string[]; line?: number };
 
+/** A stored reading an import replaced: every value stored at its time, and whether the file added a parameter. */
+interface ReplacedReading {
+  ts: number;
+  values: Record<string, number>;
+  adds: boolean;
+}
+
+/** Replaced readings per insert statement (4 parameters each). */
+const REPLACED_ROWS_PER_INSERT = 1000;
+
 /** Values equal as stored: the same decimal text gives the same double; a rounding difference is not a conflict. */
 function same(a: number, b: number): boolean {
   return a === b || Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
@@ -167,7 +186,13 @@ export class ImportRun {
   readonly firstErrors: HistoryRowError[] = [];
   private errorsKept = 0;
   readonly inserted = new InsertedRuns();
+  /** Replaced readings recorded for undo (`history_import_replaced`). */
+  replacedKept = 0;
+  /** More readings were replaced than `maxReplaced`: the replacements are no longer recorded. */
+  replacedOverflowed = false;
   private pending: Reading[] = [];
+  /** The file's line of each pending reading's values, by parameter (the parser's `lines`). */
+  private readonly lines = new WeakMap<Reading, Record<string, number>>();
   private readonly parser: HistoryParser;
   private lastSaved = 0;
 
@@ -178,8 +203,17 @@ export class ImportRun {
     private readonly store: TelemetryStore,
     private readonly sql: Sql,
     private readonly now: () => number,
+    readonly onConflict: ImportOnConflict = 'keep',
+    private readonly maxReplaced = MAX_REPLACED,
   ) {
     this.parser = new HistoryParser(options);
+  }
+
+  /** Why the import cannot be undone, once it cannot. */
+  get undoRefused(): string | null {
+    if (this.inserted.overflowed) return MESSAGES.importTooManyRuns;
+    if (this.replacedOverflowed) return MESSAGES.importTooManyReplaced;
+    return null;
   }
 
   /**
@@ -202,9 +236,13 @@ export class ImportRun {
     }
   }
 
-  private async take(batch: { readings: Reading[]; errors: HistoryRowError[] }, last = false) {
+  private async take(batch: HistoryBatch, last = false) {
     if (batch.errors.length > 0) await this.keepErrors(batch.errors);
-    for (const r of batch.readings) this.pending.push(r);
+    batch.readings.forEach((r, i) => {
+      this.pending.push(r);
+      const lines = batch.lines[i];
+      if (lines) this.lines.set(r, lines);
+    });
     while (this.pending.length >= BATCH_READINGS || (last && this.pending.length > 0)) {
       const next = this.pending.splice(0, BATCH_READINGS);
       await this.write(next);
@@ -232,7 +270,10 @@ export class ImportRun {
     );
   }
 
-  /** Checks a batch against what is stored, records the new stamps, then writes them. */
+  /**
+   * Checks a batch against what is stored, records the new stamps (and, replacing, the stored readings
+   * it replaces), then writes them.
+   */
   private async write(batch: Reading[]): Promise<void> {
     batch.sort((a, b) => a.ts - b.ts);
     const from = batch[0]!.ts;
@@ -243,6 +284,8 @@ export class ImportRun {
     for await (const page of this.store.streamRaw({ deviceKey: this.deviceKey, from, to, pageSize: 5000 }))
       for (const row of page) if (wanted.has(row.ts)) stored.set(row.ts, row.values);
     const fresh: Reading[] = [];
+    const replacing: Reading[] = [];
+    const replaced: ReplacedReading[] = [];
     for (const r of batch) {
       const had = stored.get(r.ts);
       if (!had) {
@@ -250,28 +293,83 @@ export class ImportRun {
         continue;
       }
       let conflict = false;
+      let adds = false;
       for (const [param, value] of Object.entries(r.values)) {
         const s = had[param];
         if (s !== undefined && same(s, value)) continue;
         conflict = true;
-        if (this.conflictList.length < FIRST_KEPT)
-          this.conflictList.push({ ts: r.ts, param, stored: s ?? null, file: value });
+        if (s === undefined) adds = true;
+        if (this.conflictList.length < FIRST_KEPT) {
+          const line = this.lines.get(r)?.[param];
+          this.conflictList.push({
+            ...(line !== undefined ? { line } : {}),
+            ts: r.ts,
+            param,
+            stored: s ?? null,
+            file: value,
+          });
+        }
       }
-      if (conflict) this.conflicts++;
-      else this.storedDuplicates++;
+      if (!conflict) {
+        this.storedDuplicates++;
+        continue;
+      }
+      this.conflicts++;
+      if (this.onConflict === 'replace') {
+        replacing.push(r);
+        replaced.push({ ts: r.ts, values: had, adds });
+      }
     }
-    if (fresh.length === 0) return;
-    // Recorded before it is written: a crash in between leaves an undo that deletes nothing extra
-    // (those stamps were not stored), never readings it cannot find.
-    this.inserted.add(fresh.map((r) => r.ts));
-    await this.save();
-    if (this.store.writeBulk) {
-      const once = (async function* () {
-        yield fresh;
-      })();
-      await this.store.writeBulk(once);
-    } else await this.store.write(fresh);
-    this.accepted += fresh.length;
+    if (replaced.length > 0) await this.recordReplaced(replaced);
+    if (fresh.length > 0) {
+      // Recorded before it is written: a crash in between leaves an undo that deletes nothing extra
+      // (those stamps were not stored), never readings it cannot find.
+      this.inserted.add(fresh.map((r) => r.ts));
+      await this.save();
+      if (this.store.writeBulk) {
+        const once = (async function* () {
+          yield fresh;
+        })();
+        await this.store.writeBulk(once);
+      } else await this.store.write(fresh);
+      this.accepted += fresh.length;
+    }
+    // `write`, not `writeBulk` (which keeps a stored time as it is): a re-write replaces the values it
+    // carries and keeps the stored parameters the file does not have.
+    if (replacing.length > 0) await this.store.write(replacing);
+  }
+
+  /**
+   * Keeps the stored readings about to be replaced, before they are: every value stored at each time.
+   * Past `maxReplaced` nothing more is kept and the refusal of undo is saved first (those kept so far are
+   * dropped, no longer of use).
+   */
+  private async recordReplaced(replaced: readonly ReplacedReading[]): Promise<void> {
+    if (this.replacedOverflowed) return;
+    if (this.replacedKept + replaced.length > this.maxReplaced) {
+      this.replacedOverflowed = true;
+      await this.save();
+      await this.sql.query('delete from history_import_replaced where import_id = $1', [this.id]);
+      this.replacedKept = 0;
+      return;
+    }
+    for (let i = 0; i < replaced.length; i += REPLACED_ROWS_PER_INSERT) {
+      const part = replaced.slice(i, i + REPLACED_ROWS_PER_INSERT);
+      const values: unknown[] = [];
+      const rows = part.map((r, k) => {
+        values.push(this.id, r.ts, JSON.stringify(r.values), r.adds);
+        const b = k * 4;
+        return `($${b + 1}, $${b + 2}, $${b + 3}::jsonb, $${b + 4})`;
+      });
+      // A time the file gives twice (farther apart than the parser's duplicate window) keeps what was
+      // stored before the first.
+      const res = await this.sql.query(
+        `insert into history_import_replaced (import_id, ts, vals, adds) values ${rows.join(', ')}
+         on conflict (import_id, ts) do nothing`,
+        values,
+      );
+      this.replacedKept += res.rowCount;
+    }
   }
 
   /** The record as it stands (counts, first errors, what was inserted). */
@@ -308,7 +406,7 @@ export class ImportRun {
       JSON.stringify(this.firstErrors),
       JSON.stringify(this.conflictList),
       JSON.stringify(this.inserted.runs),
-      this.inserted.overflowed ? IMPORT_MESSAGES.tooManyRuns : null,
+      this.undoRefused,
       now,
     ];
     if (extra.state) {
@@ -365,14 +463,74 @@ export async function deleteRuns(
   return span;
 }
 
+/**
+ * Puts back the stored readings an import replaced, exactly as they were: where the file added a
+ * parameter the time did not have, the readings are removed (over the stretches of stored times that are
+ * all replaced ones) and written back whole; elsewhere writing them back replaces the file's values with
+ * the stored ones. Answers the span written, or null when nothing was replaced.
+ */
+export async function restoreReplaced(
+  store: TelemetryStore,
+  sql: Sql,
+  importId: number,
+  deviceKey: string,
+): Promise<{ from: number; to: number } | null> {
+  const { rows } = await sql.query<{
+    ts: string | number;
+    vals: Record<string, number> | string;
+    adds: boolean;
+  }>('select ts, vals, adds from history_import_replaced where import_id = $1 order by ts', [importId]);
+  if (rows.length === 0) return null;
+  const originals: Reading[] = rows.map((r) => ({ deviceKey, ts: Number(r.ts), values: json(r.vals) }));
+  const added = rows.filter((r) => r.adds).map((r) => Number(r.ts));
+  if (added.length > 0) {
+    const replaced = new Set(originals.map((r) => r.ts));
+    const needed = new Set(added);
+    const stamps: number[] = [];
+    for await (const page of store.streamRaw({
+      deviceKey,
+      from: added[0]!,
+      to: added.at(-1)! + 1,
+      pageSize: 10_000,
+    }))
+      for (const row of page) stamps.push(row.ts);
+    let start: number | null = null;
+    let end = 0;
+    let needs = false;
+    const flush = async () => {
+      if (start !== null && needs) await store.deleteReadings({ deviceKey, from: start, to: end + 1 });
+      start = null;
+      needs = false;
+    };
+    for (const ts of stamps) {
+      if (!replaced.has(ts)) {
+        await flush();
+        continue;
+      }
+      start ??= ts;
+      end = ts;
+      if (needed.has(ts)) needs = true;
+    }
+    await flush();
+  }
+  for (let i = 0; i < originals.length; i += BATCH_READINGS) {
+    await store.write(originals.slice(i, i + BATCH_READINGS));
+    await nextTurn();
+  }
+  return { from: originals[0]!.ts, to: originals.at(-1)!.ts + 1 };
+}
+
 export interface ImportService {
   readonly maxBytes: number;
+  /** Replaced readings an import records for undo at most (`MAX_REPLACED`; a test may lower it). */
+  maxReplaced: number;
   /** Opens an import's record (state running), or says why not. */
   begin(
     userId: number,
     device: { id: number; deviceKey: string },
     format: ImportFormat,
     options: HistoryImportOptions,
+    onConflict?: ImportOnConflict,
   ): Promise<ImportRun | { refused: 'running' | 'demo-running' }>;
   /** The file is read and written: the rollups are refreshed, then the import is done (in the background). */
   complete(run: ImportRun): Promise<void>;
@@ -405,7 +563,7 @@ export default fp(
         `update history_imports set state = case when state = 'undoing' then 'done' else 'failed' end,
            failure = case when state = 'undoing' then failure else $2 end, finished_at = coalesce(finished_at, $3), updated_at = $3
          where state in ('running', 'undoing') and updated_at < $1 and not (id = any($4::integer[]))`,
-        [at - STALE_MS, IMPORT_MESSAGES.stopped, at, mine],
+        [at - STALE_MS, MESSAGES.importStopped, at, mine],
       );
     }
 
@@ -423,7 +581,7 @@ export default fp(
       `update history_imports set state = case when state = 'undoing' then 'done' else 'failed' end,
          failure = case when state = 'undoing' then failure else $1 end, finished_at = coalesce(finished_at, $2), updated_at = $2
        where state in ('running', 'undoing') and updated_at < $3`,
-      [IMPORT_MESSAGES.stopped, now(), now() - STALE_MS],
+      [MESSAGES.importStopped, now(), now() - STALE_MS],
     );
     const timer = setInterval(() => {
       heartbeat()
@@ -438,7 +596,7 @@ export default fp(
         .query(
           `update history_imports set state = 'failed', failure = $2, finished_at = $3, updated_at = $3
            where id = any($1::integer[]) and state = 'running'`,
-          [[...running], IMPORT_MESSAGES.stopped, now()],
+          [[...running], MESSAGES.importStopped, now()],
         )
         .catch(() => undefined);
     });
@@ -453,8 +611,9 @@ export default fp(
 
     const service: ImportService = {
       maxBytes: app.config.importMaxBytes,
+      maxReplaced: MAX_REPLACED,
 
-      async begin(userId, device, format, options) {
+      async begin(userId, device, format, options, onConflict = 'keep') {
         const demo = (await app.accounts.findUserById(userId))?.isDemo === true;
         if (demo) {
           // Every demo workspace together is one account here.
@@ -468,9 +627,9 @@ export default fp(
         let id: number;
         try {
           const { rows } = await sql.query<{ id: number }>(
-            `insert into history_imports (user_id, device_id, device_key, format, state, started_at, updated_at)
-             values ($1, $2, $3, $4, 'running', $5, $5) returning id`,
-            [userId, device.id, device.deviceKey, format, at],
+            `insert into history_imports (user_id, device_id, device_key, format, on_conflict, state, started_at, updated_at)
+             values ($1, $2, $3, $4, $5, 'running', $6, $6) returning id`,
+            [userId, device.id, device.deviceKey, format, onConflict, at],
           );
           id = rows[0]!.id;
         } catch (e) {
@@ -479,7 +638,16 @@ export default fp(
         }
         running.add(id);
         try {
-          return new ImportRun(id, device.deviceKey, options, store, sql, now);
+          return new ImportRun(
+            id,
+            device.deviceKey,
+            options,
+            store,
+            sql,
+            now,
+            onConflict,
+            service.maxReplaced,
+          );
         } catch (e) {
           running.delete(id);
           await sql.query('delete from history_imports where id = $1', [id]);
@@ -495,7 +663,7 @@ export default fp(
         } catch (err) {
           app.log.error({ err, importId: run.id }, 'import failed');
           await run
-            .save({ state: 'failed', failure: 'The rollups could not be refreshed.', finishedAt: now() })
+            .save({ state: 'failed', failure: MESSAGES.importRollupsFailed, finishedAt: now() })
             .catch(() => undefined);
         } finally {
           running.delete(run.id);
@@ -504,16 +672,20 @@ export default fp(
 
       async fail(run, reason) {
         try {
-          // Nothing of a file that cannot be imported whole is kept.
-          if (!run.inserted.empty && !run.inserted.overflowed) {
+          // Nothing of a file that cannot be imported whole is kept: what it replaced is put back, what
+          // it inserted removed (unless it could no longer be undone).
+          if ((!run.inserted.empty || run.replacedKept > 0) && run.undoRefused === null) {
             const { rows } = await sql.query<{ device_key: string }>(
               'select device_key from history_imports where id = $1',
               [run.id],
             );
             if (rows[0]) {
+              await restoreReplaced(store, sql, run.id, rows[0].device_key);
               await deleteRuns(store, rows[0].device_key, run.inserted.runs);
               await refreshRollups();
               run.inserted.runs.length = 0;
+              await sql.query('delete from history_import_replaced where import_id = $1', [run.id]);
+              run.replacedKept = 0;
             }
           }
         } catch (err) {
@@ -554,11 +726,16 @@ export default fp(
         const r = await own(userId, id);
         if (!r) return 'missing';
         if (r.state === 'running' || r.state === 'undoing')
-          return { refused: IMPORT_MESSAGES.stillRunning, status: 409 };
-        if (r.state === 'undone') return { refused: IMPORT_MESSAGES.alreadyUndone, status: 409 };
+          return { refused: MESSAGES.importStillRunning, status: 409 };
+        if (r.state === 'undone') return { refused: MESSAGES.importAlreadyUndone, status: 409 };
         if (r.undo_refused) return { refused: r.undo_refused, status: 409 };
         const runs = json(r.inserted);
-        if (runs.length === 0) return { refused: IMPORT_MESSAGES.nothingToUndo, status: 409 };
+        const { rows: kept } = await sql.query(
+          'select 1 from history_import_replaced where import_id = $1 limit 1',
+          [id],
+        );
+        if (runs.length === 0 && kept.length === 0)
+          return { refused: MESSAGES.importNothingToUndo, status: 409 };
         // The account's one place, held while the readings are removed.
         const claimed = await sql
           .query(
@@ -569,17 +746,23 @@ export default fp(
             if (isUniqueViolation(e)) return null;
             throw e;
           });
-        if (!claimed) return { refused: IMPORT_MESSAGES.running, status: 409 };
-        if (claimed.rowCount === 0) return { refused: IMPORT_MESSAGES.stillRunning, status: 409 };
+        if (!claimed) return { refused: MESSAGES.importRunning, status: 409 };
+        if (claimed.rowCount === 0) return { refused: MESSAGES.importStillRunning, status: 409 };
         running.add(id);
         try {
+          // The replaced readings first: a time the import inserted and then replaced (given twice in
+          // the file) is put back as the import first wrote it, then removed with the rest it inserted.
+          await restoreReplaced(store, sql, id, r.device_key);
           await deleteRuns(store, r.device_key, runs);
           await refreshRollups();
           const at = now();
-          await sql.query(
-            `update history_imports set state = 'undone', undone_at = $2, updated_at = $2, inserted = '[]'::jsonb where id = $1`,
-            [id, at],
-          );
+          await sql.transaction(async (tx) => {
+            await tx.query(
+              `update history_imports set state = 'undone', undone_at = $2, updated_at = $2, inserted = '[]'::jsonb where id = $1`,
+              [id, at],
+            );
+            await tx.query('delete from history_import_replaced where import_id = $1', [id]);
+          });
         } catch (e) {
           await sql
             .query(`update history_imports set state = $2, updated_at = $3 where id = $1`, [

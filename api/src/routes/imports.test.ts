@@ -1,13 +1,16 @@
 /**
  * History imports through `inject`, on DuckDB (in memory) and a real InfluxDB: round trip of Kilowatch's
- * own export, a Polish portal file, idempotency, conflicts, row errors, the size limit, one import at a
- * time, ownership and undo. Every stamp is a fixed past time; the app's clock is fixed too.
+ * own export, a Polish portal file, idempotency, conflicts kept or replaced, row errors, the size limit,
+ * one import at a time, ownership and undo (of replacements too). Every stamp is a fixed past time; the
+ * app's clock is fixed too.
  */
 import { PassThrough } from 'node:stream';
-import type { ImportJob, Reading } from '@kilowatch/core';
+import { type ImportJob, MESSAGES, type Reading } from '@kilowatch/core';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimMeter, locationOf, steadyCounter } from '../analytics/testing.ts';
+import { MAX_RUNS } from '../imports/runs.ts';
+import { BATCH_READINGS, DEFAULT_MAX_BYTES, MAX_REPLACED, tooLargeMessage } from '../imports/service.ts';
 import { ENGINES } from '../testing/engines.ts';
 import { type Account, as, buildTestApp, signUp, type TestApp } from '../testing/helper.ts';
 
@@ -33,6 +36,18 @@ const POLISH_MAPPING = JSON.stringify({
   values: [{ column: 'Zużycie [kWh]', param: 'eai1', kind: 'interval' }],
 });
 const KWH = Array.from({ length: 24 }, (_, i) => 0.1 + ((i * 37) % 100) / 100);
+
+describe('import messages', () => {
+  it("are core's catalogue texts, naming the server's bounds", () => {
+    expect(MESSAGES.importTooManyRuns).toContain(` ${MAX_RUNS} runs`);
+    expect(MESSAGES.importTooManyReplaced).toContain(` ${MAX_REPLACED} stored readings`);
+    expect(DEFAULT_MAX_BYTES).toBe(256 * 1024 ** 2);
+    expect(tooLargeMessage(DEFAULT_MAX_BYTES)).toBe(MESSAGES.importTooLarge);
+    expect(tooLargeMessage(64 * 1024 ** 2)).toBe(
+      'The file is larger than the import limit of 64 MiB (KW_IMPORT_MAX_BYTES).',
+    );
+  });
+});
 
 for (const engine of ENGINES) {
   describe.skipIf(engine.skip !== null)(`history imports on ${engine.name}`, () => {
@@ -184,11 +199,177 @@ for (const engine of ENGINES) {
       const file = `time,v\n${new Date(ts).toISOString()},229.5\n${new Date(ts + H).toISOString()},230\n`;
       const job = await imported(m.id, { format: 'csv', mapping }, file);
       expect(job).toMatchObject({ accepted: 1, conflicts: 1, duplicates: 0 });
-      expect(job.conflictList).toEqual([{ ts, param: 'vave1', stored: 231, file: 229.5 }]);
+      expect(job.conflictList).toEqual([{ line: 2, ts, param: 'vave1', stored: 231, file: 229.5 }]);
+      expect(job.onConflict).toBe('keep');
       expect((await raw(m.deviceKey, ts, ts + 2 * H)).map((r) => r.values.vave1)).toEqual([231, 230]);
-      const replace = await post(m.id, { format: 'csv', mapping, onConflict: 'replace' }, file);
-      expect(replace.statusCode).toBe(400);
-      expect(replace.json().message).toMatch(/^onConflict=replace is not supported yet/);
+      const bad = await post(m.id, { format: 'csv', mapping, onConflict: 'overwrite' }, file);
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json()).toEqual({
+        message: MESSAGES.importOnConflict,
+        errors: { onConflict: [MESSAGES.importOnConflict] },
+      });
+    });
+
+    it('onConflict=replace: the file takes the stored times, other stored parameters stay; undo puts back exactly what was stored', async () => {
+      const m = await meter('replace');
+      const day = DAY1 + 20 * 24 * H; // 2026-01-30 in Warsaw
+      // Stored: a register stepping 1 kWh an hour over the day (24 kWh), a current beside it at 05:00
+      // and 06:00, a voltage at 05:00.
+      const before: Reading[] = Array.from({ length: 25 }, (_, h) => ({
+        deviceKey: m.deviceKey,
+        ts: day + h * H,
+        values: { eai1: 500 + h, ...(h === 5 ? { vave1: 231, iave1: 5 } : h === 6 ? { iave1: 6 } : {}) },
+      }));
+      await store.write(before);
+      expect(await daily(m.id, day, 1)).toEqual([24]);
+      const mapping = JSON.stringify({
+        timestamp: { column: 'time', format: 'iso' },
+        values: [
+          { column: 'e', param: 'eai1' },
+          { column: 'v', param: 'vave1' },
+        ],
+      });
+      // The morning's register equal, the afternoon's 2 kWh an hour, another voltage at 05:00, one at
+      // 06:00 where none was stored, and an hour after the day that is not stored at all.
+      const rows: string[] = [];
+      for (let h = 0; h <= 25; h++) {
+        const e = h <= 12 ? 500 + h : 512 + (h - 12) * 2;
+        const v = h === 5 ? '229.5' : h === 6 ? '230' : '';
+        rows.push(`${new Date(day + h * H).toISOString()},${e},${v}`);
+      }
+      const file = `time,e,v\n${rows.join('\n')}\n`;
+      const job = await imported(m.id, { format: 'csv', mapping, onConflict: 'replace' }, file);
+      expect(job).toMatchObject({
+        state: 'done',
+        onConflict: 'replace',
+        accepted: 1,
+        duplicates: 11,
+        conflicts: 14,
+        rejected: 0,
+        undoRefused: null,
+      });
+      expect(job.conflictList.slice(0, 3)).toEqual([
+        // Line 1 is the header: hour h is on line h + 2.
+        { line: 7, ts: day + 5 * H, param: 'vave1', stored: 231, file: 229.5 },
+        { line: 8, ts: day + 6 * H, param: 'vave1', stored: null, file: 230 },
+        { line: 15, ts: day + 13 * H, param: 'eai1', stored: 513, file: 514 },
+      ]);
+      expect(job.conflictList).toHaveLength(14);
+      const replaced = await raw(m.deviceKey, day, day + 26 * H);
+      expect(replaced.map((r) => r.ts)).toEqual([...before.map((r) => r.ts), day + 25 * H]);
+      expect(replaced[5]!.values).toEqual({ eai1: 505, vave1: 229.5, iave1: 5 });
+      expect(replaced[6]!.values).toEqual({ eai1: 506, vave1: 230, iave1: 6 });
+      expect(replaced[24]!.values).toEqual({ eai1: 536 });
+      // The rollups of the replaced range are refreshed as for the rest of the import.
+      expect(await daily(m.id, day, 1)).toEqual([36]);
+      // The same file again: every reading now equal.
+      const again = await imported(m.id, { format: 'csv', mapping, onConflict: 'replace' }, file);
+      expect(again).toMatchObject({ accepted: 0, duplicates: 26, conflicts: 0 });
+      const nothing = await as(t.app, account, { method: 'DELETE', url: `/api/imports/${again.id}` });
+      expect(nothing.statusCode).toBe(409);
+      expect(nothing.json().message).toBe(MESSAGES.importNothingToUndo);
+      const res = await as(t.app, account, { method: 'DELETE', url: `/api/imports/${job.id}` });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ id: job.id, state: 'undone' });
+      const left = await raw(m.deviceKey, day - H, day + 27 * H);
+      expect(left.map((r) => ({ ts: r.ts, values: r.values }))).toEqual(
+        before.map((r) => ({ ts: r.ts, values: r.values })),
+      );
+      expect(await daily(m.id, day, 1)).toEqual([24]);
+    });
+
+    it('a replacing import that cannot be read on puts back what it replaced, and is failed', async () => {
+      const m = await meter('replace-fail');
+      const from = DAY1 + 24 * 24 * H;
+      // More readings than a batch, so the first batch is replaced before the file turns out unreadable.
+      const before: Reading[] = Array.from({ length: BATCH_READINGS + 10 }, (_, i) => ({
+        deviceKey: m.deviceKey,
+        ts: from + i * 60_000,
+        values: { vave1: 230, iave1: 4 },
+      }));
+      await store.write(before);
+      const stamp = (ts: number) => new Date(ts).toISOString().slice(0, 19).replace('T', ' ');
+      const part = (device: string, rows: [number, number][]) =>
+        [
+          'Time (UTC),Local time (Europe/Warsaw),Device,Voltage L1 (V)',
+          'timestamp_utc,timestamp_local (Europe/Warsaw),device,vave1',
+          ...rows.map(([ts, v]) => `${stamp(ts)},${stamp(ts + H)},${device},${v}`),
+        ]
+          .map((l) => `${l}\r\n`)
+          .join('');
+      const body = new PassThrough();
+      body.write(
+        part(
+          'Kitchen',
+          before.map((r) => [r.ts, 231]),
+        ),
+      );
+      const pending = as(t.app, account, {
+        method: 'POST',
+        url: `/api/devices/${m.id}/imports?format=kilowatch&onConflict=replace`,
+        headers: { 'content-type': 'text/csv' },
+        payload: body,
+      });
+      let replacedSoFar = false;
+      for (let i = 0; i < 500 && !replacedSoFar; i++) {
+        replacedSoFar = (await raw(m.deviceKey, from, from + 1))[0]?.values.vave1 === 231;
+        if (!replacedSoFar) await sleep(20);
+      }
+      expect(replacedSoFar).toBe(true);
+      // A second device's export follows, and none was chosen: the file cannot be imported.
+      body.end(part('Garage', [[from, 1]]));
+      // Answered 400 before the request's body has ended: inject may report that as an aborted request.
+      const res = await pending.catch((e: unknown) => e);
+      if (!(res instanceof Error)) expect((res as { statusCode: number }).statusCode).toBe(400);
+      const list = await as(t.app, account, { method: 'GET', url: `/api/devices/${m.id}/imports` });
+      // The handler may still be removing what it wrote when inject gives up on the request.
+      const job = await finished((list.json() as ImportJob[])[0]!.id);
+      expect(job).toMatchObject({ state: 'failed', onConflict: 'replace' });
+      expect(job.failure).toMatch(/^The file cannot be imported: .*several devices/);
+      const left = await raw(m.deviceKey, from - H, from + 5 * 24 * H);
+      expect(left.map((r) => ({ ts: r.ts, values: r.values }))).toEqual(
+        before.map((r) => ({ ts: r.ts, values: r.values })),
+      );
+    });
+
+    it('onConflict=replace past the readings kept for undo: the import replaces them all and says it cannot be undone', async () => {
+      const m = await meter('replace-many');
+      const day = DAY1 + 22 * 24 * H;
+      const before: Reading[] = Array.from({ length: 4 }, (_, h) => ({
+        deviceKey: m.deviceKey,
+        ts: day + h * H,
+        values: { vave1: 230 + h },
+      }));
+      await store.write(before);
+      const mapping = JSON.stringify({
+        timestamp: { column: 'time', format: 'iso' },
+        values: [{ column: 'v', param: 'vave1' }],
+      });
+      const file = `time,v\n${before.map((r) => `${new Date(r.ts).toISOString()},${r.values.vave1! + 0.5}`).join('\n')}\n`;
+      const kept = t.app.imports.maxReplaced;
+      t.app.imports.maxReplaced = 3;
+      let job: ImportJob;
+      try {
+        job = await imported(m.id, { format: 'csv', mapping, onConflict: 'replace' }, file);
+      } finally {
+        t.app.imports.maxReplaced = kept;
+      }
+      expect(job).toMatchObject({
+        state: 'done',
+        conflicts: 4,
+        accepted: 0,
+        undoRefused: MESSAGES.importTooManyReplaced,
+      });
+      expect((await raw(m.deviceKey, day, day + 4 * H)).map((r) => r.values.vave1)).toEqual([
+        230.5, 231.5, 232.5, 233.5,
+      ]);
+      const { rows } = await t.sql.query('select 1 from history_import_replaced where import_id = $1', [
+        job.id,
+      ]);
+      expect(rows).toEqual([]);
+      const res = await as(t.app, account, { method: 'DELETE', url: `/api/imports/${job.id}` });
+      expect(res.statusCode).toBe(409);
+      expect(res.json().message).toBe(MESSAGES.importTooManyReplaced);
     });
 
     it('a spring-gap stamp and a truncated last line are row errors; the other rows are stored', async () => {
@@ -281,9 +462,7 @@ for (const engine of ENGINES) {
       expect(running?.state).toBe('running');
       const second = await post(b.id, { format: 'csv', mapping }, 'time,v\n2026-01-10T00:00:00Z,230\n');
       expect(second.statusCode).toBe(409);
-      expect(second.json().message).toBe(
-        'An import is already running for this account. Wait until it has finished, then try again.',
-      );
+      expect(second.json().message).toBe(MESSAGES.importRunning);
       body.end('2026-01-10T00:01:00Z,231\n');
       const res = await pending;
       expect(res.statusCode).toBe(202);

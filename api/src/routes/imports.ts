@@ -12,10 +12,11 @@ import {
   ImportJobSchema,
   type ImportQuery,
   ImportQuerySchema,
+  MESSAGES,
 } from '@kilowatch/core';
 import * as v from 'valibot';
 import { ApiError, ConflictError, NotFoundError, ValidationError } from '../errors.ts';
-import { ERRORS_KEPT, IMPORT_MESSAGES, tooLargeMessage } from '../imports/service.ts';
+import { ERRORS_KEPT, tooLargeMessage } from '../imports/service.ts';
 import { errorResponse, request, response, type TypedRoutes } from '../schema.ts';
 import type { RouteOptions } from './options.ts';
 
@@ -34,7 +35,7 @@ function optionsOf(q: ImportQuery, deviceKey: string): HistoryImportOptions {
       ...(q.sourceDevice !== undefined ? { sourceDevice: q.sourceDevice } : {}),
     };
   if (q.mapping === undefined) {
-    const message = `A ${q.format} import needs a mapping (JSON) in the mapping query parameter.`;
+    const message = q.format === 'csv' ? MESSAGES.importCsvMapping : MESSAGES.importLineProtocolMapping;
     throw new ValidationError({ mapping: [message] }, message);
   }
   let mapping: Record<string, unknown>;
@@ -45,7 +46,7 @@ function optionsOf(q: ImportQuery, deviceKey: string): HistoryImportOptions {
     throw new ValidationError({ mapping: [message] }, message);
   }
   if (mapping === null || typeof mapping !== 'object' || Array.isArray(mapping)) {
-    const message = 'The mapping is a JSON object.';
+    const message = MESSAGES.importMappingObject;
     throw new ValidationError({ mapping: [message] }, message);
   }
   if (q.zone !== undefined && mapping.zone === undefined && mapping.offset === undefined)
@@ -101,11 +102,11 @@ const importRoutes: TypedRoutes<RouteOptions> = async (app) => {
       const userId = req.session.userId;
       const device = await app.devices.get(userId, req.params.id);
       if (!device) throw new NotFoundError();
-      if (device.sharedTelemetry) throw new ConflictError(IMPORT_MESSAGES.sharedMeter);
+      if (device.sharedTelemetry) throw new ConflictError(MESSAGES.importSharedMeter);
       const q = req.query;
-      if (q.onConflict !== undefined && q.onConflict !== 'keep') {
-        const message =
-          q.onConflict === 'replace' ? IMPORT_MESSAGES.replaceUnsupported : IMPORT_MESSAGES.onConflict;
+      const onConflict = q.onConflict ?? 'keep';
+      if (onConflict !== 'keep' && onConflict !== 'replace') {
+        const message = MESSAGES.importOnConflict;
         throw new ValidationError({ onConflict: [message] }, message);
       }
       const options = optionsOf(q, device.deviceKey);
@@ -116,20 +117,17 @@ const importRoutes: TypedRoutes<RouteOptions> = async (app) => {
         throw e;
       }
       const body = req.body as unknown;
-      if (!isStream(body)) throw new ApiError(400, IMPORT_MESSAGES.noBody);
-      const run = await app.imports.begin(userId, device, q.format, options);
+      if (!isStream(body)) throw new ApiError(400, MESSAGES.importNoBody);
+      const run = await app.imports.begin(userId, device, q.format, options, onConflict);
       if ('refused' in run)
         throw new ConflictError(
-          run.refused === 'running' ? IMPORT_MESSAGES.running : IMPORT_MESSAGES.demoRunning,
+          run.refused === 'running' ? MESSAGES.importRunning : MESSAGES.importDemoRunning,
         );
       let stop: Awaited<ReturnType<typeof run.consume>>;
       try {
         stop = await run.consume(body, app.imports.maxBytes);
       } catch (e) {
-        await app.imports.fail(
-          run,
-          'The import stopped: the telemetry store or the metadata database failed.',
-        );
+        await app.imports.fail(run, MESSAGES.importStoreFailed);
         throw e;
       }
       if (stop?.kind === 'too-large') {
@@ -217,7 +215,8 @@ const importRoutes: TypedRoutes<RouteOptions> = async (app) => {
     '/imports/:id',
     {
       schema: {
-        summary: 'Undo an import: the readings it added are removed, the rollups of their range recomputed',
+        summary:
+          'Undo an import: the readings it replaced are put back, those it added removed, the rollups of their range recomputed',
         tags,
         security,
         params,

@@ -6,6 +6,9 @@ export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 /** `undoing` is passed through while `DELETE /api/imports/:id` removes what the import added. */
 export const IMPORT_STATES = ['running', 'done', 'failed', 'undoing', 'undone'] as const;
 export type ImportState = (typeof IMPORT_STATES)[number];
+/** What a reading of the file does at a time already stored with other values: keep the stored one, or replace it. */
+export const IMPORT_ON_CONFLICT = ['keep', 'replace'] as const;
+export type ImportOnConflict = (typeof IMPORT_ON_CONFLICT)[number];
 
 export const ImportQuerySchema = v.object({
   format: v.picklist(IMPORT_FORMATS, 'Choose a format: kilowatch, csv or line-protocol.'),
@@ -19,6 +22,7 @@ export const ImportQuerySchema = v.object({
   precision: v.optional(v.picklist(['ns', 'us', 'ms', 's'])),
   /** The file's text encoding (default utf-8). */
   encoding: v.optional(v.pipe(v.string(), v.maxLength(40))),
+  /** `keep` (default) or `replace`; anything else is answered 400 `MESSAGES.importOnConflict`. */
   onConflict: v.optional(v.string()),
 });
 export type ImportQuery = v.InferOutput<typeof ImportQuerySchema>;
@@ -29,8 +33,13 @@ export const ImportRowErrorSchema = v.object({
   reason: v.string(),
 });
 
-/** A stored reading the file gave another value at the same time: the stored one is kept. */
+/**
+ * A stored reading the file gave another value at the same time (`stored` null: the time is stored
+ * without that parameter): kept with `onConflict=keep`, replaced by the file's with `replace`.
+ */
 export const ImportConflictSchema = v.object({
+  /** The file's line the value came from (absent in records kept before lines were). */
+  line: v.optional(v.number()),
   ts: v.number(),
   param: v.string(),
   stored: v.nullable(v.number()),
@@ -41,6 +50,8 @@ export const ImportJobSchema = v.object({
   id: v.number(),
   deviceId: v.number(),
   format: v.picklist(IMPORT_FORMATS),
+  /** What the import did with conflicting readings (always sent; optional for records from before it). */
+  onConflict: v.optional(v.picklist(IMPORT_ON_CONFLICT)),
   state: v.picklist(IMPORT_STATES),
   bytesRead: v.number(),
   rowsRead: v.number(),

@@ -76,6 +76,28 @@ export const MESSAGES = {
     'This location has no prosumer settlement. Choose net-metering or net-billing on the location first.',
   settlementNeedsGrid:
     "The settlement is drawn from the location's grid meter: give one of its devices the grid role.",
+  // History imports (docs/api.md §History import). The numbers are the server's bounds
+  // (api/src/imports/: MAX_RUNS, MAX_REPLACED; KW_IMPORT_MAX_BYTES's default), checked by its tests. A
+  // server with another size limit names it in importTooLarge's sentence.
+  importRunning: 'An import is already running for this account. Wait until it has finished, then try again.',
+  importDemoRunning: 'An import is already running in a demo workspace. Try again in a moment.',
+  importSharedMeter: 'This simulated meter belongs to the demo: its history cannot be changed.',
+  importOnConflict: 'onConflict is keep (the default) or replace.',
+  importStillRunning: 'The import is still running; it can be undone once it has finished.',
+  importAlreadyUndone: 'This import has already been undone.',
+  importNothingToUndo: 'This import added or replaced no readings: there is nothing to undo.',
+  importStopped: 'The server stopped while the import ran. Its readings written so far can be undone.',
+  importNoBody: 'Send the file as the request body (Content-Type text/csv or text/plain).',
+  importTooManyRuns:
+    "The import's readings are too irregular to record for undo (more than 20000 runs of evenly spaced times): it cannot be undone.",
+  importTooManyReplaced:
+    'The import replaced more than 50000 stored readings, more than are kept for undo: it cannot be undone.',
+  importTooLarge: 'The file is larger than the import limit of 256 MiB (KW_IMPORT_MAX_BYTES).',
+  importCsvMapping: 'A csv import needs a mapping (JSON) in the mapping query parameter.',
+  importLineProtocolMapping: 'A line-protocol import needs a mapping (JSON) in the mapping query parameter.',
+  importMappingObject: 'The mapping is a JSON object.',
+  importStoreFailed: 'The import stopped: the telemetry store or the metadata database failed.',
+  importRollupsFailed: 'The rollups could not be refreshed.',
 } as const;
 
 export type MessageKey = keyof typeof MESSAGES;

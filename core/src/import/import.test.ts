@@ -24,6 +24,8 @@ const TZ = 'Europe/Warsaw';
 interface Result {
   readings: Reading[];
   errors: HistoryRowError[];
+  /** The line of each reading's values (beside `readings`). */
+  lines: Record<string, number>[];
   summary: HistorySummary;
 }
 
@@ -32,17 +34,21 @@ function run(options: HistoryImportOptions, text: string, size?: number): Result
   const p = new HistoryParser(options);
   const readings: Reading[] = [];
   const errors: HistoryRowError[] = [];
+  const lines: Record<string, number>[] = [];
   const bytes = new TextEncoder().encode(text);
   const step = size ?? Math.max(bytes.length, 1);
   for (let i = 0; i < bytes.length; i += step) {
     const b = p.feed(bytes.subarray(i, i + step));
     readings.push(...b.readings);
     errors.push(...b.errors);
+    lines.push(...b.lines);
   }
   const last = p.finish();
   readings.push(...last.readings);
   errors.push(...last.errors);
-  return { readings, errors, summary: p.summary };
+  lines.push(...last.lines);
+  expect(lines).toHaveLength(readings.length);
+  return { readings, errors, lines, summary: p.summary };
 }
 
 function series(readings: readonly Reading[], param: string) {
@@ -499,6 +505,7 @@ describe('chunk boundaries', () => {
       const chunked = run(options, text, size);
       expect(chunked.readings).toEqual(whole.readings);
       expect(chunked.errors).toEqual(whole.errors);
+      expect(chunked.lines).toEqual(whole.lines);
       expect(chunked.summary).toEqual(whole.summary);
     }
   });
@@ -521,6 +528,58 @@ describe('chunk boundaries', () => {
     }
     expect(batches.flatMap((b) => b.readings.map((r) => r.values.vave1))).toEqual([230, 231]);
     expect(next.value).toMatchObject({ rows: 2, readings: 2, lines: 3 });
+  });
+});
+
+describe('the line of each value', () => {
+  it('an interval energy names its row, the reading of 0 at the first start too', () => {
+    const { readings, lines } = run(
+      {
+        format: 'csv',
+        deviceKey: KEY,
+        mapping: {
+          timestamp: { column: 'time', format: 'iso' },
+          stamp: 'end',
+          interval: 60,
+          values: [
+            { column: 'kwh', param: 'eai1', kind: 'interval' },
+            { column: 'v', param: 'vave1' },
+          ],
+        },
+      },
+      'time,kwh,v\n# a comment\n2026-01-10T01:00Z,0.5,230\n\n2026-01-10T02:00Z,1,231\n',
+    );
+    expect(readings.map((r) => r.values)).toEqual([
+      { eai1: 0 },
+      { eai1: 0.5, vave1: 230 },
+      { eai1: 1.5, vave1: 231 },
+    ]);
+    expect(lines).toEqual([{ eai1: 3 }, { eai1: 3, vave1: 3 }, { eai1: 5, vave1: 5 }]);
+  });
+
+  it('line protocol: fields of one time on two lines name each their own', () => {
+    const { readings, lines } = run(
+      {
+        format: 'line-protocol',
+        deviceKey: KEY,
+        mapping: {
+          precision: 'ms',
+          fields: [
+            { field: 'u', param: 'vave1' },
+            { field: 'i', param: 'iave1' },
+          ],
+        },
+      },
+      'm u=230 1768003200000\nm i=5 1768003200000\nm u=231,i=6 1768003260000\n',
+    );
+    expect(readings.map((r) => r.values)).toEqual([
+      { vave1: 230, iave1: 5 },
+      { vave1: 231, iave1: 6 },
+    ]);
+    expect(lines).toEqual([
+      { vave1: 1, iave1: 2 },
+      { vave1: 3, iave1: 3 },
+    ]);
   });
 });
 

@@ -91,6 +91,8 @@ export class HistoryParser {
   private readonly seen = new Map<number, Seen>();
   private readonly sums = new Map<string, { sum: bigint; lastEnd: number }>();
   private readonly pending = new Map<number, Reading>();
+  /** The line each pending reading's value came from, by stamp and parameter. */
+  private readonly pendingLines = new Map<number, Record<string, number>>();
   private newestRow = Number.NEGATIVE_INFINITY;
   private errors: HistoryRowError[] = [];
   private finished = false;
@@ -273,24 +275,28 @@ export class HistoryParser {
       if (this.seen.size > this.dedupWindow) this.seen.delete(this.seen.keys().next().value!);
     }
     for (const [k, v] of fresh) entry.values.set(k, v);
-    for (const [k, v] of fresh) if (!k.startsWith('~')) this.put(row.ts, k, v);
+    for (const [k, v] of fresh) if (!k.startsWith('~')) this.put(row.ts, k, v, row.line);
     for (const [p, sum] of sums) {
       const state = this.sums.get(p);
       // The first interval of a parameter starts its register: a reading at its start.
-      if (!state) this.put(span!.start, p, 0);
-      this.put(span!.end, p, fromExact(sum));
+      if (!state) this.put(span!.start, p, 0, row.line);
+      this.put(span!.end, p, fromExact(sum), row.line);
       this.sums.set(p, { sum, lastEnd: span!.end });
     }
     if (row.ts > this.newestRow) this.newestRow = row.ts;
   }
 
-  private put(ts: number, param: string, value: number): void {
+  private put(ts: number, param: string, value: number, line: number): void {
     let r = this.pending.get(ts);
-    if (!r) {
+    let lines = this.pendingLines.get(ts);
+    if (!r || !lines) {
       r = { deviceKey: this.deviceKey, ts, values: {} };
+      lines = {};
       this.pending.set(ts, r);
+      this.pendingLines.set(ts, lines);
     }
     r.values[param] = value;
+    lines[param] = line;
   }
 
   /**
@@ -299,13 +305,18 @@ export class HistoryParser {
    */
   private take(all: boolean): HistoryBatch {
     let out: Reading[] = [];
+    const lines: Record<string, number>[] = [];
     if (this.pending.size > 0) {
       const sorted = [...this.pending.values()].sort((a, b) => a.ts - b.ts);
       let n = all ? sorted.length : sorted.findIndex((r) => r.ts >= this.newestRow);
       if (n < 0) n = sorted.length;
       n = Math.max(n, sorted.length - MAX_PENDING);
       out = sorted.slice(0, n);
-      for (const r of out) this.pending.delete(r.ts);
+      for (const r of out) {
+        this.pending.delete(r.ts);
+        lines.push(this.pendingLines.get(r.ts) ?? {});
+        this.pendingLines.delete(r.ts);
+      }
     }
     if (out.length > 0) {
       this.stats.readings += out.length;
@@ -316,7 +327,7 @@ export class HistoryParser {
     }
     const errors = this.errors;
     this.errors = [];
-    return { readings: out, errors };
+    return { readings: out, errors, lines };
   }
 }
 

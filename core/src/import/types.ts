@@ -16,6 +16,12 @@ export interface HistoryRowError {
 export interface HistoryBatch {
   readings: Reading[];
   errors: HistoryRowError[];
+  /**
+   * Beside each reading (same index), the 1-based line each of its values came from, by parameter: the
+   * row that gave the value, or for an interval energy's register reading the row of that interval (the
+   * reading of 0 at the first interval's start included).
+   */
+  lines: Record<string, number>[];
 }
 
 export interface HistorySummary {

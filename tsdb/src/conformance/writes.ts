@@ -142,6 +142,58 @@ export function writeCases(ctx: Conformance): void {
     expectClose(k.energy.eai1, [1]);
   });
 
+  it('a time deleted and written again holds only what is written since; its rollups follow (an import undone)', async () => {
+    const dev = newKey();
+    // A counter every 15 minutes for 2 hours, 1 kWh a quarter; an import then replaced 00:30 and 00:45
+    // (adding a gauge at 00:45) and undo puts them back: removed, and written again as they were.
+    const readings: Reading[] = Array.from({ length: 9 }, (_, i) => ({
+      deviceKey: dev,
+      ts: T0 + i * 15 * MINUTE_MS,
+      values: { eai1: 100 + i },
+    }));
+    await ctx.store.write(readings);
+    await ctx.store.write([
+      { deviceKey: dev, ts: T0 + 30 * MINUTE_MS, values: { eai1: 110 } },
+      { deviceKey: dev, ts: T0 + 45 * MINUTE_MS, values: { eai1: 111, vave1: 230 } },
+    ]);
+    const hourly = async () =>
+      (
+        await ctx.store.energy({
+          deviceKey: dev,
+          counters: ['eai1'],
+          from: T0,
+          to: T0 + 2 * HOUR_MS,
+          interval: '1h',
+        })
+      ).energy.eai1;
+    await refresh();
+    const gauge = await ctx.store.series({
+      deviceKey: dev,
+      params: ['vave1'],
+      from: T0,
+      to: T0 + 2 * HOUR_MS,
+      interval: '1h',
+      stats: ['avg'],
+    });
+    expect(gauge.series.vave1!.avg).toEqual([230, null]);
+    await ctx.store.deleteReadings({ deviceKey: dev, from: T0 + 30 * MINUTE_MS, to: T0 + 46 * MINUTE_MS });
+    await ctx.store.write(readings.slice(2, 4));
+    await refresh();
+    const page = await ctx.store.readRaw({ deviceKey: dev, from: T0, to: T0 + HOUR_MS, limit: 10 });
+    expect(page.items).toEqual(readings.slice(0, 4).map((r) => ({ ts: r.ts, values: r.values })));
+    expectClose(await hourly(), [4, 4]);
+    const after = await ctx.store.series({
+      deviceKey: dev,
+      params: ['vave1'],
+      from: T0,
+      to: T0 + 2 * HOUR_MS,
+      interval: '1h',
+      stats: ['avg'],
+    });
+    expect(after.series.vave1!.avg).toEqual([null, null]);
+    expect(await ctx.store.latest(dev)).toEqual({ ts: T0 + 2 * HOUR_MS, values: { eai1: 108 } });
+  });
+
   it('deletes the readings of one device in [from, to); the rest, the newest values and the rollups follow', async () => {
     const dev = newKey();
     const other = newKey();

@@ -40,4 +40,24 @@ export const serverPl: Record<keyof typeof serverEn, string> = {
     'Ta lokalizacja nie ma rozliczenia prosumenckiego. Najpierw wybierz w lokalizacji net-metering lub net-billing.',
   'server.settlementNeedsGrid':
     'Rozliczenie liczone jest z licznika przyłącza lokalizacji: nadaj jednemu z jej urządzeń rolę przyłącza sieci.',
+  'server.importRunning': 'Import dla tego konta już trwa. Poczekaj, aż się zakończy, i spróbuj ponownie.',
+  'server.importDemoRunning': 'W jednym z obszarów demo trwa już import. Spróbuj ponownie za chwilę.',
+  'server.importSharedMeter': 'Ten symulowany licznik należy do demo: jego historii nie można zmienić.',
+  'server.importOnConflict': 'onConflict to keep (domyślnie) lub replace.',
+  'server.importStillRunning': 'Import wciąż trwa; można go cofnąć, gdy się zakończy.',
+  'server.importAlreadyUndone': 'Ten import został już cofnięty.',
+  'server.importNothingToUndo': 'Ten import nie dodał ani nie zastąpił żadnych odczytów: nie ma czego cofać.',
+  'server.importStopped': 'Serwer zatrzymał się w trakcie importu. Zapisane dotąd odczyty można cofnąć.',
+  'server.importNoBody': 'Wyślij plik jako treść żądania (Content-Type text/csv lub text/plain).',
+  'server.importTooManyRuns':
+    'Czasy odczytów z importu są zbyt nieregularne, by zapisać je do cofnięcia (ponad 20000 serii równych odstępów): importu nie można cofnąć.',
+  'server.importTooManyReplaced':
+    'Import zastąpił ponad 50000 zapisanych odczytów, więcej, niż jest przechowywane do cofnięcia: importu nie można cofnąć.',
+  'server.importTooLarge': 'Plik przekracza limit importu 256 MiB (KW_IMPORT_MAX_BYTES).',
+  'server.importCsvMapping': 'Import csv wymaga mapowania (JSON) w parametrze zapytania mapping.',
+  'server.importLineProtocolMapping':
+    'Import line-protocol wymaga mapowania (JSON) w parametrze zapytania mapping.',
+  'server.importMappingObject': 'Mapowanie musi być obiektem JSON.',
+  'server.importStoreFailed': 'Import przerwany: zawiodła baza telemetrii lub baza metadanych.',
+  'server.importRollupsFailed': 'Nie udało się przeliczyć agregatów.',
 };

@@ -41,4 +41,28 @@ export const serverTr: Record<keyof typeof serverEn, string> = {
     'Bu konumun prosumer mahsuplaşması yok. Önce konumda net-metering veya net-billing seçin.',
   'server.settlementNeedsGrid':
     'Mahsuplaşma konumun şebeke sayacından hesaplanır: cihazlarından birine şebeke bağlantısı rolünü verin.',
+  'server.importRunning':
+    'Bu hesap için zaten bir içe aktarma sürüyor. Bitmesini bekleyin, ardından tekrar deneyin.',
+  'server.importDemoRunning':
+    'Bir demo çalışma alanında zaten bir içe aktarma sürüyor. Birazdan tekrar deneyin.',
+  'server.importSharedMeter': 'Bu simüle sayaç demoya ait: geçmişi değiştirilemez.',
+  'server.importOnConflict': 'onConflict, keep (varsayılan) veya replace olmalıdır.',
+  'server.importStillRunning': 'İçe aktarma hâlâ sürüyor; bittiğinde geri alınabilir.',
+  'server.importAlreadyUndone': 'Bu içe aktarma zaten geri alındı.',
+  'server.importNothingToUndo':
+    'Bu içe aktarma hiçbir okuma eklemedi veya değiştirmedi: geri alınacak bir şey yok.',
+  'server.importStopped': 'İçe aktarma sürerken sunucu durdu. O ana kadar yazılan okumalar geri alınabilir.',
+  'server.importNoBody': 'Dosyayı istek gövdesi olarak gönderin (Content-Type text/csv veya text/plain).',
+  'server.importTooManyRuns':
+    'İçe aktarmanın okuma zamanları geri alma için kaydedilemeyecek kadar düzensiz (eşit aralıklı 20000 diziden fazla): geri alınamaz.',
+  'server.importTooManyReplaced':
+    'İçe aktarma 50000’den fazla kayıtlı okumayı değiştirdi, geri alma için saklanabilecek olandan fazla: geri alınamaz.',
+  'server.importTooLarge': 'Dosya 256 MiB içe aktarma sınırından büyük (KW_IMPORT_MAX_BYTES).',
+  'server.importCsvMapping':
+    'Bir csv içe aktarması, mapping sorgu parametresinde bir eşleme (JSON) gerektirir.',
+  'server.importLineProtocolMapping':
+    'Bir line-protocol içe aktarması, mapping sorgu parametresinde bir eşleme (JSON) gerektirir.',
+  'server.importMappingObject': 'Eşleme bir JSON nesnesi olmalıdır.',
+  'server.importStoreFailed': 'İçe aktarma durdu: telemetri deposu veya meta veri veritabanı arızalandı.',
+  'server.importRollupsFailed': 'Özetler yeniden hesaplanamadı.',
 };
