@@ -80,8 +80,8 @@ export function setNavigator(n: Navigator): void {
 
 export interface RequestOptions<T> {
   body?: unknown | (() => unknown);
-  /** A text body sent as it is, with this content type, instead of JSON (a CSV upload). */
-  text?: { body: string; contentType: string };
+  /** A text body sent as it is, with this content type, instead of JSON (a CSV upload, a picked file). */
+  text?: { body: string | Blob; contentType: string };
   query?: Record<string, string | number | undefined | null>;
   schema?: v.GenericSchema<unknown, T>;
   signal?: AbortSignal;
@@ -258,7 +258,7 @@ async function send(
 ): Promise<Response> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (opts.auth !== false && token) headers.Authorization = `Bearer ${token}`;
-  let body: string | undefined;
+  let body: string | Blob | undefined;
   if (opts.text !== undefined) {
     headers['Content-Type'] = opts.text.contentType;
     body = opts.text.body;

@@ -56,6 +56,12 @@ export const SCREENS: readonly Screen[] = [
     loader: deviceLoader,
   },
   {
+    path: '/device/import/$id',
+    title: 'imports.title',
+    load: () => import('../features/imports/ImportPage.tsx'),
+    loader: deviceLoader,
+  },
+  {
     path: '/device/add',
     title: 'add.title',
     load: () => import('../features/devices/AddDevicePage.tsx'),

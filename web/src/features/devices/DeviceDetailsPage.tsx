@@ -413,6 +413,9 @@ export default function DeviceDetailsPage() {
           <Anchor component={Link} to="/device/data-log" search={{ device: id } as never} size="sm">
             {t('action.dataLog')}
           </Anchor>
+          <Anchor component={Link} to={`/device/import/${id}`} size="sm" data-testid="device-import">
+            {t('imports.entry')}
+          </Anchor>
           <ExportButton deviceIds={[Number(id)]} />
         </Group>
       </Group>

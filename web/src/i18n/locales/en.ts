@@ -2,6 +2,7 @@
 import { analyticsEn } from './analytics/en.ts';
 import { devicesEn } from './devices/en.ts';
 import { exportEn } from './export/en.ts';
+import { importsEn } from './imports/en.ts';
 import { placesEn } from './places/en.ts';
 import { profileEn } from './profile/en.ts';
 import { serverEn } from './server/en.ts';
@@ -291,6 +292,7 @@ export const en = {
   ...exportEn,
   ...devicesEn,
   ...profileEn,
+  ...importsEn,
   ...serverEn,
 } as const;
 

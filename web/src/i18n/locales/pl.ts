@@ -4,6 +4,7 @@ import { analyticsPl } from './analytics/pl.ts';
 import { devicesPl } from './devices/pl.ts';
 import type { MessageId } from './en.ts';
 import { exportPl } from './export/pl.ts';
+import { importsPl } from './imports/pl.ts';
 import { placesPl } from './places/pl.ts';
 import { profilePl } from './profile/pl.ts';
 import { serverPl } from './server/pl.ts';
@@ -15,6 +16,7 @@ export const pl: Record<MessageId, string> = {
   ...devicesPl,
   ...serverPl,
   ...profilePl,
+  ...importsPl,
   'msg.loginSuccess': 'Zalogowano pomyślnie!',
   'msg.loginFailed': 'Spróbuj ponownie!',
   'msg.internal': 'Wewnętrzny błąd serwera. Skontaktuj się z administratorem serwera.',

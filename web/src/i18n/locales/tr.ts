@@ -4,6 +4,7 @@ import { analyticsTr } from './analytics/tr.ts';
 import { devicesTr } from './devices/tr.ts';
 import type { MessageId } from './en.ts';
 import { exportTr } from './export/tr.ts';
+import { importsTr } from './imports/tr.ts';
 import { placesTr } from './places/tr.ts';
 import { profileTr } from './profile/tr.ts';
 import { serverTr } from './server/tr.ts';
@@ -15,6 +16,7 @@ export const tr: Record<MessageId, string> = {
   ...devicesTr,
   ...serverTr,
   ...profileTr,
+  ...importsTr,
   'msg.loginSuccess': 'Başarıyla giriş yaptınız!',
   'msg.loginFailed': 'Tekrar deneyin!',
   'msg.internal': 'Sunucu hatası. Lütfen sunucu yöneticisiyle iletişime geçin.',
