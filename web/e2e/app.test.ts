@@ -531,6 +531,91 @@ describe.skipIf(skip !== null)('web client against the embedded API', () => {
     await page.getByTestId('notifications-list').waitFor({ state: 'hidden' });
   });
 
+  it('saves the phase, offline, daily and email alert settings and shows them again after a reload', async () => {
+    const d = await meterOfOwn(devices[0]!);
+    const headers = { Authorization: `Bearer ${await token()}`, 'content-type': 'application/json' };
+    await page.goto(`${api.url}/edit-device/${d.id}`);
+    await page.getByTestId('notification-settings').waitFor();
+    const enabled = page.getByTestId('notif-enabled');
+    if (!(await enabled.isChecked())) await enabled.check({ force: true });
+    const fill = async (k: string, v: string) => page.getByTestId(`notif-${k}`).fill(v);
+    const on = async (k: string) => {
+      const sw = page.getByTestId(`notif-${k}`);
+      if (!(await sw.isChecked())) await sw.check({ force: true });
+    };
+    await fill('fuseA', '25');
+    await fill('overloadShare', '85');
+    await fill('overloadSeconds', '30');
+    // Empty: the imbalance check off.
+    await fill('imbalanceShare', '');
+    await on('offline');
+    await fill('offlineFactor', '4');
+    await on('baseLoad');
+    await fill('baseLoadShare', '25');
+    await on('unusual');
+    await fill('unusualShare', '60');
+    await on('solar');
+    await fill('solarShare', '35');
+    await on('email');
+    const saved = page.waitForResponse(
+      (r) => r.url().endsWith(`/api/devices/${d.id}/notifications`) && r.request().method() === 'PUT',
+    );
+    await page.getByTestId('notif-save').click();
+    expect((await saved).status()).toBe(200);
+    // Stored as the API gives them: shares as fractions, the empty imbalance share as null.
+    const url = `${api.url}/api/devices/${d.id}/notifications`;
+    const stored = (await (await fetch(url, { headers })).json()) as Record<string, unknown>;
+    expect(stored).toMatchObject({
+      enabled: true,
+      fuseA: 25,
+      overloadShare: 0.85,
+      overloadSeconds: 30,
+      imbalanceShare: null,
+      offline: true,
+      offlineFactor: 4,
+      baseLoad: true,
+      baseLoadShare: 0.25,
+      unusual: true,
+      unusualShare: 0.6,
+      solar: true,
+      solarShare: 0.35,
+      email: true,
+    });
+    await page.reload();
+    await page.getByTestId('notification-settings').waitFor();
+    const value = (k: string) => page.getByTestId(`notif-${k}`).inputValue();
+    const checked = (k: string) => page.getByTestId(`notif-${k}`).isChecked();
+    expect({
+      fuseA: await value('fuseA'),
+      overloadShare: await value('overloadShare'),
+      overloadSeconds: await value('overloadSeconds'),
+      imbalanceShare: await value('imbalanceShare'),
+      offlineFactor: await value('offlineFactor'),
+      baseLoadShare: await value('baseLoadShare'),
+      unusualShare: await value('unusualShare'),
+      solarShare: await value('solarShare'),
+    }).toEqual({
+      fuseA: '25',
+      overloadShare: '85',
+      overloadSeconds: '30',
+      imbalanceShare: '',
+      offlineFactor: '4',
+      baseLoadShare: '25',
+      unusualShare: '60',
+      solarShare: '35',
+    });
+    for (const k of ['offline', 'baseLoad', 'unusual', 'solar', 'email']) expect(await checked(k)).toBe(true);
+    // The labels are the catalogue's.
+    expect(await page.getByTestId('notification-settings').textContent()).toContain(en['notif.baseLoad']);
+    // Back to quiet for the cases after this one: no offline alert, no mail.
+    const put = await fetch(url, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify({ ...stored, offline: false, email: false }),
+    });
+    expect(put.status).toBe(200);
+  });
+
   it('refreshes an expired token once, transparently', async () => {
     const refreshes: string[] = [];
     const onRequest = (r: { url: () => string }) => {

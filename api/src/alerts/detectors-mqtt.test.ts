@@ -286,6 +286,13 @@ for (const engine of ENGINES) {
         imbalanceShare: 0.5,
         offline: false,
         offlineFactor: 5,
+        baseLoad: false,
+        baseLoadShare: 0.3,
+        unusual: false,
+        unusualShare: 0.5,
+        solar: false,
+        solarShare: 0.4,
+        email: false,
       });
       const hook = await as(t.app, account, {
         method: 'PUT',

@@ -36,6 +36,8 @@ import type { Queryable } from '../db/sql.ts';
 import type { HubRelay } from '../hub/hub.ts';
 import type { LiveSource } from '../hub/live-source.ts';
 import { type NotificationRow, notificationSettingsFromRow } from '../plugins/app/devices-repository.ts';
+import { createDailyAlerts } from './daily.ts';
+import { createAlertMailer } from './email.ts';
 import { createNotificationsRepository } from './notifications-repository.ts';
 import {
   createWebhookSender,
@@ -129,6 +131,11 @@ declare module 'fastify' {
        */
       checkOffline(now?: number): Promise<void>;
       /**
+       * The daily detector alerts (base load, unusual consumption, solar; daily.ts): every device's latest
+       * complete local day judged once; the timer runs it with the silence check.
+       */
+      checkDaily(now?: number): Promise<void>;
+      /**
        * The device's settings, zone or owner changed (or it was claimed, or deleted): they are read again
        * at its next reading, in this process and the others.
        */
@@ -151,6 +158,7 @@ export default fp(
       allowLoopback: webhookOptions.allowLoopback === true,
       stats: () => sender.stats(),
     });
+    const mail = createAlertMailer(app.sql, () => app.mailer, app.log);
     const ttl = opts.settingsTtlMs ?? 60_000;
     const shared = opts.sharedState === true;
     const alertOptions = opts.alertOptions ?? DEFAULT_ALERT_OPTIONS;
@@ -260,7 +268,12 @@ export default fp(
       return kwh;
     }
 
-    function push(d: DeviceAlerts, id: number, kind: string, ev: AlertEvent): void {
+    function push(
+      d: { userId: number; deviceId: number },
+      id: number,
+      kind: string,
+      ev: Pick<AlertEvent, 'message' | 'at' | 'phase' | 'value' | 'threshold'>,
+    ): void {
       const message = {
         type: 'notification' as const,
         id,
@@ -273,6 +286,8 @@ export default fp(
         threshold: ev.threshold,
       };
       app.hub.publishToUser(d.userId, message, `notification:${id}`);
+      // By email too, when the device's settings ask for it.
+      mail.enqueue({ deviceId: d.deviceId, kind, message: ev.message, at: ev.at });
       // The account's webhook, when it has one: the same message, signed.
       webhooks
         .get(d.userId)
@@ -464,10 +479,20 @@ export default fp(
       opts.relay?.publish({ kind: 'alert-settings', deviceKey });
     }
 
+    const daily = createDailyAlerts({
+      sql: app.sql,
+      store: app.store,
+      repo,
+      log: app.log,
+      tell: (target, id, ev) => push(target, id, ev.kind, ev),
+    });
+    const checkDaily = (now = app.clock.now()) => daily.check(now);
+
     app.decorate('alerts', {
       evaluate,
       checkSilence,
       checkOffline,
+      checkDaily,
       reload,
       stats: () => ({
         evaluated,
@@ -484,14 +509,24 @@ export default fp(
     const unsubscribe = opts.alertSource?.onReading((r) => {
       evaluate(r).catch((err) => app.log.warn({ err }, 'alerts: evaluation failed'));
     });
+    let dailyRunning: Promise<void> | undefined;
     const timer = setInterval(() => {
       checkSilence().catch((err) => app.log.warn({ err }, 'alerts: silence check failed'));
       checkOffline().catch((err) => app.log.warn({ err }, 'alerts: offline check failed'));
+      // A sweep still running (a long history read) is not started again beside itself.
+      if (!dailyRunning) {
+        dailyRunning = checkDaily()
+          .catch((err) => app.log.warn({ err }, 'alerts: daily check failed'))
+          .finally(() => {
+            dailyRunning = undefined;
+          });
+      }
     }, opts.silenceCheckMs ?? 60_000);
     timer.unref();
     app.addHook('onClose', async () => {
       clearInterval(timer);
       sender.stop();
+      await mail.idle();
       unsubscribe?.();
       offRelay?.();
     });

@@ -392,6 +392,32 @@ create table history_import_replaced (
 )
 `,
   },
+  {
+    version: 450,
+    name: 'daily detector alerts (base load, unusual consumption, solar), alert email, daily evaluations',
+    sql: `
+alter table notification_settings add column base_load boolean not null default false;
+alter table notification_settings add column base_load_share double precision not null default 0.3;
+alter table notification_settings add column unusual boolean not null default false;
+alter table notification_settings add column unusual_share double precision not null default 0.5;
+alter table notification_settings add column solar boolean not null default false;
+alter table notification_settings add column solar_share double precision not null default 0.4;
+alter table notification_settings add column email boolean not null default false;
+create table daily_alert_runs (
+  device_id integer not null references devices(id) on delete cascade,
+  day text not null,
+  kind text not null,
+  notification_id integer,
+  evaluated_at bigint not null,
+  primary key (device_id, day, kind)
+);
+create table daily_alert_states (
+  device_id integer primary key references devices(id) on delete cascade,
+  state jsonb not null,
+  updated_at bigint not null
+)
+`,
+  },
 ];
 
 /**

@@ -1,4 +1,4 @@
-import { DEFAULT_DETECTOR_ALERT_SETTINGS, MESSAGES } from '@kilowatch/core';
+import { DEFAULT_DAILY_ALERT_SETTINGS, DEFAULT_DETECTOR_ALERT_SETTINGS, MESSAGES } from '@kilowatch/core';
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -368,7 +368,7 @@ describe.each(engines())('devices on %s with DuckDB telemetry', (engine) => {
     expect(put.statusCode).toBe(200);
     expect(
       (await as(t.app, owner, { method: 'GET', url: `/api/devices/${id}/notifications` })).json(),
-    ).toEqual({ ...settings, ...DEFAULT_DETECTOR_ALERT_SETTINGS });
+    ).toEqual({ ...settings, ...DEFAULT_DETECTOR_ALERT_SETTINGS, ...DEFAULT_DAILY_ALERT_SETTINGS });
     const bad = await as(t.app, owner, {
       method: 'PUT',
       url: `/api/devices/${id}/notifications`,

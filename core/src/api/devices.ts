@@ -124,8 +124,34 @@ export const NotificationSettingsSchema = v.object({
   offline: v.optional(v.boolean(MESSAGES.fieldEmpty)),
   /** Usual intervals of silence that make a meter offline (default 5; never sooner than 5 minutes). */
   offlineFactor: v.optional(numberIn(2, 1000)),
+  // The daily detector alerts (docs/api.md §Daily detector alerts), judged once per local day after it ends.
+  /** Alert when a day's always-on power rises above its 4-week median by `baseLoadShare` (default off). */
+  baseLoad: v.optional(v.boolean(MESSAGES.fieldEmpty)),
+  /** Rise over the median that is an alert (default 0.3 = 30 %). */
+  baseLoadShare: v.optional(numberIn(0.05, 5)),
+  /** Alert on a day far above the same weekday's typical consumption (default off; seasonal loads leave it off). */
+  unusual: v.optional(v.boolean(MESSAGES.fieldEmpty)),
+  /** Share above the same weekdays' median a day must also exceed (default 0.5 = 50 %). */
+  unusualShare: v.optional(numberIn(0.1, 10)),
+  /** Alert on a day producing below `solarShare` of the recent best day (a PV meter; default off). */
+  solar: v.optional(v.boolean(MESSAGES.fieldEmpty)),
+  /** Share of the recent best day below which a day is underperforming (default 0.4 = 40 %). */
+  solarShare: v.optional(numberIn(0.05, 0.95)),
+  /** Send this device's alerts by email to the account's address too (default off). */
+  email: v.optional(v.boolean(MESSAGES.fieldEmpty)),
 });
 export type NotificationSettings = v.InferOutput<typeof NotificationSettingsSchema>;
+
+/** Defaults of the daily detector alerts' settings (and of `email`). */
+export const DEFAULT_DAILY_ALERT_SETTINGS = {
+  baseLoad: false,
+  baseLoadShare: 0.3,
+  unusual: false,
+  unusualShare: 0.5,
+  solar: false,
+  solarShare: 0.4,
+  email: false,
+} as const;
 
 export const DEFAULT_NOTIFICATION_SETTINGS: NotificationSettings = {
   enabled: false,

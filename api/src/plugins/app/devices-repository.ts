@@ -1,5 +1,6 @@
 /** Claimed devices with their settings, limits and meter-value offsets, scoped to the owning user. */
 import {
+  DEFAULT_DAILY_ALERT_SETTINGS,
   DEFAULT_DETECTOR_ALERT_SETTINGS,
   DEFAULT_LIMITS,
   DEFAULT_NOTIFICATION_SETTINGS,
@@ -190,10 +191,19 @@ export interface NotificationRow {
   imbalance_share?: number | null;
   offline?: boolean;
   offline_factor?: number;
+  /** The daily detector alerts' and the email columns (migration 450). */
+  base_load?: boolean;
+  base_load_share?: number;
+  unusual?: boolean;
+  unusual_share?: number;
+  solar?: boolean;
+  solar_share?: number;
+  email?: boolean;
 }
 
 export function notificationSettingsFromRow(r: NotificationRow): NotificationSettings {
   const d = DEFAULT_DETECTOR_ALERT_SETTINGS;
+  const g = DEFAULT_DAILY_ALERT_SETTINGS;
   const orNull = (x: number | null | undefined, fallback: number | null) =>
     x === undefined ? fallback : x === null ? null : Number(x);
   return {
@@ -210,12 +220,23 @@ export function notificationSettingsFromRow(r: NotificationRow): NotificationSet
     imbalanceShare: orNull(r.imbalance_share, d.imbalanceShare),
     offline: r.offline ?? d.offline,
     offlineFactor: Number(r.offline_factor ?? d.offlineFactor),
+    baseLoad: r.base_load ?? g.baseLoad,
+    baseLoadShare: Number(r.base_load_share ?? g.baseLoadShare),
+    unusual: r.unusual ?? g.unusual,
+    unusualShare: Number(r.unusual_share ?? g.unusualShare),
+    solar: r.solar ?? g.solar,
+    solarShare: Number(r.solar_share ?? g.solarShare),
+    email: r.email ?? g.email,
   };
 }
 
-/** The detector alerts' settings as SQL parameters: fuse_a, overload_share, overload_seconds, imbalance_share, offline, offline_factor. */
+/**
+ * The detector alerts' settings as SQL parameters: fuse_a, overload_share, overload_seconds, imbalance_share,
+ * offline, offline_factor, base_load, base_load_share, unusual, unusual_share, solar, solar_share, email.
+ */
 export function detectorValues(n: NotificationSettings): unknown[] {
   const d = DEFAULT_DETECTOR_ALERT_SETTINGS;
+  const g = DEFAULT_DAILY_ALERT_SETTINGS;
   return [
     n.fuseA === undefined ? d.fuseA : n.fuseA,
     n.overloadShare ?? d.overloadShare,
@@ -223,6 +244,13 @@ export function detectorValues(n: NotificationSettings): unknown[] {
     n.imbalanceShare === undefined ? d.imbalanceShare : n.imbalanceShare,
     n.offline ?? d.offline,
     n.offlineFactor ?? d.offlineFactor,
+    n.baseLoad ?? g.baseLoad,
+    n.baseLoadShare ?? g.baseLoadShare,
+    n.unusual ?? g.unusual,
+    n.unusualShare ?? g.unusualShare,
+    n.solar ?? g.solar,
+    n.solarShare ?? g.solarShare,
+    n.email ?? g.email,
   ];
 }
 
@@ -449,7 +477,9 @@ export function createDevicesRepository(sql: Sql, now: () => number) {
       const r = await sql.query(
         `update notification_settings set enabled = $3, voltage_drop = $4, voltage_rise = $5, total_consumption = $6,
            disable_at_night = $7, interval_minutes = $8, mute_all = $9, fuse_a = $10, overload_share = $11,
-           overload_seconds = $12, imbalance_share = $13, offline = $14, offline_factor = $15
+           overload_seconds = $12, imbalance_share = $13, offline = $14, offline_factor = $15,
+           base_load = $16, base_load_share = $17, unusual = $18, unusual_share = $19, solar = $20,
+           solar_share = $21, email = $22
          where device_id = (select id from devices where user_id = $1 and id = $2)`,
         [userId, id, ...notificationValues(n), ...detectorValues(n)],
       );

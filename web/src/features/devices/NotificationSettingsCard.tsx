@@ -1,7 +1,9 @@
 /**
- * A device's notification settings (docs/spec.md §3, docs/domain.md §Limits, notifications): whether to alert,
- * the voltage and daily-consumption limits, the quiet night, the interval and mute-all. Saved on its
- * own; the alert evaluator takes the change at the device's next reading.
+ * A device's notification settings (docs/spec.md §3, docs/domain.md §Limits, notifications, docs/api.md
+ * §Detector alerts, §Daily detector alerts): whether to alert, the voltage and daily-consumption limits,
+ * the phase and offline checks, the daily checks (base load, unusual consumption, solar), email, the
+ * quiet night, the interval and mute-all. Saved on its own; the alert evaluator takes the change at the
+ * device's next reading.
  */
 import type { DeviceOverview } from '@kilowatch/core';
 import { Button, Card, Group, NumberInput, SimpleGrid, Stack, Switch, Text, Title } from '@mantine/core';
@@ -15,6 +17,7 @@ import {
   formFrom,
   type NotificationForm,
   NUMBER_RANGES,
+  type ToggleField,
 } from './notificationForm.ts';
 
 export function NotificationSettingsCard({ device }: { device: DeviceOverview }) {
@@ -69,9 +72,10 @@ export function NotificationSettingsCard({ device }: { device: DeviceOverview })
   );
 
   /** The on/off settings; with notifications off, only that switch stays open. */
-  const toggle = (k: 'enabled' | 'disableAtNight' | 'muteAll', label: string) => (
+  const toggle = (k: ToggleField, label: string, description?: string) => (
     <Switch
       label={label}
+      description={description}
       checked={form[k]}
       onChange={(e) => set(k, e.currentTarget.checked)}
       disabled={k !== 'enabled' && !form.enabled}
@@ -104,6 +108,33 @@ export function NotificationSettingsCard({ device }: { device: DeviceOverview })
           {number('totalConsumption', t('notif.totalConsumption'), 'kWh', t('notif.totalConsumptionHint'))}
           {number('interval', t('overview.interval'), 'min')}
         </SimpleGrid>
+        <Title order={3} fz="h5" mt="xs">
+          {t('notif.phasesTitle')}
+        </Title>
+        <SimpleGrid cols={{ base: 1, xs: 2 }} spacing="sm">
+          {number('fuseA', t('notif.fuseA'), 'A', t('notif.fuseAHint'))}
+          {number('overloadShare', t('notif.overloadShare'), '%')}
+          {number('overloadSeconds', t('notif.overloadSeconds'), 's')}
+          {number('imbalanceShare', t('notif.imbalanceShare'), '%', t('notif.imbalanceShareHint'))}
+        </SimpleGrid>
+        {toggle('offline', t('notif.offline'), t('notif.offlineHint'))}
+        {number('offlineFactor', t('notif.offlineFactor'), '×')}
+        <Title order={3} fz="h5" mt="xs">
+          {t('notif.dailyTitle')}
+        </Title>
+        <Text size="sm" c="dimmed">
+          {t('notif.dailyHint')}
+        </Text>
+        {toggle('baseLoad', t('notif.baseLoad'))}
+        {number('baseLoadShare', t('notif.baseLoadShare'), '%')}
+        {toggle('unusual', t('notif.unusual'), t('notif.unusualHint'))}
+        {number('unusualShare', t('notif.unusualShare'), '%')}
+        {toggle('solar', t('notif.solar'), t('notif.solarHint'))}
+        {number('solarShare', t('notif.solarShare'), '%')}
+        <Title order={3} fz="h5" mt="xs">
+          {t('notif.deliveryTitle')}
+        </Title>
+        {toggle('email', t('notif.email'), t('notif.emailHint'))}
         {toggle('disableAtNight', t('overview.disableAtNight'))}
         {toggle('muteAll', t('overview.muteAll'))}
         <Group justify="flex-end">
