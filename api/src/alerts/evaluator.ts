@@ -1,9 +1,9 @@
 /**
  * The alert evaluator: every committed live reading goes through core's notification state machine with
  * the device's settings and location zone, and through the phase detectors (overload, imbalance: their
- * episodes live in the same state); silence and offline meters are evaluated on a timer. State lives in
- * memory per device, rebuilt lazily. Events are stored as notifications, pushed through the hub and POSTed
- * to the account's webhook (webhooks.ts).
+ * episodes live in the same state); silence, offline meters and solar at zero in daylight (solar-live.ts)
+ * are evaluated on a timer. State lives in memory per device, rebuilt lazily. Events are stored as
+ * notifications, pushed through the hub and POSTed to the account's webhook (webhooks.ts).
  *
  * With an external broker, each API process subscribes to `$share/kilowatch-alerts/kilowatch/live/+`
  * (an MQTT 5 shared subscription), so every reading is evaluated by exactly one process. The broker hands
@@ -39,6 +39,7 @@ import { type NotificationRow, notificationSettingsFromRow } from '../plugins/ap
 import { createDailyAlerts } from './daily.ts';
 import { createAlertMailer } from './email.ts';
 import { createNotificationsRepository } from './notifications-repository.ts';
+import { createSolarLiveAlerts } from './solar-live.ts';
 import {
   createWebhookSender,
   createWebhooksRepository,
@@ -135,6 +136,11 @@ declare module 'fastify' {
        * complete local day judged once; the timer runs it with the silence check.
        */
       checkDaily(now?: number): Promise<void>;
+      /**
+       * Solar with no production in daylight while the grid imports (solar-live.ts): each PV device's
+       * daylight so far, once across processes; the timer runs it with the silence check.
+       */
+      checkSolarLive(now?: number): Promise<void>;
       /**
        * The device's settings, zone or owner changed (or it was claimed, or deleted): they are read again
        * at its next reading, in this process and the others.
@@ -487,12 +493,21 @@ export default fp(
       tell: (target, id, ev) => push(target, id, ev.kind, ev),
     });
     const checkDaily = (now = app.clock.now()) => daily.check(now);
+    const solarLive = createSolarLiveAlerts({
+      sql: app.sql,
+      store: app.store,
+      repo,
+      log: app.log,
+      tell: (target, id, ev) => push(target, id, ev.kind, ev),
+    });
+    const checkSolarLive = (now = app.clock.now()) => solarLive.check(now);
 
     app.decorate('alerts', {
       evaluate,
       checkSilence,
       checkOffline,
       checkDaily,
+      checkSolarLive,
       reload,
       stats: () => ({
         evaluated,
@@ -510,6 +525,7 @@ export default fp(
       evaluate(r).catch((err) => app.log.warn({ err }, 'alerts: evaluation failed'));
     });
     let dailyRunning: Promise<void> | undefined;
+    let solarRunning: Promise<void> | undefined;
     const timer = setInterval(() => {
       checkSilence().catch((err) => app.log.warn({ err }, 'alerts: silence check failed'));
       checkOffline().catch((err) => app.log.warn({ err }, 'alerts: offline check failed'));
@@ -519,6 +535,13 @@ export default fp(
           .catch((err) => app.log.warn({ err }, 'alerts: daily check failed'))
           .finally(() => {
             dailyRunning = undefined;
+          });
+      }
+      if (!solarRunning) {
+        solarRunning = checkSolarLive()
+          .catch((err) => app.log.warn({ err }, 'alerts: solar daylight check failed'))
+          .finally(() => {
+            solarRunning = undefined;
           });
       }
     }, opts.silenceCheckMs ?? 60_000);

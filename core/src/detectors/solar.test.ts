@@ -121,3 +121,59 @@ describe('solar: zero production in daylight while importing', () => {
     expect(r.findings[0]!.at).toBe(at(6, 20));
   });
 });
+
+describe('solar: zero in daylight from quarter-hour samples checked through the day', () => {
+  // The autumn DST day (25 hours): 09:00–15:00 CET is 08:00Z–14:00Z.
+  const at = (h: number, min = 0) => local(2026, 10, 25, h, min);
+  const QUARTER = 15 * MINUTE_MS;
+  const quarters = (from: number, to: number, value: (ts: number) => number | null): Sample[] => {
+    const out: Sample[] = [];
+    for (let ts = from; ts <= to; ts += QUARTER) {
+      const v = value(ts);
+      if (v !== null) out.push({ ts, value: v });
+    }
+    return out;
+  };
+  const s = { ...settings, usualIntervalMs: QUARTER };
+
+  it('the window is 09:00–15:00 on the wall clock of the 25-hour day', () => {
+    const w = daylightWindow(at(12), { tz: TZ, daylightFrom: '09:00', daylightTo: '15:00' });
+    expect(new Date(w.from).toISOString()).toBe('2026-10-25T08:00:00.000Z');
+    expect(new Date(w.to).toISOString()).toBe('2026-10-25T14:00:00.000Z');
+  });
+
+  it('checked every quarter with the state carried: one finding, an hour after the first zero quarter', () => {
+    const production = quarters(at(9), at(15), (ts) => (ts >= at(11) ? 0 : 900));
+    const grid = quarters(at(9), at(15), () => 600);
+    let state: ReturnType<typeof detectSolarUnderperformance>['state'] | undefined;
+    const told: { now: number; at: number }[] = [];
+    for (let now = at(9); now <= at(15); now += QUARTER) {
+      const seen = (x: Sample) => x.ts <= now;
+      const r = detectSolarUnderperformance(
+        { production: production.filter(seen), grid: grid.filter(seen) },
+        s,
+        now,
+        state,
+      );
+      state = r.state;
+      for (const f of r.findings) told.push({ now, at: f.at });
+    }
+    expect(told).toEqual([{ now: at(12), at: at(11) }]);
+  });
+
+  it('quarters the grid meter missed break the run', () => {
+    // No grid quarters at 11:30 and 11:45 (the API then has no sample of either meter there): 45 minutes
+    // between samples, above 2 × 15 minutes.
+    const missed = (ts: number) => ts === at(11, 30) || ts === at(11, 45);
+    const production = quarters(at(9), at(12, 45), (ts) => (missed(ts) ? null : ts >= at(11) ? 0 : 900));
+    const grid = quarters(at(9), at(12, 45), (ts) => (missed(ts) ? null : 600));
+    expect(detectSolarUnderperformance({ production, grid }, s, at(12, 45)).findings).toEqual([]);
+    // The run that starts again at 12:00 reaches its hour at 13:00.
+    const r = detectSolarUnderperformance(
+      { production: [...production, { ts: at(13), value: 0 }], grid: [...grid, { ts: at(13), value: 600 }] },
+      s,
+      at(13),
+    );
+    expect(r.findings.map((f) => f.at)).toEqual([at(12)]);
+  });
+});
