@@ -14,7 +14,7 @@ import { buildApp } from './app.ts';
 import { ensureDemoAccount } from './demo.ts';
 import { HUB_PATH } from './hub/hub.ts';
 import { createLocalLiveSource } from './hub/live-source.ts';
-import { DEMO_EMAIL } from './plugins/app/demo-workspaces.ts';
+import { DEMO_EMAIL, NOTIFICATION_COLUMNS } from './plugins/app/demo-workspaces.ts';
 import {
   as,
   buildTestApp,
@@ -223,6 +223,71 @@ describe.each(engines())('demo workspaces on %s', (engine) => {
       'voltage-drop',
     ]);
     expect(bList.items).toEqual([]);
+  });
+
+  it("copies every notification setting of the template's meters, the detectors' too, to a new workspace", async () => {
+    const { rows } = await t.sql.query<{ column_name: string }>(
+      `select column_name from information_schema.columns where table_name = 'notification_settings'`,
+    );
+    expect(rows.map((r) => r.column_name).sort()).toEqual(
+      ['device_id', ...NOTIFICATION_COLUMNS.split(', ')].sort(),
+    );
+    const template = await t.app.accounts.findUserByEmail(DEMO_EMAIL);
+    const key = DEMO_DEVICES.find((d) => d.phases === 3)!.deviceKey;
+    const meter = (await t.app.devices.list(template!.id)).find((d) => d.deviceKey === key)!;
+    const before = await t.sql.query<Record<string, unknown>>(
+      'select * from notification_settings where device_id = $1',
+      [meter.id],
+    );
+    await t.sql.query(
+      `update notification_settings set fuse_a = 25, overload_share = 0.8, offline = true, offline_factor = 4,
+         base_load = true, base_load_share = 0.25, unusual = true, solar = true, solar_share = 0.35, email = true
+       where device_id = $1`,
+      [meter.id],
+    );
+    // Room for one more workspace (the suite's limit is small).
+    for (const id of (
+      await t.sql.query<{ id: number }>('select id from users where workspace_expires_at is not null')
+    ).rows)
+      await t.app.demoWorkspaces.remove(Number(id.id));
+    try {
+      const visitor = await demo(t.app);
+      const own = (await devicesOf(t.app, visitor)).find((d) => d.deviceKey === key)!;
+      const res = await as(t.app, visitor, { method: 'GET', url: `/api/devices/${own.id}/notifications` });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({
+        fuseA: 25,
+        overloadShare: 0.8,
+        offline: true,
+        offlineFactor: 4,
+        baseLoad: true,
+        baseLoadShare: 0.25,
+        unusual: true,
+        solar: true,
+        solarShare: 0.35,
+        email: true,
+      });
+    } finally {
+      const b = before.rows[0]!;
+      await t.sql.query(
+        `update notification_settings set fuse_a = $2, overload_share = $3, offline = $4, offline_factor = $5,
+           base_load = $6, base_load_share = $7, unusual = $8, solar = $9, solar_share = $10, email = $11
+         where device_id = $1`,
+        [
+          meter.id,
+          b.fuse_a,
+          b.overload_share,
+          b.offline,
+          b.offline_factor,
+          b.base_load,
+          b.base_load_share,
+          b.unusual,
+          b.solar,
+          b.solar_share,
+          b.email,
+        ],
+      );
+    }
   });
 
   it('removes a workspace at sign-out and once idle for a day; in use, it lives on', async () => {

@@ -17,6 +17,34 @@ import type { Queryable } from '../../db/sql.ts';
 import { ApiError } from '../../errors.ts';
 import type { UserRecord } from './accounts-repository.ts';
 
+/**
+ * Every column of a template device's notification settings, copied to the visitor's device: the voltage
+ * and consumption alerts, the phase and offline detectors (migration 440), the daily detectors and email
+ * (migration 450). A column added to `notification_settings` belongs here too.
+ */
+export const NOTIFICATION_COLUMNS = [
+  'enabled',
+  'voltage_drop',
+  'voltage_rise',
+  'total_consumption',
+  'disable_at_night',
+  'interval_minutes',
+  'mute_all',
+  'fuse_a',
+  'overload_share',
+  'overload_seconds',
+  'imbalance_share',
+  'offline',
+  'offline_factor',
+  'base_load',
+  'base_load_share',
+  'unusual',
+  'unusual_share',
+  'solar',
+  'solar_share',
+  'email',
+].join(', ');
+
 /** Email of the demo template account created in the embedded deployment. */
 export const DEMO_EMAIL = 'demo@kilowatch.local';
 
@@ -219,10 +247,8 @@ export default fp(
         for (const d of devices) {
           const from = Number(d.from.id);
           await tx.query(
-            `insert into notification_settings (device_id, enabled, voltage_drop, voltage_rise, total_consumption,
-               disable_at_night, interval_minutes, mute_all)
-             select $2, enabled, voltage_drop, voltage_rise, total_consumption, disable_at_night, interval_minutes,
-               mute_all from notification_settings where device_id = $1`,
+            `insert into notification_settings (device_id, ${NOTIFICATION_COLUMNS})
+             select $2, ${NOTIFICATION_COLUMNS} from notification_settings where device_id = $1`,
             [from, d.id],
           );
           await tx.query(
