@@ -227,7 +227,9 @@ describe.each(engines())('demo workspaces on %s', (engine) => {
 
   it("copies every notification setting of the template's meters, the detectors' too, to a new workspace", async () => {
     const { rows } = await t.sql.query<{ column_name: string }>(
-      `select column_name from information_schema.columns where table_name = 'notification_settings'`,
+      // This suite's own schema (the PostgreSQL suites share one database, a schema each).
+      `select column_name from information_schema.columns
+       where table_name = 'notification_settings' and table_schema = current_schema()`,
     );
     expect(rows.map((r) => r.column_name).sort()).toEqual(
       ['device_id', ...NOTIFICATION_COLUMNS.split(', ')].sort(),
