@@ -100,6 +100,30 @@ function sumCounters(
   });
 }
 
+/**
+ * The device's detector state in `daily_alert_states`, locked for the transaction (created empty when the
+ * device has none): the daily check and the daylight solar check keep their episodes in it.
+ */
+export async function lockedState(tx: Queryable, deviceId: number, now: number): Promise<DetectorState> {
+  const read = () =>
+    tx.query<{ state: DetectorState | string }>(
+      'select state from daily_alert_states where device_id = $1 for update',
+      [deviceId],
+    );
+  let { rows } = await read();
+  if (rows.length === 0) {
+    await tx.query(
+      `insert into daily_alert_states (device_id, state, updated_at) values ($1, $2::jsonb, $3)
+       on conflict (device_id) do nothing`,
+      [deviceId, JSON.stringify({ episodes: {}, cursors: {} }), now],
+    );
+    ({ rows } = await read());
+  }
+  const raw = rows[0]?.state;
+  const state = typeof raw === 'string' ? (JSON.parse(raw) as DetectorState) : raw;
+  return state ?? { episodes: {}, cursors: {} };
+}
+
 export function createDailyAlerts(deps: Deps) {
   const { sql, store, repo, log } = deps;
 
@@ -251,26 +275,6 @@ export function createDailyAlerts(deps: Deps) {
     const digits = kind === 'base-load-rise' ? 0 : 2;
     const message = typeof f.detail.message === 'string' ? f.detail.message : kind;
     return { kind, at: f.at, value: round(f.value, digits), threshold: round(f.threshold, digits), message };
-  }
-
-  async function lockedState(tx: Queryable, deviceId: number, now: number): Promise<DetectorState> {
-    const read = () =>
-      tx.query<{ state: DetectorState | string }>(
-        'select state from daily_alert_states where device_id = $1 for update',
-        [deviceId],
-      );
-    let { rows } = await read();
-    if (rows.length === 0) {
-      await tx.query(
-        `insert into daily_alert_states (device_id, state, updated_at) values ($1, $2::jsonb, $3)
-         on conflict (device_id) do nothing`,
-        [deviceId, JSON.stringify({ episodes: {}, cursors: {} }), now],
-      );
-      ({ rows } = await read());
-    }
-    const raw = rows[0]?.state;
-    const state = typeof raw === 'string' ? (JSON.parse(raw) as DetectorState) : raw;
-    return state ?? { episodes: {}, cursors: {} };
   }
 
   /** Judges the pending kinds of one device's day: claimed, stored and the state kept in one transaction. */

@@ -16,7 +16,6 @@
 import {
   DEFAULT_SOLAR_SETTINGS,
   DEFAULT_TIMEZONE,
-  type DetectorState,
   daylightWindow,
   detectSolarUnderperformance,
   type Finding,
@@ -27,9 +26,9 @@ import {
 import type { TelemetryStore } from '@kilowatch/tsdb';
 import type { FastifyBaseLogger } from 'fastify';
 import { countersOf } from '../analytics/energy.ts';
-import type { Queryable, Sql } from '../db/sql.ts';
+import type { Sql } from '../db/sql.ts';
 import { type NotificationRow, notificationSettingsFromRow } from '../plugins/app/devices-repository.ts';
-import type { DailyEvent, DailyTarget } from './daily.ts';
+import { type DailyEvent, type DailyTarget, lockedState } from './daily.ts';
 import type { createNotificationsRepository } from './notifications-repository.ts';
 
 /** The quarters the meters' energies are read in: the samples' spacing. */
@@ -137,26 +136,6 @@ export function createSolarLiveAlerts(deps: Deps) {
       if (kwh !== null) out.push({ ts: start + STEP_MS, value: (kwh * 1000 * 3_600_000) / STEP_MS });
     });
     return out;
-  }
-
-  async function lockedState(tx: Queryable, deviceId: number, now: number): Promise<DetectorState> {
-    const read = () =>
-      tx.query<{ state: DetectorState | string }>(
-        'select state from daily_alert_states where device_id = $1 for update',
-        [deviceId],
-      );
-    let { rows } = await read();
-    if (rows.length === 0) {
-      await tx.query(
-        `insert into daily_alert_states (device_id, state, updated_at) values ($1, $2::jsonb, $3)
-         on conflict (device_id) do nothing`,
-        [deviceId, JSON.stringify({ episodes: {}, cursors: {} }), now],
-      );
-      ({ rows } = await read());
-    }
-    const raw = rows[0]?.state;
-    const state = typeof raw === 'string' ? (JSON.parse(raw) as DetectorState) : raw;
-    return state ?? { episodes: {}, cursors: {} };
   }
 
   function eventOf(f: Finding): DailyEvent {
